@@ -1,0 +1,119 @@
+package kronos
+
+import (
+	"fmt"
+
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// CheckInvariants verifies the graph's structure: counts, in-degrees, no dead
+// event reachable, acyclicity, and the clock chains. It costs time linear in
+// the graph (plus a quadratic clock check below 4096 clock events); tests and
+// Restore call it, the hot path never does.
+func (g *Graph) CheckInvariants() error {
+	var events, edges, clocks uint64
+	indeg := map[EventID]uint32{}
+	var err error
+	g.forEach(func(id EventID, ch *chunk, s int) {
+		events++
+		if ch.refs[s]&clockFlag != 0 {
+			clocks++
+		}
+		for _, d := range g.edges(id) {
+			edges++
+			indeg[d]++
+			if !g.tab.alive(d) && err == nil {
+				err = fmt.Errorf("edge %d→%d to a dead event", id, d)
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	g.forEach(func(id EventID, ch *chunk, s int) {
+		if ch.indeg[s] != indeg[id] && err == nil {
+			err = fmt.Errorf("event %d: indeg %d, but %d in-edges", id, ch.indeg[s], indeg[id])
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if events != g.stats.Events || edges != g.stats.Edges || clocks != g.stats.ClockEvents {
+		return fmt.Errorf("stats say %d events, %d edges, %d clock events; found %d, %d, %d",
+			g.stats.Events, g.stats.Edges, g.stats.ClockEvents, events, edges, clocks)
+	}
+	if err := g.checkAcyclic(indeg); err != nil {
+		return err
+	}
+	return g.checkChains(clocks)
+}
+
+// checkAcyclic runs Kahn's algorithm: every live event must be removable.
+func (g *Graph) checkAcyclic(indeg map[EventID]uint32) error {
+	var ready []EventID
+	g.forEach(func(id EventID, _ *chunk, _ int) {
+		if indeg[id] == 0 {
+			ready = append(ready, id)
+		}
+	})
+	seen := uint64(0)
+	for len(ready) > 0 {
+		v := ready[len(ready)-1]
+		ready = ready[:len(ready)-1]
+		seen++
+		for _, d := range g.edges(v) {
+			indeg[d]--
+			if indeg[d] == 0 {
+				ready = append(ready, d)
+			}
+		}
+	}
+	if seen != g.stats.Events {
+		return fmt.Errorf("cycle: only %d of %d events sort topologically", seen, g.stats.Events)
+	}
+	return nil
+}
+
+func (g *Graph) checkChains(flagged uint64) error {
+	x := &g.clocks
+	var n uint64
+	type named struct {
+		id EventID
+		c  vclock.Clock
+	}
+	var all []named
+	for _, k := range x.keys {
+		chain := x.chains[k]
+		if len(chain) == 0 {
+			return fmt.Errorf("chain %v is empty", k)
+		}
+		for i, e := range chain {
+			n++
+			ch, s := g.tab.slot(e.id)
+			if ch == nil || ch.refs[s]&clockFlag == 0 {
+				return fmt.Errorf("chain %v entry %d: event %d is not a live clock event", k, i, e.id)
+			}
+			if e.clock[k.owner] != e.counter {
+				return fmt.Errorf("chain %v entry %d: counter %d but clock %v", k, i, e.counter, e.clock)
+			}
+			if i > 0 && vclock.CompareCounters(chain[i-1].clock, e.clock) != vclock.Before {
+				return fmt.Errorf("chain %v not increasing at %d", k, i)
+			}
+			all = append(all, named{e.id, entryClock(k, e)})
+		}
+	}
+	if n != flagged {
+		return fmt.Errorf("%d clock events flagged, %d in chains", flagged, n)
+	}
+	if len(all) > 4096 {
+		return nil
+	}
+	for _, a := range all {
+		for _, b := range all {
+			if vclock.Compare(a.c, b.c) == vclock.Before && g.order(a.id, b.id) != Before {
+				return fmt.Errorf("clock %s < %s but graph holds %s", a.c, b.c, g.order(a.id, b.id))
+			}
+		}
+	}
+	return nil
+}
