@@ -255,6 +255,7 @@ func (g *Graph) Cleanup(gk uint32, c vclock.Clock) (released, collected int, err
 		return 0, 0, nil
 	}
 	x.watermark = &m
+	defer g.checkAfter("cleanup")
 	before := g.stats.Collected
 	for _, k := range slices.Clone(x.keys) {
 		chain := x.chains[k]

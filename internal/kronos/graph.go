@@ -136,6 +136,7 @@ func (g *Graph) ReleaseRefs(ids []EventID) (int, error) {
 			return 0, fmt.Errorf("%w: event %d has %d references, release of %d", ErrUnderflow, r.id, ch.refs[s], r.n)
 		}
 	}
+	defer g.checkAfter("release_ref")
 	before := g.stats.Collected
 	// One distinct id at a time: a cascade only collects events with no
 	// references, and every later id of the list still holds its own.
@@ -249,5 +250,15 @@ func (g *Graph) edges(src EventID) []uint64 {
 func assert(ok bool, format string, args ...any) {
 	if !ok {
 		panic(fmt.Sprintf("kronos: assertion failed: "+format, args...))
+	}
+}
+
+// checkAfter verifies the graph after a mutation in invariants builds.
+func (g *Graph) checkAfter(op string) {
+	if !invariantsOn {
+		return
+	}
+	if err := g.CheckInvariants(); err != nil {
+		panic("kronos: invariant broken after " + op + ": " + err.Error())
 	}
 }

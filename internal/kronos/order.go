@@ -145,6 +145,7 @@ func (g *Graph) AssignOrder(dst []AssignResult, as []Assignment) ([]AssignResult
 	if err := g.checkAssignments(as); err != nil {
 		return dst, err
 	}
+	defer g.checkAfter("assign_order")
 	g.undo = g.undo[:0]
 	base := len(dst)
 	for range as {

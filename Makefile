@@ -1,0 +1,70 @@
+# Weft — one Go module, one binary. `make run` and `make test` are the two
+# commands of the README; both install what they need.
+
+GO      ?= go
+PYTHON  ?= python3
+BIN     := bin/weft
+VENV    := clients/python/.venv
+PY      := $(VENV)/bin/python
+GOFLAGS_TEST ?=
+
+.PHONY: all build run test test-go test-race test-invariants test-py lint vet fmt-check \
+        bench bench-kronos fuzz lin generate pydeps clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/weft
+
+# The main job: a Kronos replica on 127.0.0.1:7400 with data in ./weft-data,
+# then the three applications of the Kronos paper run against it.
+run: build
+	./scripts/run-demo.sh
+
+test: lint test-go test-race test-invariants test-py
+
+lint: fmt-check vet
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test $(GOFLAGS_TEST) ./...
+
+test-race:
+	$(GO) test -race $(GOFLAGS_TEST) ./...
+
+test-invariants:
+	$(GO) test -tags invariants $(GOFLAGS_TEST) ./internal/...
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+pydeps: $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e 'clients/python[test]'
+
+test-py: build pydeps
+	cd clients/python && WEFT_BIN=$(CURDIR)/$(BIN) .venv/bin/python -m pytest -q
+
+bench: bench-kronos
+
+bench-kronos: build
+	./$(BIN) bench kronos
+
+# Longer linearizability run of the replicated service under kill -9.
+lin: build
+	WEFT_LIN_DURATION=120s $(GO) test ./internal/kronos/ -run Lineariz -v -timeout 30m
+
+fuzz:
+	$(GO) test ./internal/vclock/ -run '^$$' -fuzz FuzzParse -fuzztime 30s
+	$(GO) test ./internal/kronos/ -run '^$$' -fuzz FuzzRestore -fuzztime 30s
+
+generate:
+	./scripts/generate.sh
+
+clean:
+	rm -rf bin weft-data

@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package kronos
+
+const invariantsOn = false
