@@ -339,6 +339,15 @@ func (c *Client) QueryOrder(ctx context.Context, pairs []Pair) ([]Order, error) 
 		}
 		c.moveOn(c.target(), r.GetLeaderHint())
 		req, idx = &pb.QueryOrderRequest{Pairs: again}, againIdx
+		if r.GetLeaderHint() == "" {
+			// The replica knows no leader (an election is on): pause as call
+			// does, or the attempts run out before a leader is elected.
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(c.opts.Backoff):
+			}
+		}
 	}
 	return nil, ErrUnavailable
 }

@@ -245,6 +245,9 @@ func (g *Graph) rollback() {
 		g.stats.Events--
 		g.stats.ClockEvents--
 		g.stats.Created--
+		// Undone newest first, so this ends at the batch's first id: an
+		// aborted batch must not even consume ids (they were never seen).
+		g.nextID = u.dst
 	}
 	g.undo = g.undo[:0]
 }

@@ -34,8 +34,10 @@ type ServerConfig struct {
 	Peers map[uint64]string
 	// DataDir holds the raft log and snapshots. Required.
 	DataDir string
-	// Sync fsyncs each log write (survives power loss). Without it writes
-	// reach the OS (survive kill -9) and replicas cover machine loss. Default true.
+	// Sync fsyncs each log write before it is acknowledged. Without it Pebble
+	// may hold the last writes in process memory, so kill -9 loses them just
+	// as power loss does, and a replica that lost entries it acknowledged
+	// panics on restart (raft: "tocommit out of range"). Default true.
 	Sync bool
 	// Tick is the raft tick interval. Default 10ms.
 	Tick time.Duration

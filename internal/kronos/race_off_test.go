@@ -1,0 +1,5 @@
+//go:build !race
+
+package kronos
+
+const raceEnabled = false
