@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -117,13 +116,12 @@ type Options struct {
 
 // Client is a connection to a Kronos replica group.
 type Client struct {
-	opts    Options
-	addrs   []string
-	conns   map[string]*grpc.ClientConn
-	mu      sync.Mutex
-	leader  string
-	session uint64
-	seq     atomic.Uint64
+	opts   Options
+	addrs  []string
+	conns  map[string]*grpc.ClientConn
+	mu     sync.Mutex
+	leader string
+	lanes  []*lane // idle sessions
 }
 
 // Dial connects to the replicas at addrs (connections are made lazily).
@@ -144,11 +142,6 @@ func Dial(addrs []string, opts ...Options) (*Client, error) {
 		}
 	}
 	c := &Client{opts: o, addrs: append([]string(nil), addrs...), conns: map[string]*grpc.ClientConn{}, leader: addrs[0]}
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, err
-	}
-	c.session = binary.LittleEndian.Uint64(b[:]) | 1
 	for _, a := range addrs {
 		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
@@ -255,8 +248,40 @@ func fromWire(e *pb.Error) *Error {
 	return &Error{Code: e.GetCode(), Message: e.GetMessage(), PairIndex: int(e.GetPairIndex()), Actual: orderFromWire(e.GetActual())}
 }
 
-func (c *Client) nextSession() *pb.Session {
-	return &pb.Session{ClientId: c.session, Seq: c.seq.Add(1)}
+// lane is one exactly-once session: the state machine keeps one sequence
+// number per client id, so a lane carries one mutation at a time and
+// concurrent calls take different lanes (created on demand, reused after).
+type lane struct {
+	id  uint64
+	seq uint64
+}
+
+// takeSession reserves a lane for one mutation (and all its retries, which
+// reuse the sequence number); done returns the lane.
+func (c *Client) takeSession() (*pb.Session, func()) {
+	c.mu.Lock()
+	var l *lane
+	if n := len(c.lanes); n > 0 {
+		l, c.lanes = c.lanes[n-1], c.lanes[:n-1]
+	}
+	c.mu.Unlock()
+	if l == nil {
+		l = &lane{id: randomID()}
+	}
+	l.seq++
+	return &pb.Session{ClientId: l.id, Seq: l.seq}, func() {
+		c.mu.Lock()
+		c.lanes = append(c.lanes, l)
+		c.mu.Unlock()
+	}
+}
+
+func randomID() uint64 {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("kronos: no randomness: " + err.Error())
+	}
+	return binary.LittleEndian.Uint64(b[:]) | 1
 }
 
 // CreateEvent creates one event holding one reference.
@@ -270,7 +295,9 @@ func (c *Client) CreateEvent(ctx context.Context) (uint64, error) {
 
 // CreateEvents creates n events, each holding one reference.
 func (c *Client) CreateEvents(ctx context.Context, n int) ([]uint64, error) {
-	req := &pb.CreateEventRequest{Session: c.nextSession(), Count: uint32(n)}
+	sess, done := c.takeSession()
+	defer done()
+	req := &pb.CreateEventRequest{Session: sess, Count: uint32(n)}
 	r, err := call(ctx, c, func(ctx context.Context, k pb.KronosClient) (*pb.CreateEventResponse, *pb.Error, error) {
 		r, err := k.CreateEvent(ctx, req)
 		return r, r.GetError(), err
@@ -283,7 +310,9 @@ func (c *Client) CreateEvents(ctx context.Context, n int) ([]uint64, error) {
 
 // AcquireRef adds one reference per listed id.
 func (c *Client) AcquireRef(ctx context.Context, ids ...uint64) error {
-	req := &pb.RefsRequest{Session: c.nextSession(), Ids: ids}
+	sess, done := c.takeSession()
+	defer done()
+	req := &pb.RefsRequest{Session: sess, Ids: ids}
 	_, err := call(ctx, c, func(ctx context.Context, k pb.KronosClient) (*pb.RefsResponse, *pb.Error, error) {
 		r, err := k.AcquireRef(ctx, req)
 		return r, r.GetError(), err
@@ -294,7 +323,9 @@ func (c *Client) AcquireRef(ctx context.Context, ids ...uint64) error {
 // ReleaseRef drops one reference per listed id and returns the number of
 // events collected.
 func (c *Client) ReleaseRef(ctx context.Context, ids ...uint64) (int, error) {
-	req := &pb.RefsRequest{Session: c.nextSession(), Ids: ids}
+	sess, done := c.takeSession()
+	defer done()
+	req := &pb.RefsRequest{Session: sess, Ids: ids}
 	r, err := call(ctx, c, func(ctx context.Context, k pb.KronosClient) (*pb.RefsResponse, *pb.Error, error) {
 		r, err := k.ReleaseRef(ctx, req)
 		return r, r.GetError(), err
@@ -356,7 +387,9 @@ func (c *Client) QueryOrder(ctx context.Context, pairs []Pair) ([]Order, error) 
 // each group in request order. A contradicted Must fails the whole batch with
 // an *Error of code MUST_CONFLICT naming the pair and the true order.
 func (c *Client) AssignOrder(ctx context.Context, as []Assignment) ([]AssignResult, error) {
-	req := &pb.AssignOrderRequest{Session: c.nextSession(), Pairs: make([]*pb.AssignPair, len(as))}
+	sess, done := c.takeSession()
+	defer done()
+	req := &pb.AssignOrderRequest{Session: sess, Pairs: make([]*pb.AssignPair, len(as))}
 	for i, a := range as {
 		req.Pairs[i] = &pb.AssignPair{A: refToWire(a.A), B: refToWire(a.B), Order: orderToWire(a.Order), Strength: pb.Strength(a.Strength)}
 	}
@@ -377,7 +410,9 @@ func (c *Client) AssignOrder(ctx context.Context, as []Assignment) ([]AssignResu
 // Cleanup reports gatekeeper gk's cleanup clock; it returns the events
 // released from chains and collected.
 func (c *Client) Cleanup(ctx context.Context, gk uint32, clock Clock) (released, collected int, err error) {
-	req := &pb.CleanupRequest{Session: c.nextSession(), Gatekeeper: gk,
+	sess, done := c.takeSession()
+	defer done()
+	req := &pb.CleanupRequest{Session: sess, Gatekeeper: gk,
 		Clock: &pb.VClock{Epoch: clock.Epoch, Owner: clock.Owner, Counters: clock.Counters}}
 	r, err := call(ctx, c, func(ctx context.Context, k pb.KronosClient) (*pb.CleanupResponse, *pb.Error, error) {
 		r, err := k.Cleanup(ctx, req)
