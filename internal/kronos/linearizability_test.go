@@ -798,9 +798,20 @@ func (w *linWorker) step() {
 	}
 }
 
+// opContext bounds one operation: linOpTimeout, or now and then a deadline
+// short enough to be abandoned mid-flight (an unknown outcome, and a session
+// sequence number the client never retries).
+func (w *linWorker) opContext() (context.Context, context.CancelFunc) {
+	d := linOpTimeout
+	if w.rng.IntN(20) == 0 {
+		d = time.Duration(20+w.rng.IntN(200)) * time.Millisecond
+	}
+	return context.WithTimeout(context.Background(), d)
+}
+
 func (w *linWorker) create(key linKey, count int) {
 	in := linInput{Key: key, Kind: linCreate, Count: count}
-	ctx, cancel := context.WithTimeout(context.Background(), linOpTimeout)
+	ctx, cancel := w.opContext()
 	defer cancel()
 	call := w.h.now()
 	ids, err := w.cl.CreateEvents(ctx, count)
@@ -859,7 +870,7 @@ func (w *linWorker) assign(key linKey, pool []uint64) {
 			as[i].Strength = kc.Must
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), linOpTimeout)
+	ctx, cancel := w.opContext()
 	defer cancel()
 	call := w.h.now()
 	res, err := w.cl.AssignOrder(ctx, as)
@@ -872,7 +883,7 @@ func (w *linWorker) assign(key linKey, pool []uint64) {
 
 func (w *linWorker) query(key linKey, pool []uint64) {
 	in := linInput{Key: key, Kind: linQuery, Pairs: w.pairs(pool, 1+w.rng.IntN(3))}
-	ctx, cancel := context.WithTimeout(context.Background(), linOpTimeout)
+	ctx, cancel := w.opContext()
 	defer cancel()
 	call := w.h.now()
 	var orders []kc.Order

@@ -127,15 +127,18 @@ func (l *Log) Save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.Snap
 		if err := putProto(b, keySnapshot, snap); err != nil {
 			return err
 		}
-		// Entries up to the snapshot are superseded.
-		if err := b.DeleteRange(entryKey(0), entryKey(snap.GetMetadata().GetIndex()+1), nil); err != nil {
+		// Applying a snapshot discards the whole log (Mem keeps no entry
+		// after it either): entries after it are from a divergent history.
+		if err := b.DeleteRange(entryKey(0), []byte{entryPrefix + 1}, nil); err != nil {
 			return err
 		}
 	}
-	if len(ents) > 0 {
-		// A new leader may overwrite a suffix: drop entries after the new tail.
-		last := ents[len(ents)-1].GetIndex()
-		if err := b.DeleteRange(entryKey(last+1), []byte{entryPrefix + 1}, nil); err != nil {
+	if last, old := l.tail(ents); !haveSnap && old > last {
+		// A new leader overwrote a suffix: drop the stored entries after the
+		// new tail. Only then: a range tombstone on every append piles up
+		// overlapping tombstones that make Pebble's flushes quadratic, and
+		// with them restarts (which flush the replayed WAL).
+		if err := b.DeleteRange(entryKey(last+1), entryKey(old+1), nil); err != nil {
 			return err
 		}
 	}
@@ -170,6 +173,16 @@ func (l *Log) Save(hs *raftpb.HardState, ents []*raftpb.Entry, snap *raftpb.Snap
 		return l.Mem.SetHardState(hs)
 	}
 	return nil
+}
+
+// tail returns the index of the last of ents (0 if none) and of the last
+// stored entry; Mem holds exactly the stored entries after the snapshot.
+func (l *Log) tail(ents []*raftpb.Entry) (last, old uint64) {
+	if len(ents) == 0 {
+		return 0, 0
+	}
+	old, _ = l.Mem.LastIndex()
+	return ents[len(ents)-1].GetIndex(), old
 }
 
 // Compact records a snapshot the state machine took at index and drops the
