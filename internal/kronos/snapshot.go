@@ -1,6 +1,7 @@
 package kronos
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -146,6 +147,9 @@ func Restore(cfg Config, b []byte) (*Graph, error) {
 	}
 	r := &reader{b: b[len(snapshotMagic):]}
 	g.nextID = r.uvarint()
+	if g.nextID == 0 {
+		return nil, fmt.Errorf("%w: next id 0", errSnapshot) // ids start at 1
+	}
 	g.stats.Created = r.uvarint()
 	g.stats.Collected = r.uvarint()
 	n := r.count()
@@ -153,9 +157,12 @@ func Restore(cfg Config, b []byte) (*Graph, error) {
 	type edge struct{ src, dst EventID }
 	var edges []edge
 	for range n {
+		prev := id
 		id += r.uvarint()
 		refs := r.uvarint()
-		if r.err != nil || id == 0 || id >= g.nextID || refs > uint64(^uint32(0)) || g.listed(id) {
+		// id > prev: ids increase, and a delta that wraps around would
+		// send the table below its first chunk (an unbounded allocation).
+		if r.err != nil || id <= prev || id >= g.nextID || refs > uint64(^uint32(0)) || g.listed(id) {
 			return nil, fmt.Errorf("%w: event %d", errSnapshot, id)
 		}
 		ch, s := g.tab.add(id)
@@ -203,6 +210,12 @@ func Restore(cfg Config, b []byte) (*Graph, error) {
 	}
 	if g.stats.Events > restoreCheckMax {
 		return g, nil
+	}
+	// Only AppendSnapshot's own encoding is accepted (minimal varints,
+	// sorted and non-empty chains and reports, a 0/1 watermark flag), so a
+	// restored replica re-snapshots to exactly the bytes it was given.
+	if !bytes.Equal(g.AppendSnapshot(nil), b) {
+		return nil, fmt.Errorf("%w: not in canonical form", errSnapshot)
 	}
 	if err := g.CheckInvariants(); err != nil {
 		return nil, fmt.Errorf("%w: %v", errSnapshot, err)
