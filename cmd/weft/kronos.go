@@ -58,7 +58,7 @@ group survives the loss of a minority.
 	f.StringVar(&cfg.Addr, "addr", cfg.Addr, "address for the Kronos API and raft transport")
 	f.StringVar(&peers, "peers", "", "every replica as id=host:port, comma-separated (empty: a group of one)")
 	f.StringVar(&cfg.DataDir, "data-dir", "", "raft log and snapshots (default weft-data/kronos-<id>)")
-	f.BoolVar(&cfg.Sync, "sync", cfg.Sync, "fsync every log write; false survives kill -9 but not power loss")
+	f.BoolVar(&cfg.Sync, "sync", cfg.Sync, "fsync every log write before acknowledging; false is for benchmarks only: it can lose acknowledged writes and break raft safety on kill -9")
 	f.DurationVar(&cfg.Tick, "tick", cfg.Tick, "raft tick")
 	f.IntVar(&cfg.ProposalsMax, "proposals-max", cfg.ProposalsMax, "queued mutations before OVERLOADED")
 	f.IntVar(&cfg.BatchMax, "batch-max", cfg.BatchMax, "commands per replicated log entry")

@@ -4,9 +4,10 @@
 // in memory). Save is called with each Ready before its messages are sent,
 // so nothing is acknowledged that is not on disk ("persist before send").
 //
-// With Sync the batch is fsynced (survives power loss); without it, it is
-// written to the OS (survives kill -9 of the process, not of the machine), and
-// durability against machine loss comes from the other replicas.
+// With Sync the batch is fsynced before Save returns. Without it Pebble may
+// still hold the batch in its own buffers, so kill -9 can lose entries the
+// replica already acknowledged, which breaks raft's safety: use it for
+// benchmarks only.
 //
 // A Log is used by one goroutine at a time.
 package raftlog
