@@ -42,6 +42,9 @@ func (g *Graph) CheckInvariants() error {
 		return fmt.Errorf("stats say %d events, %d edges, %d clock events; found %d, %d, %d",
 			g.stats.Events, g.stats.Edges, g.stats.ClockEvents, events, edges, clocks)
 	}
+	if g.stats.Created != g.stats.Collected+g.stats.Events {
+		return fmt.Errorf("stats say %d created, %d collected, but %d live", g.stats.Created, g.stats.Collected, g.stats.Events)
+	}
 	if err := g.checkAcyclic(indeg); err != nil {
 		return err
 	}
@@ -82,6 +85,9 @@ func (g *Graph) checkChains(flagged uint64) error {
 		c  vclock.Clock
 	}
 	var all []named
+	// Each clock event is in exactly one chain (Cleanup releases an entry
+	// once), and an epoch's clocks have one width (lookup refuses others).
+	seen := map[EventID]bool{}
 	for _, k := range x.keys {
 		chain := x.chains[k]
 		if len(chain) == 0 {
@@ -92,6 +98,13 @@ func (g *Graph) checkChains(flagged uint64) error {
 			ch, s := g.tab.slot(e.id)
 			if ch == nil || ch.refs[s]&clockFlag == 0 {
 				return fmt.Errorf("chain %v entry %d: event %d is not a live clock event", k, i, e.id)
+			}
+			if seen[e.id] {
+				return fmt.Errorf("chain %v entry %d: event %d is in two chains", k, i, e.id)
+			}
+			seen[e.id] = true
+			if len(e.clock) != x.width[k.epoch] {
+				return fmt.Errorf("chain %v entry %d: %d counters, epoch width %d", k, i, len(e.clock), x.width[k.epoch])
 			}
 			if e.clock[k.owner] != e.counter {
 				return fmt.Errorf("chain %v entry %d: counter %d but clock %v", k, i, e.counter, e.clock)

@@ -36,8 +36,10 @@ type ServerConfig struct {
 	DataDir string
 	// Sync fsyncs each log write before it is acknowledged. Without it Pebble
 	// may hold the last writes in process memory, so kill -9 loses them just
-	// as power loss does, and a replica that lost entries it acknowledged
-	// panics on restart (raft: "tocommit out of range"). Default true.
+	// as power loss does: a replica that lost entries it acknowledged panics
+	// on restart (raft: "tocommit out of range"), and the group can lose
+	// acknowledged writes (TestLinearizabilityKill9 -kronos.lin.sync=false
+	// shows both). Default true.
 	Sync bool
 	// Tick is the raft tick interval. Default 10ms.
 	Tick time.Duration
