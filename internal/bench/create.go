@@ -88,13 +88,13 @@ func (r *kronosRun) create(ctx context.Context) (*Result, error) {
 		series = append(series, Series{Name: createLabel(m), Points: pts, Line: true})
 	}
 	plots, err := r.savePlots(map[string]Chart{"create.png": {
-		Title:      fmt.Sprintf("Kronos event creation latency CDF: %d sequential CreateEvent calls over gRPC (loopback)", prm.Calls),
-		XLabel:     "latency (µs, log)",
-		YLabel:     "fraction of calls at or below",
-		LogX:       true,
-		YFrom0:     true,
-		LegendLeft: true,
-		Series:     series,
+		Title:        fmt.Sprintf("Kronos event creation latency CDF: %d sequential CreateEvent calls over gRPC (loopback)", prm.Calls),
+		XLabel:       "latency (µs, log)",
+		YLabel:       "fraction of calls at or below",
+		LogX:         true,
+		YFrom0:       true,
+		LegendBottom: true,
+		Series:       series,
 	}})
 	res.Plots = plots
 	return res, err

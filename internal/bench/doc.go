@@ -11,7 +11,10 @@
 // Workloads are seeded (math/rand/v2 PCG), so a run with the same seed builds
 // the same graphs and asks the same questions; only the timings differ.
 // Benchmarks measure and report; they never judge a time (targets are recorded
-// beside the figures for the reader).
+// beside the figures for the reader). An interval during which the OS took
+// the benchmark's thread off the CPU is timed by the thread's CPU clock
+// instead of the wall clock (stopwatch.go), so a busy machine distorts the
+// in-process figures less.
 //
 // Nothing here is safe for concurrent use: a suite runs its sub-benchmarks one
 // after another on the calling goroutine, which keeps them from disturbing

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/weft-db/weft/internal/kronos"
 	"gonum.org/v1/plot/plotter"
@@ -33,6 +32,8 @@ type GCPoint struct {
 	MinNs      float64 `json:"min_ns"`
 	MaxNs      float64 `json:"max_ns"`
 	NsPerEvent float64 `json:"ns_per_event"` // median / length
+	// Descheduled releases were timed by CPU time: the thread lost the CPU.
+	Descheduled int `json:"descheduled"`
 }
 
 func (r *kronosRun) gc(ctx context.Context) (*Result, error) {
@@ -47,11 +48,13 @@ func (r *kronosRun) gc(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer lockThread()()
 	var points []GCPoint
 	var b chainBuilder
 	for l := range prm.MaxLog2 + 1 {
 		length := 1 << l
 		times := make([]float64, 0, prm.Reps)
+		b.descheduled = 0
 		for len(times) < prm.Reps {
 			if err := ctx.Err(); err != nil {
 				return nil, err
@@ -66,19 +69,20 @@ func (r *kronosRun) gc(ctx context.Context) (*Result, error) {
 		points = append(points, GCPoint{
 			Length: length, Chains: len(times), MedianNs: s.P50,
 			P10Ns: Percentile(sortedCopy(times), 0.10), P90Ns: s.P90, MinNs: s.Min, MaxNs: s.Max,
-			NsPerEvent: roundTo(s.P50/float64(length), 2),
+			NsPerEvent: roundTo(s.P50/float64(length), 2), Descheduled: b.descheduled,
 		})
 	}
 	xs, ys := make([]float64, len(points)), make([]float64, len(points))
 	for i, p := range points {
 		xs[i], ys[i] = float64(p.Length), p.MedianNs
 	}
-	lin, loglog := LinearFit(xs, ys), LogLogFit(xs, ys)
+	lin, loglog := RelativeLinearFit(xs, ys), LogLogFit(xs, ys)
 	res := &Result{
 		Params: prm,
 		Results: map[string]any{
 			"points": points,
-			// ns = slope·length + intercept, fitted to the medians.
+			// ns = slope·length + intercept, fitted to the medians by least
+			// squares on relative error (weights 1/ns²), so short chains count.
 			"linear_fit_ns": Fit{Slope: roundTo(lin.Slope, 3), Intercept: roundTo(lin.Intercept, 0), R2: roundTo(lin.R2, 6)},
 			// log10 ns = slope·log10 length + intercept: slope 1 is linear growth.
 			"loglog_fit": Fit{Slope: roundTo(loglog.Slope, 4), Intercept: roundTo(loglog.Intercept, 4), R2: roundTo(loglog.R2, 6)},
@@ -90,6 +94,7 @@ func (r *kronosRun) gc(ctx context.Context) (*Result, error) {
 			"Each chain e1 → e2 → … → eL is built with Must AssignOrder batches; every reference but e1's is released (nothing is collected, each event has an in-edge), then ReleaseRefs([e1]) is timed alone; it must collect exactly L events.",
 			"Short chains are built in groups that fill a 4096-event table chunk, and each head is then released and timed on its own. Built one at a time, every short chain would sit alone in a freshly allocated chunk (the core frees a chunk when its last event is collected) and the release would time that chunk's first-touch page faults (~10 µs), not the collection.",
 			"One graph serves every chain, so the edge arena is warm. Timings include one time.Now pair (~tens of ns), which dominates the shortest chains.",
+			"A release during which the thread was descheduled by the OS is timed by the thread's CPU time instead of the wall clock (internal/bench/stopwatch.go); their count per length is descheduled.",
 		},
 	}
 	plots, err := r.savePlots(gcCharts(prm, points, lin))
@@ -110,6 +115,8 @@ type chainBuilder struct {
 	as     []kronos.Assignment
 	res    []kronos.AssignResult
 	rel    []kronos.EventID
+	// descheduled counts releases timed by CPU time (see stopwatch).
+	descheduled int
 }
 
 // chainBatch bounds the pairs and ids of one call while building chains.
@@ -190,9 +197,10 @@ func (b *chainBuilder) collectChains(g *kronos.Graph, length, count int, ns []fl
 		return ns, err
 	}
 	for i := range count {
-		t0 := time.Now()
+		var sw stopwatch
+		sw.start()
 		n, err := b.releaseHead(g, i)
-		d := time.Since(t0)
+		d, _, desched := sw.stop()
 		if err != nil {
 			return ns, err
 		}
@@ -200,6 +208,7 @@ func (b *chainBuilder) collectChains(g *kronos.Graph, length, count int, ns []fl
 			return ns, fmt.Errorf("bench: releasing a head collected %d events, want %d", n, length)
 		}
 		ns = append(ns, float64(d.Nanoseconds()))
+		b.descheduled += btoi(desched)
 	}
 	if got := g.Stats().Events; got != live {
 		return ns, fmt.Errorf("bench: %d events live after collecting the chains, want %d", got, live)

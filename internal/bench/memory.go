@@ -177,14 +177,20 @@ func memoryCharts(prm MemoryParams, points []MemoryPoint, fit Fit) map[string]Ch
 			{Name: "target: 64 B/event", Points: ref(64), Line: true, Dashed: true},
 		},
 	}
+	flat := func(y float64) plotter.XYs {
+		return plotter.XYs{{X: float64(points[0].Events), Y: y}, {X: float64(prm.MaxEvents), Y: y}}
+	}
 	per := Chart{
 		Title:  "Kronos memory per event (one reference, no edges)",
 		XLabel: "events (log)",
-		YLabel: "bytes per event",
+		YLabel: "bytes per event (above the empty graph)",
 		LogX:   true, YFrom0: true,
+		Headroom: 0.25,
 		Series: []Series{
-			{Name: "Go heap", Points: perHeap},
-			{Name: "resident set", Points: perRSS},
+			{Name: "Go heap (HeapAlloc after GC)", Points: perHeap},
+			{Name: "resident set (RSS)", Points: perRSS},
+			{Name: "paper: 120 B/event", Points: flat(120), Line: true, Dashed: true},
+			{Name: "target: 64 B/event", Points: flat(64), Line: true, Dashed: true},
 		},
 	}
 	return map[string]Chart{"memory.png": total, "memory_per_event.png": per}

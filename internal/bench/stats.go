@@ -104,26 +104,57 @@ type Fit struct {
 // LinearFit fits a line to the points (xs[i], ys[i]) by ordinary least
 // squares. It needs at least two distinct xs; otherwise the fit is NaN.
 func LinearFit(xs, ys []float64) Fit {
-	n := float64(len(xs))
-	if len(xs) != len(ys) || len(xs) < 2 {
-		return Fit{Slope: math.NaN(), Intercept: math.NaN(), R2: math.NaN()}
+	return WeightedLinearFit(xs, ys, nil)
+}
+
+// RelativeLinearFit fits a line minimising the squared relative error
+// ((fit−y)/y)², that is weighted least squares with weights 1/y²: for data
+// spanning decades (time against length) every point counts alike, where
+// ordinary least squares would fit the largest points only.
+func RelativeLinearFit(xs, ys []float64) Fit {
+	ws := make([]float64, len(ys))
+	for i, y := range ys {
+		if y != 0 {
+			ws[i] = 1 / (y * y)
+		}
 	}
-	var mx, my float64
+	return WeightedLinearFit(xs, ys, ws)
+}
+
+// WeightedLinearFit fits a line by weighted least squares (nil weights: all
+// 1); R² is the weighted coefficient of determination. It needs at least two
+// distinct xs of positive weight; otherwise the fit is NaN.
+func WeightedLinearFit(xs, ys, ws []float64) Fit {
+	nan := Fit{Slope: math.NaN(), Intercept: math.NaN(), R2: math.NaN()}
+	if len(xs) != len(ys) || len(xs) < 2 || (ws != nil && len(ws) != len(xs)) {
+		return nan
+	}
+	w := func(i int) float64 {
+		if ws == nil {
+			return 1
+		}
+		return ws[i]
+	}
+	var sw, mx, my float64
 	for i := range xs {
-		mx += xs[i]
-		my += ys[i]
+		sw += w(i)
+		mx += w(i) * xs[i]
+		my += w(i) * ys[i]
 	}
-	mx /= n
-	my /= n
+	if sw <= 0 {
+		return nan
+	}
+	mx /= sw
+	my /= sw
 	var sxx, sxy, syy float64
 	for i := range xs {
 		dx, dy := xs[i]-mx, ys[i]-my
-		sxx += dx * dx
-		sxy += dx * dy
-		syy += dy * dy
+		sxx += w(i) * dx * dx
+		sxy += w(i) * dx * dy
+		syy += w(i) * dy * dy
 	}
 	if sxx == 0 {
-		return Fit{Slope: math.NaN(), Intercept: math.NaN(), R2: math.NaN()}
+		return nan
 	}
 	slope := sxy / sxx
 	r2 := 1.0

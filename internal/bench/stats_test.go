@@ -100,6 +100,21 @@ func TestLinearFit(t *testing.T) {
 	if f := LinearFit([]float64{1, 1}, []float64{1, 2}); !math.IsNaN(f.Slope) {
 		t.Errorf("fit of equal xs = %+v, want NaN", f)
 	}
+	// y = 10x + 40 over 20 doublings, the largest point 1% high: ordinary
+	// least squares trades the intercept for that point (≈ −1500); the
+	// relative fit keeps it.
+	var lx, ly []float64
+	for i := range 20 {
+		x := float64(int(1) << i)
+		lx, ly = append(lx, x), append(ly, 10*x+40)
+	}
+	ly[19] *= 1.01
+	if f := RelativeLinearFit(lx, ly); math.Abs(f.Slope-10) > 0.05 || math.Abs(f.Intercept-40) > 1 {
+		t.Errorf("relative fit of 10x+40 = %+v", f)
+	}
+	if f := LinearFit(lx, ly); f.Intercept > -1000 {
+		t.Errorf("ordinary fit of 10x+40 with a high last point = %+v, want intercept ≈ −1500", f)
+	}
 	if f := LogLogFit([]float64{1, 10, 100, 0}, []float64{5, 50, 500, 7}); math.Abs(f.Slope-1) > 1e-12 {
 		t.Errorf("power law y = 5x fitted with exponent %g", f.Slope)
 	}
