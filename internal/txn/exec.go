@@ -1,0 +1,531 @@
+package txn
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"sort"
+	"strconv"
+
+	"github.com/weft-db/weft/internal/value"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// KV is the part of a store transaction that Exec needs; store.Txn has it.
+type KV interface {
+	Get(key []byte) ([]byte, bool, error)
+	Scan(start, end []byte, limit int, fn func(key, val []byte) error) error
+	Set(key, val []byte) error
+	Delete(key []byte) error
+}
+
+// ErrAborted marks a retryable abort: the transaction read something that
+// changed, or its timestamp cannot be ordered after a conflicting one. Nothing
+// was written; the client retries with fresh reads and a fresh timestamp.
+var ErrAborted = errors.New("txn: aborted (retryable)")
+
+// ShardOp is one graph write addressed to the shard that owns it, with every
+// name resolved to a handle. BindAlias/UnbindAlias maintain the alias index,
+// which lives on the shard that owns the alias (ShardOf(alias)).
+type ShardOp struct {
+	Shard  uint32
+	Kind   ShardKind
+	Vertex string
+	Edge   string
+	Dst    string
+	Key    string
+	Value  value.Value
+	Alias  string
+}
+
+// ShardKind extends Kind with the alias-index operations.
+type ShardKind uint8
+
+const (
+	OpCreateVertex ShardKind = iota + 1
+	OpDeleteVertex
+	OpCreateEdge
+	OpDeleteEdge
+	OpSetVertexProp
+	OpDeleteVertexProp
+	OpSetEdgeProp
+	OpDeleteEdgeProp
+	OpAddAlias
+	OpRemoveAlias
+	OpBindAlias
+	OpUnbindAlias
+)
+
+// Result is what executing a transaction produced.
+type Result struct {
+	Ops []ShardOp // in execution order
+	// Handles lists the handle of each create_vertex / create_edge op, in op
+	// order (generated ones included), so clients learn generated handles.
+	Handles []string
+	// Access lists the access keys (AccessKey / AliasAccessKey) of every vertex
+	// and alias the transaction read or wrote, sorted: the commit orders the
+	// transaction after each one's last access.
+	Access [][]byte
+}
+
+// Exec executes transactions on a store transaction. Shards is the number of
+// shards vertices are hashed to.
+type Exec struct {
+	Shards uint32
+}
+
+// ShardOf hashes a handle (or an alias) to a shard.
+func ShardOf(name string, shards uint32) uint32 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return uint32(h.Sum64() % uint64(shards))
+}
+
+// AliasAccessKey is the access key of an alias ("L" 0 alias: handles are never empty).
+func AliasAccessKey(a string) []byte { return key(tagAccess, "", a) }
+
+type run struct {
+	kv      KV
+	ts      vclock.Stamp
+	shards  uint32
+	res     Result
+	written map[string]bool // vertices whose record gets LastWrite = ts
+	access  map[string]bool
+	gen     int
+}
+
+// Run validates reads, then executes ops in order at stamp ts. Any error leaves
+// the caller to discard the store transaction: nothing is committed.
+func (x Exec) Run(kv KV, ts vclock.Stamp, reads []Read, ops []Op) (*Result, error) {
+	if len(ops) > OpsMax {
+		return nil, fmt.Errorf("%w: %d operations, at most %d", ErrTooLarge, len(ops), OpsMax)
+	}
+	if len(reads) > ReadsMax {
+		return nil, fmt.Errorf("%w: %d reads, at most %d", ErrTooLarge, len(reads), ReadsMax)
+	}
+	for i := range ops {
+		if err := ops[i].Validate(); err != nil {
+			return nil, fmt.Errorf("operation %d (%s): %w", i, ops[i].Kind, err)
+		}
+	}
+	r := &run{kv: kv, ts: ts, shards: x.Shards, written: map[string]bool{}, access: map[string]bool{}}
+	for _, rd := range reads {
+		if err := r.checkRead(rd); err != nil {
+			return nil, err
+		}
+	}
+	for i := range ops {
+		if err := r.op(&ops[i]); err != nil {
+			return nil, fmt.Errorf("operation %d (%s): %w", i, ops[i].Kind, err)
+		}
+		if len(r.res.Ops) > OpsMax*4 {
+			return nil, fmt.Errorf("%w: expands to more than %d shard operations", ErrTooLarge, OpsMax*4)
+		}
+	}
+	if err := r.finish(); err != nil {
+		return nil, err
+	}
+	return &r.res, nil
+}
+
+func (r *run) checkRead(rd Read) error {
+	var seen vclock.Stamp
+	if rd.Alias {
+		a, _, err := r.alias(rd.Vertex)
+		if err != nil {
+			return err
+		}
+		seen = a.LastWrite
+		r.access[string(AliasAccessKey(rd.Vertex))] = true
+	} else {
+		v, _, err := r.vertex(rd.Vertex)
+		if err != nil {
+			return err
+		}
+		seen = v.LastWrite
+		r.access[string(AccessKey(rd.Vertex))] = true
+	}
+	if string(EncodeStamp(seen)) != string(rd.Version) {
+		return fmt.Errorf("%w: %s changed since it was read", ErrAborted, describe(rd))
+	}
+	return nil
+}
+
+func describe(rd Read) string {
+	if rd.Alias {
+		return fmt.Sprintf("alias %q", rd.Vertex)
+	}
+	return fmt.Sprintf("vertex %q", rd.Vertex)
+}
+
+func (r *run) vertex(h string) (VertexRec, bool, error) {
+	b, ok, err := r.kv.Get(VertexKey(h))
+	if err != nil || !ok {
+		return VertexRec{}, false, err
+	}
+	v, err := DecodeVertexRec(b)
+	return v, true, err
+}
+
+func (r *run) alias(a string) (AliasRec, bool, error) {
+	b, ok, err := r.kv.Get(AliasKey(a))
+	if err != nil || !ok {
+		return AliasRec{}, false, err
+	}
+	rec, err := DecodeAliasRec(b)
+	return rec, true, err
+}
+
+// live resolves a vertex name to the handle of a live vertex.
+func (r *run) live(name string, isAlias bool, what string) (string, VertexRec, error) {
+	h := name
+	if isAlias {
+		a, ok, err := r.alias(name)
+		if err != nil {
+			return "", VertexRec{}, err
+		}
+		r.access[string(AliasAccessKey(name))] = true
+		if !ok || a.Handle == "" {
+			return "", VertexRec{}, fmt.Errorf("%w: %s alias %q", ErrNotFound, what, name)
+		}
+		h = a.Handle
+	}
+	v, ok, err := r.vertex(h)
+	if err != nil {
+		return "", v, err
+	}
+	r.access[string(AccessKey(h))] = true
+	if !ok || !v.Exists {
+		return "", v, fmt.Errorf("%w: %s %q", ErrNotFound, what, h)
+	}
+	return h, v, nil
+}
+
+func (r *run) emit(op ShardOp) { r.res.Ops = append(r.res.Ops, op) }
+
+func (r *run) write(h string) { r.written[h] = true }
+
+func (r *run) generate(kind string) string {
+	r.gen++
+	return fmt.Sprintf("_%s%s.%s.%s.%s", kind, strconv.FormatUint(r.ts.Clock.Epoch, 36),
+		strconv.FormatUint(uint64(r.ts.Owner), 36), strconv.FormatUint(r.ts.Seq(), 36), strconv.Itoa(r.gen))
+}
+
+func (r *run) op(o *Op) error {
+	switch o.Kind {
+	case CreateVertex:
+		return r.createVertex(o)
+	case DeleteVertex:
+		return r.deleteVertex(o)
+	case CreateEdge:
+		return r.createEdge(o)
+	case DeleteEdge, SetEdgeProp, DeleteEdgeProp:
+		return r.edgeOp(o)
+	case SetVertexProp, DeleteVertexProp:
+		return r.vertexProp(o)
+	case AddAlias:
+		return r.addAlias(o)
+	case RemoveAlias:
+		return r.removeAlias(o)
+	}
+	return fmt.Errorf("%w: kind %d", ErrInvalid, o.Kind)
+}
+
+func (r *run) createVertex(o *Op) error {
+	h := o.Vertex
+	if h == "" {
+		h = r.generate("v")
+	}
+	v, ok, err := r.vertex(h)
+	if err != nil {
+		return err
+	}
+	r.access[string(AccessKey(h))] = true
+	if ok && v.Exists {
+		return fmt.Errorf("%w: vertex %q", ErrExists, h)
+	}
+	shard := ShardOf(h, r.shards)
+	if err := r.kv.Set(VertexKey(h), VertexRec{Exists: true, Shard: shard, LastWrite: r.ts}.Encode()); err != nil {
+		return err
+	}
+	r.write(h)
+	r.res.Handles = append(r.res.Handles, h)
+	r.emit(ShardOp{Shard: shard, Kind: OpCreateVertex, Vertex: h})
+	return nil
+}
+
+func (r *run) deleteVertex(o *Op) error {
+	h, v, err := r.live(o.Vertex, o.VertexAlias, "vertex")
+	if err != nil {
+		return err
+	}
+	// Out-edges: the shard tombstones them with the vertex; the store drops
+	// them and their in-edge index entries.
+	start, end := EdgePrefix(h)
+	var dels [][]byte
+	if err := r.kv.Scan(start, end, 0, func(k, val []byte) error {
+		e, err := DecodeEdgeRec(val)
+		if err != nil {
+			return err
+		}
+		parts := KeyParts(k)
+		dels = append(dels, append([]byte(nil), k...), InKey(e.Dst, h, parts[1]))
+		return nil
+	}); err != nil {
+		return err
+	}
+	// In-edges from other vertices are deleted with their owners' shards told.
+	start, end = InPrefix(h)
+	if err := r.kv.Scan(start, end, 0, func(k, _ []byte) error {
+		parts := KeyParts(k)
+		src, e := parts[1], parts[2]
+		dels = append(dels, append([]byte(nil), k...), EdgeKey(src, e))
+		if src != h {
+			sv, _, err := r.vertex(src)
+			if err != nil {
+				return err
+			}
+			r.access[string(AccessKey(src))] = true
+			r.write(src)
+			r.emit(ShardOp{Shard: sv.Shard, Kind: OpDeleteEdge, Vertex: src, Edge: e})
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	start, end = PropPrefix(h)
+	if err := r.kv.Scan(start, end, 0, func(k, _ []byte) error {
+		dels = append(dels, append([]byte(nil), k...))
+		return nil
+	}); err != nil {
+		return err
+	}
+	start, end = VAliasPrefix(h)
+	if err := r.kv.Scan(start, end, 0, func(k, _ []byte) error {
+		a := KeyParts(k)[1]
+		dels = append(dels, append([]byte(nil), k...))
+		r.access[string(AliasAccessKey(a))] = true
+		r.emit(ShardOp{Shard: ShardOf(a, r.shards), Kind: OpUnbindAlias, Alias: a, Vertex: h})
+		return r.kv.Set(AliasKey(a), AliasRec{LastWrite: r.ts}.Encode())
+	}); err != nil {
+		return err
+	}
+	for _, k := range dels {
+		if err := r.kv.Delete(k); err != nil {
+			return err
+		}
+	}
+	v.Exists = false
+	if err := r.kv.Set(VertexKey(h), v.Encode()); err != nil {
+		return err
+	}
+	r.write(h)
+	r.emit(ShardOp{Shard: v.Shard, Kind: OpDeleteVertex, Vertex: h})
+	return nil
+}
+
+func (r *run) createEdge(o *Op) error {
+	src, sv, err := r.live(o.Vertex, o.VertexAlias, "source vertex")
+	if err != nil {
+		return err
+	}
+	dst, _, err := r.live(o.Dst, o.DstAlias, "destination vertex")
+	if err != nil {
+		return err
+	}
+	e := o.Edge
+	if e == "" {
+		e = r.generate("e")
+	}
+	if _, ok, err := r.kv.Get(EdgeKey(src, e)); err != nil {
+		return err
+	} else if ok {
+		return fmt.Errorf("%w: edge %q of vertex %q", ErrExists, e, src)
+	}
+	if err := r.kv.Set(EdgeKey(src, e), EdgeRec{Dst: dst}.Encode()); err != nil {
+		return err
+	}
+	if err := r.kv.Set(InKey(dst, src, e), nil); err != nil {
+		return err
+	}
+	r.write(src)
+	r.res.Handles = append(r.res.Handles, e)
+	r.emit(ShardOp{Shard: sv.Shard, Kind: OpCreateEdge, Vertex: src, Edge: e, Dst: dst})
+	return nil
+}
+
+func (r *run) edgeOp(o *Op) error {
+	src, sv, err := r.live(o.Vertex, o.VertexAlias, "source vertex")
+	if err != nil {
+		return err
+	}
+	b, ok, err := r.kv.Get(EdgeKey(src, o.Edge))
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: edge %q of vertex %q", ErrNotFound, o.Edge, src)
+	}
+	rec, err := DecodeEdgeRec(b)
+	if err != nil {
+		return err
+	}
+	op := ShardOp{Shard: sv.Shard, Vertex: src, Edge: o.Edge, Dst: rec.Dst, Key: o.Key, Value: o.Value}
+	switch o.Kind {
+	case DeleteEdge:
+		op.Kind = OpDeleteEdge
+		if err := r.kv.Delete(EdgeKey(src, o.Edge)); err != nil {
+			return err
+		}
+		if err := r.kv.Delete(InKey(rec.Dst, src, o.Edge)); err != nil {
+			return err
+		}
+	case SetEdgeProp:
+		op.Kind = OpSetEdgeProp
+		rec.Props = setProp(rec.Props, o.Key, o.Value)
+		if err := r.kv.Set(EdgeKey(src, o.Edge), rec.Encode()); err != nil {
+			return err
+		}
+	case DeleteEdgeProp:
+		op.Kind = OpDeleteEdgeProp
+		var found bool
+		if rec.Props, found = delProp(rec.Props, o.Key); !found {
+			return fmt.Errorf("%w: property %q of edge %q", ErrNotFound, o.Key, o.Edge)
+		}
+		if err := r.kv.Set(EdgeKey(src, o.Edge), rec.Encode()); err != nil {
+			return err
+		}
+	}
+	r.write(src)
+	r.emit(op)
+	return nil
+}
+
+func setProp(ps []Prop, k string, v value.Value) []Prop {
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].Key >= k })
+	if i < len(ps) && ps[i].Key == k {
+		ps[i].Value = v
+		return ps
+	}
+	ps = append(ps, Prop{})
+	copy(ps[i+1:], ps[i:])
+	ps[i] = Prop{Key: k, Value: v}
+	return ps
+}
+
+func delProp(ps []Prop, k string) ([]Prop, bool) {
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].Key >= k })
+	if i < len(ps) && ps[i].Key == k {
+		return append(ps[:i], ps[i+1:]...), true
+	}
+	return ps, false
+}
+
+func (r *run) vertexProp(o *Op) error {
+	h, v, err := r.live(o.Vertex, o.VertexAlias, "vertex")
+	if err != nil {
+		return err
+	}
+	op := ShardOp{Shard: v.Shard, Vertex: h, Key: o.Key, Value: o.Value}
+	if o.Kind == SetVertexProp {
+		op.Kind = OpSetVertexProp
+		if err := r.kv.Set(PropKey(h, o.Key), value.Append(nil, o.Value)); err != nil {
+			return err
+		}
+	} else {
+		op.Kind = OpDeleteVertexProp
+		if _, ok, err := r.kv.Get(PropKey(h, o.Key)); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("%w: property %q of vertex %q", ErrNotFound, o.Key, h)
+		}
+		if err := r.kv.Delete(PropKey(h, o.Key)); err != nil {
+			return err
+		}
+	}
+	r.write(h)
+	r.emit(op)
+	return nil
+}
+
+func (r *run) addAlias(o *Op) error {
+	h, v, err := r.live(o.Vertex, o.VertexAlias, "vertex")
+	if err != nil {
+		return err
+	}
+	a, ok, err := r.alias(o.Alias)
+	if err != nil {
+		return err
+	}
+	r.access[string(AliasAccessKey(o.Alias))] = true
+	if ok && a.Handle != "" {
+		return fmt.Errorf("%w: alias %q names vertex %q", ErrExists, o.Alias, a.Handle)
+	}
+	if err := r.kv.Set(AliasKey(o.Alias), AliasRec{Handle: h, LastWrite: r.ts}.Encode()); err != nil {
+		return err
+	}
+	if err := r.kv.Set(VAliasKey(h, o.Alias), nil); err != nil {
+		return err
+	}
+	r.write(h)
+	r.emit(ShardOp{Shard: v.Shard, Kind: OpAddAlias, Vertex: h, Alias: o.Alias})
+	r.emit(ShardOp{Shard: ShardOf(o.Alias, r.shards), Kind: OpBindAlias, Vertex: h, Alias: o.Alias})
+	return nil
+}
+
+func (r *run) removeAlias(o *Op) error {
+	h, v, err := r.live(o.Vertex, o.VertexAlias, "vertex")
+	if err != nil {
+		return err
+	}
+	a, ok, err := r.alias(o.Alias)
+	if err != nil {
+		return err
+	}
+	r.access[string(AliasAccessKey(o.Alias))] = true
+	if !ok || a.Handle != h {
+		return fmt.Errorf("%w: alias %q of vertex %q", ErrNotFound, o.Alias, h)
+	}
+	if err := r.kv.Set(AliasKey(o.Alias), AliasRec{LastWrite: r.ts}.Encode()); err != nil {
+		return err
+	}
+	if err := r.kv.Delete(VAliasKey(h, o.Alias)); err != nil {
+		return err
+	}
+	r.write(h)
+	r.emit(ShardOp{Shard: v.Shard, Kind: OpRemoveAlias, Vertex: h, Alias: o.Alias})
+	r.emit(ShardOp{Shard: ShardOf(o.Alias, r.shards), Kind: OpUnbindAlias, Vertex: h, Alias: o.Alias})
+	return nil
+}
+
+// finish stamps every written vertex's record with the transaction's stamp and
+// lists the access keys in a deterministic order.
+func (r *run) finish() error {
+	hs := make([]string, 0, len(r.written))
+	for h := range r.written {
+		hs = append(hs, h)
+	}
+	sort.Strings(hs)
+	for _, h := range hs {
+		v, ok, err := r.vertex(h)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("txn: written vertex %q has no record", h)
+		}
+		v.LastWrite = r.ts
+		if err := r.kv.Set(VertexKey(h), v.Encode()); err != nil {
+			return err
+		}
+	}
+	keys := make([]string, 0, len(r.access))
+	for k := range r.access {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r.res.Access = append(r.res.Access, []byte(k))
+	}
+	return nil
+}
