@@ -1,0 +1,193 @@
+package gatekeeper
+
+import (
+	"fmt"
+
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// Entry is one message of a gatekeeper→shard FIFO channel: a committed
+// transaction's operations for that shard, or a NOP (no operations) that
+// tells the shard this gatekeeper has nothing before Stamp.
+type Entry struct {
+	GK    uint32
+	Seq   uint64 // consecutive per (gatekeeper, shard), from 1
+	Stamp vclock.Stamp
+	Ops   []txn.ShardOp
+	Nop   bool
+}
+
+// Delivery is an entry addressed to a shard.
+type Delivery struct {
+	Shard uint32
+	Entry Entry
+}
+
+// Config configures a gatekeeper core.
+type Config struct {
+	ID          uint32
+	Gatekeepers int
+	Shards      int
+	Epoch       uint64
+	// InflightMax bounds transactions stamped but not yet resolved.
+	InflightMax int
+}
+
+type slot struct {
+	stamp    vclock.Stamp
+	resolved bool
+	ops      []txn.ShardOp // nil: aborted, or a NOP
+	nopShard int           // ≥ 0 for a NOP slot
+}
+
+// Core is the gatekeeper state machine.
+type Core struct {
+	cfg      Config
+	clock    vclock.Clock
+	slots    []slot // in stamp order; resolved ones at the front are flushed
+	seq      []uint64
+	out      []Delivery
+	nopsWant []bool // a NOP for shard s is queued behind in-flight slots
+}
+
+// ErrOverloaded reports too many transactions in flight.
+var ErrOverloaded = fmt.Errorf("gatekeeper: too many transactions in flight")
+
+// New returns a core with a zero clock of the given epoch.
+func New(cfg Config) *Core {
+	return &Core{
+		cfg:      cfg,
+		clock:    vclock.New(cfg.Epoch, cfg.Gatekeepers),
+		seq:      make([]uint64, cfg.Shards),
+		nopsWant: make([]bool, cfg.Shards),
+	}
+}
+
+// Clock returns a copy of the current clock.
+func (c *Core) Clock() vclock.Clock { return c.clock.Clone() }
+
+// Merge folds a clock announced by a peer (or carried by a NOP request) into
+// this gatekeeper's clock. Clocks of other epochs are ignored.
+func (c *Core) Merge(o vclock.Clock) {
+	if o.Epoch == c.clock.Epoch && len(o.Counters) == len(c.clock.Counters) {
+		c.clock.Merge(o)
+	}
+}
+
+// Stamp ticks the clock and returns a fresh stamp (for node programs and
+// snapshots, which do not travel through the FIFO channels).
+func (c *Core) Stamp() vclock.Stamp {
+	c.clock.Tick(int(c.cfg.ID))
+	return vclock.Stamp{Clock: c.clock.Clone(), Owner: c.cfg.ID}
+}
+
+// BeginCommit stamps a write transaction and reserves its place in the FIFO
+// order; Resolve must follow.
+func (c *Core) BeginCommit() (vclock.Stamp, error) {
+	if c.cfg.InflightMax > 0 && len(c.slots) >= c.cfg.InflightMax {
+		return vclock.Stamp{}, ErrOverloaded
+	}
+	s := c.Stamp()
+	c.slots = append(c.slots, slot{stamp: s, nopShard: -1})
+	return s, nil
+}
+
+// Resolve ends a stamped transaction: ops (nil when it aborted) are delivered
+// to their shards once every earlier stamp is resolved.
+func (c *Core) Resolve(s vclock.Stamp, ops []txn.ShardOp) error {
+	for i := range c.slots {
+		if c.slots[i].nopShard < 0 && !c.slots[i].resolved && vclock.CompareStamps(c.slots[i].stamp, s) == vclock.Equal {
+			c.slots[i].resolved = true
+			c.slots[i].ops = ops
+			c.flush()
+			return nil
+		}
+	}
+	return fmt.Errorf("gatekeeper: resolve of unknown stamp %s", s)
+}
+
+// RequestNop answers a shard that needs this gatekeeper's queue to move past
+// clock: the clock is merged (so the NOP's stamp is after it) and a NOP is
+// queued for the shard behind any in-flight transactions. A NOP already
+// queued for the shard and not yet delivered is not duplicated.
+func (c *Core) RequestNop(shard uint32, clock vclock.Clock) {
+	c.Merge(clock)
+	if c.nopsWant[shard] {
+		return
+	}
+	c.nopsWant[shard] = true
+	s := c.Stamp()
+	c.slots = append(c.slots, slot{stamp: s, resolved: true, nopShard: int(shard)})
+	c.flush()
+}
+
+// flush delivers resolved slots at the front, in stamp order.
+func (c *Core) flush() {
+	n := 0
+	for n < len(c.slots) && c.slots[n].resolved {
+		sl := c.slots[n]
+		if sl.nopShard >= 0 {
+			c.nopsWant[sl.nopShard] = false
+			c.deliver(uint32(sl.nopShard), sl.stamp, nil, true)
+		} else {
+			c.deliverOps(sl)
+		}
+		n++
+	}
+	if n > 0 {
+		c.slots = append(c.slots[:0], c.slots[n:]...)
+	}
+}
+
+func (c *Core) deliverOps(sl slot) {
+	if len(sl.ops) == 0 {
+		return
+	}
+	// Group by shard, keeping operation order within a shard; shards in
+	// increasing order so the output is deterministic.
+	var per = make(map[uint32][]txn.ShardOp)
+	var shards []uint32
+	for _, op := range sl.ops {
+		if _, ok := per[op.Shard]; !ok {
+			shards = append(shards, op.Shard)
+		}
+		per[op.Shard] = append(per[op.Shard], op)
+	}
+	sortU32(shards)
+	for _, s := range shards {
+		c.deliver(s, sl.stamp, per[s], false)
+	}
+}
+
+func sortU32(a []uint32) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+func (c *Core) deliver(shard uint32, s vclock.Stamp, ops []txn.ShardOp, nop bool) {
+	c.seq[shard]++
+	c.out = append(c.out, Delivery{Shard: shard, Entry: Entry{GK: c.cfg.ID, Seq: c.seq[shard], Stamp: s, Ops: ops, Nop: nop}})
+}
+
+// Ready returns the deliveries produced since the last call, in order; the
+// shell must hand them to the shards in this order.
+func (c *Core) Ready() []Delivery {
+	out := c.out
+	c.out = nil
+	return out
+}
+
+// Inflight returns the stamps of unresolved transactions, oldest first.
+func (c *Core) Inflight() []vclock.Stamp {
+	var out []vclock.Stamp
+	for _, sl := range c.slots {
+		if !sl.resolved {
+			out = append(out, sl.stamp)
+		}
+	}
+	return out
+}

@@ -1,0 +1,300 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// Task is work that reads the graph at Stamp: a node-program batch or a read.
+type Task struct {
+	Stamp   vclock.Stamp
+	Payload any
+}
+
+// NopRequest asks gatekeeper GK for a NOP after Clock.
+type NopRequest struct {
+	GK    uint32
+	Clock vclock.Clock
+}
+
+// Config configures a shard core.
+type Config struct {
+	ID          uint32
+	Gatekeepers int
+	// ReorderMax bounds entries held while an earlier sequence number is missing.
+	ReorderMax int
+	// TasksMax bounds tasks waiting to run; Submit answers ErrOverloaded beyond it.
+	TasksMax int
+}
+
+// Errors.
+var (
+	ErrOverloaded = errors.New("shard: too many waiting tasks")
+	ErrReorder    = errors.New("shard: FIFO channel out of order beyond the reorder bound")
+)
+
+type queue struct {
+	next    uint64 // next expected sequence number
+	fifo    []gatekeeper.Entry
+	held    map[uint64]gatekeeper.Entry // arrived ahead of a gap
+	last    vclock.Stamp                // last executed or consumed entry
+	lastNop bool
+	asked   bool // a NOP request is outstanding
+}
+
+// Core schedules writes and tasks for one shard.
+type Core struct {
+	cfg   Config
+	q     []queue
+	tasks []Task
+	res   *order.Resolver
+	reqs  []NopRequest
+
+	// Apply executes a write entry (never a NOP) against the shard's graph.
+	Apply func(e gatekeeper.Entry) error
+	// Run executes a runnable task.
+	Run func(t Task) error
+
+	Executed, Consumed, Ran uint64
+}
+
+// New returns a core. Apply and Run must be set before Step.
+func New(cfg Config, res *order.Resolver) *Core {
+	c := &Core{cfg: cfg, q: make([]queue, cfg.Gatekeepers), res: res}
+	for i := range c.q {
+		c.q[i].next = 1
+		c.q[i].held = map[uint64]gatekeeper.Entry{}
+	}
+	return c
+}
+
+// Resolver returns the shard's order resolver (tasks use it for visibility).
+func (c *Core) Resolver() *order.Resolver { return c.res }
+
+// Deliver enqueues an entry from a gatekeeper's FIFO channel. Duplicates are
+// dropped; an entry ahead of a gap is held until the gap fills.
+func (c *Core) Deliver(e gatekeeper.Entry) error {
+	if int(e.GK) >= len(c.q) {
+		return fmt.Errorf("shard: entry from unknown gatekeeper %d", e.GK)
+	}
+	q := &c.q[e.GK]
+	q.asked = false
+	switch {
+	case e.Seq < q.next:
+		return nil
+	case e.Seq > q.next:
+		if len(q.held) >= c.cfg.ReorderMax {
+			return ErrReorder
+		}
+		q.held[e.Seq] = e
+		return nil
+	}
+	q.fifo = append(q.fifo, e)
+	q.next++
+	for {
+		h, ok := q.held[q.next]
+		if !ok {
+			break
+		}
+		delete(q.held, q.next)
+		q.fifo = append(q.fifo, h)
+		q.next++
+	}
+	return nil
+}
+
+// Submit adds a task; it runs during a later Step.
+func (c *Core) Submit(t Task) error {
+	if len(c.tasks) >= c.cfg.TasksMax {
+		return ErrOverloaded
+	}
+	c.tasks = append(c.tasks, t)
+	return nil
+}
+
+// Waiting returns the number of tasks not yet run.
+func (c *Core) Waiting() int { return len(c.tasks) }
+
+// NopRequests returns (and forgets) the NOP requests produced by Step.
+func (c *Core) NopRequests() []NopRequest {
+	r := c.reqs
+	c.reqs = nil
+	return r
+}
+
+// Step runs everything that can run now.
+func (c *Core) Step(ctx context.Context) error {
+	for {
+		ranTask, err := c.runTasks(ctx)
+		if err != nil {
+			return err
+		}
+		wrote, err := c.executeWrite(ctx)
+		if err != nil {
+			return err
+		}
+		if !ranTask && !wrote {
+			return nil
+		}
+	}
+}
+
+// runTasks runs every runnable task, keeping the others in arrival order.
+func (c *Core) runTasks(ctx context.Context) (bool, error) {
+	ran := false
+	kept := c.tasks[:0]
+	for i, t := range c.tasks {
+		ok, err := c.runnable(ctx, t.Stamp)
+		if err != nil {
+			c.tasks = append(kept, c.tasks[i:]...)
+			return ran, err
+		}
+		if !ok {
+			kept = append(kept, t)
+			continue
+		}
+		if err := c.Run(t); err != nil {
+			c.tasks = append(kept, c.tasks[i+1:]...)
+			return true, err
+		}
+		c.Ran++
+		ran = true
+	}
+	for i := len(kept); i < len(c.tasks); i++ {
+		c.tasks[i] = Task{}
+	}
+	c.tasks = kept
+	return ran, nil
+}
+
+// runnable decides whether every queue has moved past t, consuming NOP heads
+// that do not follow t and asking for NOPs where a queue says nothing yet.
+func (c *Core) runnable(ctx context.Context, t vclock.Stamp) (bool, error) {
+	ok := true
+	for i := range c.q {
+		q := &c.q[i]
+		for len(q.fifo) > 0 && q.fifo[0].Nop && vclock.CompareStamps(q.fifo[0].Stamp, t) != vclock.After {
+			c.consume(q)
+		}
+		if len(q.fifo) > 0 {
+			h := q.fifo[0]
+			if h.Nop {
+				continue // after t by vector clock
+			}
+			before, err := c.res.Prefer(ctx, h.Stamp, t) // writes before programs
+			if err != nil {
+				return false, err
+			}
+			if before {
+				ok = false
+			}
+			continue
+		}
+		if after, err := c.lastAfter(ctx, q, t); err != nil {
+			return false, err
+		} else if !after {
+			c.ask(uint32(i), t.Clock)
+			ok = false
+		}
+	}
+	return ok, nil
+}
+
+// lastAfter reports whether the last entry taken from q is after t, so that
+// everything q will still deliver is after t.
+func (c *Core) lastAfter(ctx context.Context, q *queue, t vclock.Stamp) (bool, error) {
+	if q.last.IsZero() {
+		return false, nil
+	}
+	switch vclock.CompareStamps(q.last, t) {
+	case vclock.After:
+		return true, nil
+	case vclock.Concurrent:
+		if q.lastNop {
+			return false, nil
+		}
+		before, err := c.res.Prefer(ctx, q.last, t)
+		return !before, err
+	}
+	return false, nil
+}
+
+func (c *Core) ask(gk uint32, clock vclock.Clock) {
+	q := &c.q[gk]
+	if q.asked {
+		return
+	}
+	q.asked = true
+	c.reqs = append(c.reqs, NopRequest{GK: gk, Clock: clock.Clone()})
+}
+
+func (c *Core) consume(q *queue) {
+	e := q.fifo[0]
+	q.fifo[0] = gatekeeper.Entry{}
+	q.fifo = q.fifo[1:]
+	q.last, q.lastNop = e.Stamp, e.Nop
+	if e.Nop {
+		c.Consumed++
+	}
+}
+
+// executeWrite executes the earliest write head if every queue has a head and
+// no head precedes it; NOP heads that do not follow it are consumed.
+func (c *Core) executeWrite(ctx context.Context) (bool, error) {
+	min := -1
+	for i := range c.q {
+		if len(c.q[i].fifo) == 0 || c.q[i].fifo[0].Nop {
+			continue
+		}
+		if min < 0 {
+			min = i
+			continue
+		}
+		// The lower gatekeeper's write first unless Kronos already holds the
+		// opposite order.
+		before, err := c.res.Prefer(ctx, c.q[min].fifo[0].Stamp, c.q[i].fifo[0].Stamp)
+		if err != nil {
+			return false, err
+		}
+		if !before {
+			min = i
+		}
+	}
+	if min < 0 {
+		return false, nil
+	}
+	w := c.q[min].fifo[0]
+	ready := true
+	for i := range c.q {
+		if i == min {
+			continue
+		}
+		q := &c.q[i]
+		for len(q.fifo) > 0 && q.fifo[0].Nop && vclock.CompareStamps(q.fifo[0].Stamp, w.Stamp) != vclock.After {
+			c.consume(q)
+		}
+		if len(q.fifo) > 0 {
+			continue // a later NOP, or a write that the min search put after w
+		}
+		if after, err := c.lastAfter(ctx, q, w.Stamp); err != nil {
+			return false, err
+		} else if !after {
+			c.ask(uint32(i), w.Stamp.Clock)
+			ready = false
+		}
+	}
+	if !ready {
+		return false, nil
+	}
+	if err := c.Apply(w); err != nil {
+		return false, fmt.Errorf("shard %d: applying %s: %w", c.cfg.ID, w.Stamp, err)
+	}
+	c.consume(&c.q[min])
+	c.Executed++
+	return true, nil
+}
