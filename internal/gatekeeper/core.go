@@ -48,6 +48,7 @@ type Core struct {
 	slots    []slot // in stamp order; resolved ones at the front are flushed
 	seq      []uint64
 	out      []Delivery
+	acked    []vclock.Stamp
 	nopsWant []bool // a NOP for shard s is queued behind in-flight slots
 }
 
@@ -132,6 +133,9 @@ func (c *Core) flush() {
 			c.deliver(uint32(sl.nopShard), sl.stamp, nil, true)
 		} else {
 			c.deliverOps(sl)
+			if sl.ops != nil {
+				c.acked = append(c.acked, sl.stamp)
+			}
 		}
 		n++
 	}
@@ -181,6 +185,16 @@ func (c *Core) Ready() []Delivery {
 	return out
 }
 
+// Acked returns the committed transactions whose entries have been handed to
+// Ready since the last call: only now may their clients be answered, because
+// a shard may run a later program only after seeing everything before it in
+// this gatekeeper's FIFO order.
+func (c *Core) Acked() []vclock.Stamp {
+	a := c.acked
+	c.acked = nil
+	return a
+}
+
 // Inflight returns the stamps of unresolved transactions, oldest first.
 func (c *Core) Inflight() []vclock.Stamp {
 	var out []vclock.Stamp
@@ -191,3 +205,4 @@ func (c *Core) Inflight() []vclock.Stamp {
 	}
 	return out
 }
+

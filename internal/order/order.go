@@ -49,6 +49,18 @@ func (l *Local) Assign(_ context.Context, as []kronos.Assignment) ([]kronos.Assi
 	return l.g.AssignOrder(nil, as)
 }
 
+// Query answers the order of a and b without establishing anything (for
+// checkers and diagnostics).
+func (l *Local) Query(a, b vclock.Stamp) (kronos.Order, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out, err := l.g.QueryOrder(nil, []kronos.Pair{{A: Ref(a), B: Ref(b)}})
+	if err != nil {
+		return kronos.Unknown, err
+	}
+	return out[0], nil
+}
+
 // Cleanup implements Oracle.
 func (l *Local) Cleanup(_ context.Context, gk uint32, c vclock.Clock) error {
 	l.mu.Lock()
