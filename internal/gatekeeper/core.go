@@ -205,4 +205,3 @@ func (c *Core) Inflight() []vclock.Stamp {
 	}
 	return out
 }
-
