@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package graph
+
+const invariantsOn = false
