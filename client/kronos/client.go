@@ -73,15 +73,50 @@ type AssignResult struct {
 	Reversed bool
 }
 
-// Error is an API error from the service, with its stable code.
-type Error struct {
-	Code      pb.ErrorCode
-	Message   string
-	PairIndex int   // for MUST_CONFLICT
-	Actual    Order // for MUST_CONFLICT
+// Code is the stable code of an API error. Its values are the wire
+// protocol's error codes (weft.kronos.v1.ErrorCode), which never change.
+type Code int32
+
+// API error codes (docs/kronos.md, "Errors").
+const (
+	CodeUnknownEvent Code = 1  // a request names an event that does not exist
+	CodeSelfOrder    Code = 2  // a pair names one event twice
+	CodeMalformed    Code = 3  // missing or invalid fields, empty or oversized batch
+	CodeRefUnderflow Code = 4  // a release would take a count below 0
+	CodeRefOverflow  Code = 5  // an acquire would take a count above 2^31-1
+	CodeMustConflict Code = 6  // a must pair contradicts the graph; the batch is rejected
+	CodeNotLeader    Code = 7  // the replica cannot serve the call (retried at the leader)
+	CodeOverloaded   Code = 8  // the replica's queue is full (retried after a pause)
+	CodeCollected    Code = 9  // a clock below the cleanup watermark
+	CodeClockInvalid Code = 10 // a clock contradicts its gatekeeper's chain
+	CodeShuttingDown Code = 11 // the replica is stopping (retried elsewhere)
+)
+
+var codeNames = [...]string{"", "UNKNOWN_EVENT_ERROR", "SELF_ORDER", "MALFORMED", "REF_UNDERFLOW",
+	"REF_OVERFLOW", "MUST_CONFLICT", "NOT_LEADER", "OVERLOADED", "COLLECTED", "CLOCK_INVALID", "SHUTTING_DOWN"}
+
+// String returns the code's wire name, e.g. "MUST_CONFLICT".
+func (c Code) String() string {
+	if c > 0 && int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return fmt.Sprintf("Code(%d)", int32(c))
 }
 
-func (e *Error) Error() string { return e.Message }
+// Error is an API error from the service, with its stable code.
+type Error struct {
+	Code      Code
+	Message   string
+	PairIndex int   // for CodeMustConflict
+	Actual    Order // for CodeMustConflict
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return "kronos: " + e.Code.String()
+	}
+	return e.Message
+}
 
 // Is lets errors.Is match on the code alone: errors.Is(err, ErrMustConflict).
 func (e *Error) Is(target error) bool {
@@ -89,18 +124,22 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Message == "" && t.Code == e.Code
 }
 
-// Sentinels to match with errors.Is.
+// Sentinels to match with errors.Is, one per code. A call retries
+// CodeNotLeader, CodeOverloaded and CodeShuttingDown; when its attempts run
+// out, its error matches both ErrUnavailable and the last error it got.
 var (
-	ErrUnknownEvent = &Error{Code: pb.ErrorCode_UNKNOWN_EVENT_ERROR}
-	ErrSelfOrder    = &Error{Code: pb.ErrorCode_SELF_ORDER}
-	ErrMalformed    = &Error{Code: pb.ErrorCode_MALFORMED}
-	ErrUnderflow    = &Error{Code: pb.ErrorCode_REF_UNDERFLOW}
-	ErrOverflow     = &Error{Code: pb.ErrorCode_REF_OVERFLOW}
-	ErrMustConflict = &Error{Code: pb.ErrorCode_MUST_CONFLICT}
-	ErrCollected    = &Error{Code: pb.ErrorCode_COLLECTED}
-	ErrClockInvalid = &Error{Code: pb.ErrorCode_CLOCK_INVALID}
-	ErrOverloaded   = &Error{Code: pb.ErrorCode_OVERLOADED}
-	// ErrUnavailable: no replica answered as leader within the call's deadline.
+	ErrUnknownEvent = &Error{Code: CodeUnknownEvent}
+	ErrSelfOrder    = &Error{Code: CodeSelfOrder}
+	ErrMalformed    = &Error{Code: CodeMalformed}
+	ErrUnderflow    = &Error{Code: CodeRefUnderflow}
+	ErrOverflow     = &Error{Code: CodeRefOverflow}
+	ErrMustConflict = &Error{Code: CodeMustConflict}
+	ErrNotLeader    = &Error{Code: CodeNotLeader}
+	ErrOverloaded   = &Error{Code: CodeOverloaded}
+	ErrCollected    = &Error{Code: CodeCollected}
+	ErrClockInvalid = &Error{Code: CodeClockInvalid}
+	ErrShuttingDown = &Error{Code: CodeShuttingDown}
+	// ErrUnavailable: no replica answered as leader within the call's attempts.
 	ErrUnavailable = errors.New("kronos: no leader reachable")
 )
 
@@ -227,10 +266,10 @@ func call[R any](ctx context.Context, c *Client, f func(context.Context, pb.Kron
 			c.moveOn(addr, "")
 		case apiErr == nil:
 			return r, nil
-		case apiErr.Code == pb.ErrorCode_NOT_LEADER || apiErr.Code == pb.ErrorCode_SHUTTING_DOWN:
+		case Code(apiErr.GetCode()) == CodeNotLeader || Code(apiErr.GetCode()) == CodeShuttingDown:
 			last = fromWire(apiErr)
 			c.moveOn(addr, apiErr.GetLeaderHint())
-		case apiErr.Code == pb.ErrorCode_OVERLOADED:
+		case Code(apiErr.GetCode()) == CodeOverloaded:
 			last = fromWire(apiErr)
 		default:
 			return zero, fromWire(apiErr)
@@ -241,11 +280,11 @@ func call[R any](ctx context.Context, c *Client, f func(context.Context, pb.Kron
 		case <-time.After(c.opts.Backoff):
 		}
 	}
-	return zero, fmt.Errorf("%w: %v", ErrUnavailable, last)
+	return zero, fmt.Errorf("%w: %w", ErrUnavailable, last)
 }
 
 func fromWire(e *pb.Error) *Error {
-	return &Error{Code: e.GetCode(), Message: e.GetMessage(), PairIndex: int(e.GetPairIndex()), Actual: orderFromWire(e.GetActual())}
+	return &Error{Code: Code(e.GetCode()), Message: e.GetMessage(), PairIndex: int(e.GetPairIndex()), Actual: orderFromWire(e.GetActual())}
 }
 
 // lane is one exactly-once session: the state machine keeps one sequence

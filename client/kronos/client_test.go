@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	kc "github.com/weft-db/weft/client/kronos"
 	"github.com/weft-db/weft/internal/kronos"
@@ -54,11 +55,18 @@ func TestConcurrentMutationsOnOneClient(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	st, err := c.Stats(ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(seen) != workers*each || st.Created != workers*each {
-		t.Fatalf("%d ids returned, %d created; want %d", len(seen), st.Created, workers*each)
+	// Stats are published after the Ready whose replies were sent, so the
+	// last create may show a moment later.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		st, err := c.Stats(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) == workers*each && st.Created == workers*each {
+			break
+		}
+		if len(seen) != workers*each || st.Created > workers*each || time.Now().After(deadline) {
+			t.Fatalf("%d ids returned, %d created; want %d", len(seen), st.Created, workers*each)
+		}
 	}
 }

@@ -17,13 +17,18 @@
 //   - strict GC: an event lives while its client references or its in-edges
 //     (edges from live events) are non-zero; releasing the last reference
 //     collects every event that thereby becomes unreachable from a referenced
-//     one, in time linear in what is collected;
+//     one, in time linear in what is collected (plus, if released clock
+//     events are among it, the released entries of their chains, swept once
+//     per call);
 //   - clock agreement: for clock-named events, vector-clock order implies graph
 //     order (each new clock event is linked to the last event below it and the
-//     first event above it in every gatekeeper chain, found by binary search).
+//     first event above it in every gatekeeper chain, found by binary search),
+//     including events Cleanup released that still live: they keep their chain
+//     entries until collected.
 //
 // Memory: an event with one reference and no edges costs 20 bytes in the event
-// table (chunked arrays indexed by id; a fully collected chunk is freed), plus
-// its share of the traversal scratch space; each edge costs 8 bytes in a
-// size-classed arena.
+// table (chunked arrays indexed by id; a fully collected chunk is freed, one
+// kept in reserve for reuse), plus its share of the traversal scratch space;
+// each edge costs 8 bytes in a size-classed arena. A clock event also costs its
+// chain entry, and, once released but still live, an entry in the released map.
 package kronos

@@ -108,8 +108,9 @@ func exerciseRestored(t *testing.T, g *Graph) {
 	if err := g.CheckInvariants(); err != nil {
 		t.Fatalf("after draining: %v", err)
 	}
-	if st := g.Stats(); st.Events != 0 || st.Edges != 0 || st.ClockEvents != 0 || g.tab.chunks() != 0 {
-		t.Fatalf("drained graph still holds %+v, %d chunks", st, g.tab.chunks())
+	if st := g.Stats(); st.Events != 0 || st.Edges != 0 || st.ClockEvents != 0 || g.tab.chunks() != 0 ||
+		len(x.chains) != 0 || len(x.released) != 0 {
+		t.Fatalf("drained graph still holds %+v, %d chunks, %d chains", st, g.tab.chunks(), len(x.chains))
 	}
 }
 
@@ -147,6 +148,16 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 	}
 	assignTB(tb, g, Assignment{ck(1, 0, 1, 0, 0), Before, ck(0, 1, 1, 2), Prefer})
 	seeds = append(seeds, g.AppendSnapshot(nil))
+
+	// Clock events released by cleanup but pinned by an edge keep their
+	// chain entries.
+	k, _ := New(DefaultConfig())
+	p := k.CreateEvent()
+	assignTB(tb, k, Assignment{ID(p), Before, ck(0, 0, 1), Must}, Assignment{ck(0, 0, 2), Before, ck(0, 0, 4), Prefer})
+	if _, _, err := k.Cleanup(0, vclock.Clock{Counters: []uint64{3}}); err != nil {
+		tb.Fatal(err)
+	}
+	seeds = append(seeds, k.AppendSnapshot(nil))
 
 	h, _ := New(DefaultConfig())
 	first, _ := h.CreateEvents(nil, chunkSize+2)

@@ -145,6 +145,7 @@ func (g *Graph) ReleaseRefs(ids []EventID) (int, error) {
 		ch.refs[s] -= r.n
 		g.maybeCollect(r.id)
 	}
+	g.sweepChains()
 	return int(g.stats.Collected - before), nil
 }
 
@@ -185,7 +186,8 @@ func (g *Graph) refRuns(ids []EventID) ([]refRun, error) {
 
 // maybeCollect collects id if it holds no references and no in-edges, then
 // cascades along its out-edges. The work is linear in the events and edges
-// collected (Kronos paper §2.3, strict GC).
+// collected (Kronos paper §2.3, strict GC). A collected released clock event
+// queues its chain; the caller runs sweepChains before returning.
 func (g *Graph) maybeCollect(id EventID) {
 	ch, s := g.tab.slot(id)
 	if ch == nil || ch.refs[s] != 0 || ch.indeg[s] != 0 {
@@ -210,6 +212,9 @@ func (g *Graph) maybeCollect(id EventID) {
 		g.tab.remove(v)
 		g.stats.Events--
 		g.stats.Collected++
+		if len(g.clocks.released) > 0 {
+			g.clocks.forget(v)
+		}
 	}
 	g.work = work
 }

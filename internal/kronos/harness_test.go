@@ -52,13 +52,14 @@ type gatekeeper struct {
 // coverage counts interesting situations over a whole rapid run, so a test
 // can show its generators reach them.
 type coverage struct {
-	ops, conflicts, reversed, pinned, restores, rejected, released, collected int
+	ops, conflicts, reversed, pinned, releasedAlive, restores, rejected, released, collected int
 }
 
 func (c *coverage) String() string {
-	return fmt.Sprintf("%d ops: %d must conflicts, %d prefer reversals, %d edge-pinned events seen, "+
-		"%d restores, %d rejected calls, %d clock events released, %d events collected",
-		c.ops, c.conflicts, c.reversed, c.pinned, c.restores, c.rejected, c.released, c.collected)
+	return fmt.Sprintf("%d ops: %d must conflicts, %d prefer reversals, %d edge-pinned events seen "+
+		"(%d of them released clock events), %d restores, %d rejected calls, %d clock events released, "+
+		"%d events collected",
+		c.ops, c.conflicts, c.reversed, c.pinned, c.releasedAlive, c.restores, c.rejected, c.released, c.collected)
 }
 
 // rapidSteps is the -rapid.steps flag (default 30); sequences are about ten
@@ -446,14 +447,23 @@ func (h *harness) cleanup(t *rapid.T, gk uint32, c vclock.Clock) {
 	h.coverage.collected += wcol
 }
 
-// opMustAgainstClocks asks for a must order against two ordered vector
-// clocks, inside a batch of other pairs: it is never accepted.
+// opMustAgainstClocks asks for a must order against vector-clock order,
+// inside a batch of other pairs: it is never accepted. The early side is a
+// clock below a new stamp, or by id a live event that happens before (or
+// is) a live clock event below it — one Cleanup released, pinned by an
+// edge, included: the new stamp is above it, so the must would close a
+// cycle in the true order.
 func (h *harness) opMustAgainstClocks(t *rapid.T) {
 	gk := rapid.IntRange(0, len(h.gks)-1).Draw(t, "lateGk")
 	h.stamp(gk)
 	late := h.gks[gk].issued[len(h.gks[gk].issued)-1]
-	early := h.drawClockRef(t, "early")
-	if vclock.Compare(early.Clock.Clock, late) != vclock.Before {
+	var early Ref
+	if rapid.Bool().Draw(t, "earlyByID") {
+		var ok bool
+		if early, ok = h.drawBefore(t, late); !ok {
+			return
+		}
+	} else if early = h.drawClockRef(t, "early"); vclock.Compare(early.Clock.Clock, late) != vclock.Before {
 		return
 	}
 	as := h.drawAssignments(t)
@@ -475,6 +485,29 @@ func (h *harness) opMustAgainstClocks(t *rapid.T) {
 	if _, err := h.opAssign(t, as); err == nil {
 		t.Fatalf("must against vector-clock order accepted: %s", fmtAssignments(as))
 	}
+}
+
+// drawBefore draws, by id, a live event that is or happens before (in the
+// model) a live clock event, released or not, whose clock is below c.
+func (h *harness) drawBefore(t *rapid.T, c vclock.Clock) (Ref, bool) {
+	live := h.m.liveIDs()
+	var below []EventID
+	for _, id := range live {
+		if e := h.m.ev[id]; e.clock != nil && vclock.Compare(e.clock.Clock, c) == vclock.Before {
+			below = append(below, id)
+		}
+	}
+	if len(below) == 0 {
+		return Ref{}, false
+	}
+	e := rapid.SampledFrom(below).Draw(t, "belowLate")
+	before := []EventID{e}
+	for _, id := range live {
+		if id != e && h.m.reaches(id, e) {
+			before = append(before, id)
+		}
+	}
+	return ID(rapid.SampledFrom(before).Draw(t, "beforeIt")), true
 }
 
 // opShrink brings the model back under liveMax: clients release what they
@@ -526,9 +559,11 @@ func (h *harness) drain(t *rapid.T) {
 	}
 	h.check(t)
 	for _, g := range h.gs {
-		st := g.Stats()
-		if st.Events != 0 || st.Edges != 0 || st.ClockEvents != 0 || g.tab.chunks() != 0 {
-			t.Fatalf("after releasing everything: %+v, %d chunks", st, g.tab.chunks())
+		st, x := g.Stats(), &g.clocks
+		if st.Events != 0 || st.Edges != 0 || st.ClockEvents != 0 || g.tab.chunks() != 0 ||
+			len(x.keys)+len(x.chains)+len(x.released)+len(x.width) != 0 {
+			t.Fatalf("after releasing everything: %+v, %d chunks, %d chains, %d released entries",
+				st, g.tab.chunks(), len(x.chains), len(x.released))
 		}
 	}
 }
@@ -583,6 +618,9 @@ func (h *harness) check(t *rapid.T) {
 	for id := EventID(1); id < h.m.nextID; id++ {
 		if h.m.pinned(id) {
 			h.coverage.pinned++
+			if h.m.ev[id].clock != nil {
+				h.coverage.releasedAlive++
+			}
 		}
 	}
 }
@@ -634,7 +672,9 @@ func (h *harness) checkLog(t *rapid.T, g *Graph) {
 
 // checkAllPairs compares the order of every two live events (by id) with the
 // model's transitive closure, checks the model is acyclic, and that vector
-// clock order is graph order for every two chain events.
+// clock order is graph order for every two live clock events — released by
+// Cleanup or not, since a released event that lives still has its place in
+// the true order.
 func (h *harness) checkAllPairs(t *rapid.T, g *Graph) {
 	live := h.m.liveIDs()
 	reach := map[EventID]map[EventID]bool{}
@@ -657,29 +697,25 @@ func (h *harness) checkAllPairs(t *rapid.T, g *Graph) {
 				t.Fatalf("order(%d, %d) = %v %v, model %s", a, b, o, err, want)
 			}
 			ea, eb := h.m.ev[a], h.m.ev[b]
-			if !ea.inChain || !eb.inChain {
+			if ea.clock == nil || eb.clock == nil {
 				continue
 			}
-			// Both named by clocks: asked by clock or by id, the answer is
-			// the graph's, and it respects vector-clock order. (Equal clocks
-			// of two owners — only forged ones — are refused as a self pair.)
+			// Both stamped by gatekeepers: the graph respects vector-clock
+			// order. (Equal clocks of two owners — only forged ones — are
+			// refused as a self pair.)
 			ra, rb := Ref{Clock: ea.clock}, Ref{Clock: eb.clock}
-			if vclock.Compare(ea.clock.Clock, eb.clock.Clock) == vclock.Equal {
+			rel := vclock.Compare(ea.clock.Clock, eb.clock.Clock)
+			if rel == vclock.Before && want != Before || rel == vclock.After && want != After {
+				t.Fatalf("clock %s (#%d) is %s %s (#%d) but the graph holds %s", ra, a, rel, rb, b, want)
+			}
+			if !ea.inChain || !eb.inChain || rel == vclock.Equal {
 				continue
 			}
+			// Both still named by their clocks: asked by clock or by id,
+			// the answer is the graph's.
 			o, err = g.QueryOrder(nil, []Pair{{ra, rb}})
 			if err != nil || o[0] != want {
 				t.Fatalf("order(%s, %s) = %v %v, by id %s", ra, rb, o, err, want)
-			}
-			switch vclock.Compare(ea.clock.Clock, eb.clock.Clock) {
-			case vclock.Before:
-				if want != Before {
-					t.Fatalf("clock %s < %s but the graph holds %s", ra, rb, want)
-				}
-			case vclock.After:
-				if want != After {
-					t.Fatalf("clock %s > %s but the graph holds %s", ra, rb, want)
-				}
 			}
 		}
 	}

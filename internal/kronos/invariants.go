@@ -77,27 +77,36 @@ func (g *Graph) checkAcyclic(indeg map[EventID]uint32) error {
 	return nil
 }
 
+// checkChains checks the clock index: every flagged event is held by exactly
+// one chain; released entries (a prefix of their chain, strictly below the
+// watermark, listed in x.released) name live events without the flag; an
+// epoch's clocks have one width (lookup refuses others); and vector-clock
+// order is graph order for every two chain entries, released or not.
 func (g *Graph) checkChains(flagged uint64) error {
 	x := &g.clocks
-	var n uint64
+	var n, rel uint64
 	type named struct {
 		id EventID
 		c  vclock.Clock
 	}
 	var all []named
-	// Each clock event is in exactly one chain (Cleanup releases an entry
-	// once), and an epoch's clocks have one width (lookup refuses others).
 	seen := map[EventID]bool{}
+	if len(x.sweep) != 0 {
+		return fmt.Errorf("%d chains left unswept", len(x.sweep))
+	}
 	for _, k := range x.keys {
-		chain := x.chains[k]
+		chain := x.chains[k].entries
 		if len(chain) == 0 {
 			return fmt.Errorf("chain %v is empty", k)
 		}
 		for i, e := range chain {
-			n++
-			ch, s := g.tab.slot(e.id)
-			if ch == nil || ch.refs[s]&clockFlag == 0 {
-				return fmt.Errorf("chain %v entry %d: event %d is not a live clock event", k, i, e.id)
+			if err := g.checkEntry(k, i, e); err != nil {
+				return err
+			}
+			if i < x.chains[k].rel {
+				rel++
+			} else {
+				n++
 			}
 			if seen[e.id] {
 				return fmt.Errorf("chain %v entry %d: event %d is in two chains", k, i, e.id)
@@ -116,7 +125,10 @@ func (g *Graph) checkChains(flagged uint64) error {
 		}
 	}
 	if n != flagged {
-		return fmt.Errorf("%d clock events flagged, %d in chains", flagged, n)
+		return fmt.Errorf("%d clock events flagged, %d held by chains", flagged, n)
+	}
+	if rel != uint64(len(x.released)) {
+		return fmt.Errorf("%d released entries in chains, %d listed", rel, len(x.released))
 	}
 	if len(all) > 4096 {
 		return nil
@@ -127,6 +139,33 @@ func (g *Graph) checkChains(flagged uint64) error {
 				return fmt.Errorf("clock %s < %s but graph holds %s", a.c, b.c, g.order(a.id, b.id))
 			}
 		}
+	}
+	return nil
+}
+
+// checkEntry checks that entry i of chain k names a live event, flagged iff
+// the entry is held, and that a released one is listed and below the
+// watermark.
+func (g *Graph) checkEntry(k chainKey, i int, e chainEntry) error {
+	x := &g.clocks
+	ch, s := g.tab.slot(e.id)
+	if ch == nil || !g.tab.alive(e.id) {
+		return fmt.Errorf("chain %v entry %d: event %d is not live", k, i, e.id)
+	}
+	if i >= x.chains[k].rel {
+		if ch.refs[s]&clockFlag == 0 {
+			return fmt.Errorf("chain %v entry %d: event %d is not a clock event", k, i, e.id)
+		}
+		return nil
+	}
+	if ch.refs[s]&clockFlag != 0 {
+		return fmt.Errorf("chain %v entry %d: released event %d is flagged", k, i, e.id)
+	}
+	if lk, ok := x.released[e.id]; !ok || lk != k {
+		return fmt.Errorf("chain %v entry %d: released event %d not listed", k, i, e.id)
+	}
+	if x.watermark == nil || !strictlyBelow(entryClock(k, e), *x.watermark) {
+		return fmt.Errorf("chain %v entry %d: released event %d is not below the watermark", k, i, e.id)
 	}
 	return nil
 }

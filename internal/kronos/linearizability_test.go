@@ -100,7 +100,7 @@ type linOutput struct {
 	IDs     []uint64          // create
 	Results []kc.AssignResult // assign
 	Orders  []kc.Order        // query
-	Err     pb.ErrorCode      // an API error (assign and query): no effect
+	Err     kc.Code           // an API error (assign and query): no effect; 0 if none
 	Index   int               // MUST_CONFLICT: the pair
 	Actual  kc.Order          // MUST_CONFLICT: the order the graph holds
 }
@@ -137,25 +137,25 @@ func (s linState) addEdge(src, dst int) {
 
 // check validates a request's pairs as the core does: unknown events, then
 // self pairs, change nothing.
-func (s linState) check(ps []linPair) pb.ErrorCode {
+func (s linState) check(ps []linPair) kc.Code {
 	for _, p := range ps {
 		_, okA := s.index(p.A)
 		_, okB := s.index(p.B)
 		if p.A == p.B {
-			return pb.ErrorCode_SELF_ORDER
+			return kc.CodeSelfOrder
 		}
 		if !okA || !okB {
-			return pb.ErrorCode_UNKNOWN_EVENT_ERROR
+			return kc.CodeUnknownEvent
 		}
 	}
-	return pb.ErrorCode_OK
+	return 0
 }
 
 // assign is the core's AssignOrder: every Must pair first, in request order,
 // then every Prefer pair; a contradicted Must rejects the batch, a
 // contradicted Prefer is reversed and reported.
 func (s linState) assign(ps []linPair) (linState, linOutput) {
-	if e := s.check(ps); e != pb.ErrorCode_OK {
+	if e := s.check(ps); e != 0 {
 		return s, linOutput{Err: e}
 	}
 	ns := linState{ids: s.ids, reach: slices.Clone(s.reach)}
@@ -182,7 +182,7 @@ func (s linState) assign(ps []linPair) (linState, linOutput) {
 				}
 				res[i] = kc.AssignResult{Order: want}
 			case p.Must:
-				return s, linOutput{Err: pb.ErrorCode_MUST_CONFLICT, Index: i, Actual: cur}
+				return s, linOutput{Err: kc.CodeMustConflict, Index: i, Actual: cur}
 			default:
 				res[i] = kc.AssignResult{Order: cur, Reversed: true}
 			}
@@ -195,7 +195,7 @@ func (s linState) query(ps []linPair) linOutput {
 	out := linOutput{Orders: make([]kc.Order, len(ps))}
 	for i, p := range ps {
 		if p.A == p.B {
-			return linOutput{Err: pb.ErrorCode_SELF_ORDER}
+			return linOutput{Err: kc.CodeSelfOrder}
 		}
 		ia, okA := s.index(p.A)
 		ib, okB := s.index(p.B)
@@ -232,7 +232,7 @@ func sameOutput(want, got linOutput) bool {
 	if want.Err != got.Err {
 		return false
 	}
-	if want.Err == pb.ErrorCode_MUST_CONFLICT {
+	if want.Err == kc.CodeMustConflict {
 		return want.Index == got.Index && want.Actual == got.Actual
 	}
 	return slices.Equal(want.Results, got.Results) && slices.Equal(want.Orders, got.Orders)
@@ -245,7 +245,7 @@ func linStep(state, input, output any) (bool, any) {
 		if out.Unknown {
 			return true, s // its ids, if any, are never named in this key space
 		}
-		if out.Err != pb.ErrorCode_OK || len(out.IDs) != in.Count {
+		if out.Err != 0 || len(out.IDs) != in.Count {
 			return false, s
 		}
 		ns, ok := s.create(out.IDs)
@@ -336,9 +336,9 @@ var linModel = porcupine.Model{
 		switch {
 		case out.Unknown:
 			b.WriteString("unknown")
-		case out.Err == pb.ErrorCode_MUST_CONFLICT:
+		case out.Err == kc.CodeMustConflict:
 			fmt.Fprintf(&b, "MUST_CONFLICT pair %d holds %s", out.Index, out.Actual)
-		case out.Err != pb.ErrorCode_OK:
+		case out.Err != 0:
 			b.WriteString(out.Err.String())
 		case in.Kind == linCreate:
 			fmt.Fprint(&b, out.IDs)
@@ -459,7 +459,7 @@ func TestLinearizabilityModel(t *testing.T) {
 			queryOp(1, 8, 9, 1, 2, kc.Concurrent)}, porcupine.Illegal},
 		{"must conflict reported", []porcupine.Operation{
 			assignOp(0, 4, 5, ok(before), mustBefore(1, 2)),
-			assignOp(0, 6, 7, linOutput{Err: pb.ErrorCode_MUST_CONFLICT, Index: 0, Actual: kc.After}, mustBefore(2, 1))}, porcupine.Ok},
+			assignOp(0, 6, 7, linOutput{Err: kc.CodeMustConflict, Index: 0, Actual: kc.After}, mustBefore(2, 1))}, porcupine.Ok},
 		{"must conflict ignored", []porcupine.Operation{
 			assignOp(0, 4, 5, ok(before), mustBefore(1, 2)),
 			assignOp(0, 6, 7, ok(before), mustBefore(2, 1))}, porcupine.Illegal},
@@ -470,7 +470,7 @@ func TestLinearizabilityModel(t *testing.T) {
 		// in the request is not applied either.
 		{"rejected batch has no effect", []porcupine.Operation{
 			assignOp(0, 4, 5, ok(before), mustBefore(1, 2)),
-			assignOp(0, 6, 7, linOutput{Err: pb.ErrorCode_MUST_CONFLICT, Index: 1, Actual: kc.After}, preferBefore(1, 3), mustBefore(2, 1)),
+			assignOp(0, 6, 7, linOutput{Err: kc.CodeMustConflict, Index: 1, Actual: kc.After}, preferBefore(1, 3), mustBefore(2, 1)),
 			queryOp(1, 8, 9, 1, 3, kc.Before)}, porcupine.Illegal},
 		{"id handed out twice", []porcupine.Operation{createOp(1, 4, 5, 3)}, porcupine.Illegal},
 		{"id below an earlier one", []porcupine.Operation{createOp(1, 4, 5, 9), createOp(1, 6, 7, 8)}, porcupine.Illegal},
@@ -521,7 +521,7 @@ func TestLinearizabilityModelMatchesCore(t *testing.T) {
 			var want linOutput
 			s, want = s.assign(ps)
 			res, err := g.AssignOrder(nil, as)
-			got := linOutput{Err: kronos.WireError(err).GetCode()}
+			got := linOutput{Err: kc.Code(kronos.WireError(err).GetCode())}
 			var ce *kronos.ConflictError
 			if errors.As(err, &ce) {
 				got.Index, got.Actual = ce.Index, coreOrder(ce.Actual)
@@ -695,7 +695,7 @@ func (h *linHistory) add(client int, call int64, in linInput, out linOutput) {
 			st.creates++
 		case linAssign:
 			st.assigns++
-			if out.Err == pb.ErrorCode_MUST_CONFLICT {
+			if out.Err == kc.CodeMustConflict {
 				st.conflicts++
 			}
 			for _, r := range out.Results {
@@ -920,7 +920,7 @@ func (w *linWorker) queryAt(ctx context.Context, i int, ps []linPair) ([]kc.Orde
 		return queryPairs(ctx, w.cl, ps)
 	case code != pb.ErrorCode_OK:
 		e := r.GetError()
-		return nil, &kc.Error{Code: code, Message: e.GetMessage(), PairIndex: int(e.GetPairIndex())}
+		return nil, &kc.Error{Code: kc.Code(code), Message: e.GetMessage(), PairIndex: int(e.GetPairIndex())}
 	case len(r.Orders) != len(ps):
 		return nil, fmt.Errorf("%d answers for %d pairs", len(r.Orders), len(ps))
 	}

@@ -19,9 +19,11 @@ import (
 //
 // Clock events (dissertation §3.5.1) are modelled by their meaning rather
 // than by the core's linking rule: a new clock event is related to every
-// chain event its vector clock orders. That relation has the same transitive
-// closure as "link to the last event below and the first above in every
-// chain", so answers must agree exactly.
+// live event named by a clock that its vector clock orders (epochs first),
+// whether or not Cleanup has released that event — a released event that
+// still lives keeps its place in vector-clock order. That relation has the
+// same transitive closure as "link to the last event below and the first
+// above in every chain", so answers must agree exactly.
 type refModel struct {
 	pairsMax  int
 	nextID    EventID
@@ -35,7 +37,7 @@ type refModel struct {
 
 type refEvent struct {
 	refs    uint64 // client references
-	clock   *Clock // the clock that names a clock event
+	clock   *Clock // the clock that names a clock event (kept after release)
 	inChain bool   // still named by its clock (not released by Cleanup)
 }
 
@@ -250,10 +252,10 @@ func (m *refModel) release(ids []EventID) (int, error) {
 	return m.collect(), nil
 }
 
-// width is the counter count of epoch's clocks, if any chain of it exists.
+// width is the counter count of epoch's clocks, if any live event has one.
 func (m *refModel) width(epoch uint64) (int, bool) {
 	for _, e := range m.ev {
-		if e.inChain && e.clock.Epoch == epoch {
+		if e.clock != nil && e.clock.Epoch == epoch {
 			return len(e.clock.Counters), true
 		}
 	}
@@ -261,7 +263,8 @@ func (m *refModel) width(epoch uint64) (int, bool) {
 }
 
 // lookup finds the event r names: for an id whether it lives, for a clock
-// whether its gatekeeper's chain holds an event with the clock's own counter.
+// whether a live event was stamped by its gatekeeper with the clock's own
+// counter (a different clock there is invalid) and is not yet released.
 func (m *refModel) lookup(r Ref) (EventID, bool, error) {
 	if r.Clock == nil {
 		if r.ID == 0 {
@@ -278,12 +281,12 @@ func (m *refModel) lookup(r Ref) (EventID, bool, error) {
 		return 0, false, ErrClockInvalid
 	}
 	for id, e := range m.ev {
-		if e.inChain && e.clock.Owner == c.Owner && e.clock.Epoch == c.Epoch &&
+		if e.clock != nil && e.clock.Owner == c.Owner && e.clock.Epoch == c.Epoch &&
 			e.clock.Counters[c.Owner] == c.Counters[c.Owner] {
 			if !slices.Equal(e.clock.Counters, c.Counters) {
 				return 0, false, ErrClockInvalid
 			}
-			return id, true, nil
+			return id, e.inChain, nil
 		}
 	}
 	return 0, false, nil
@@ -439,8 +442,9 @@ func (m *refModel) assignOne(a Assignment) (AssignResult, error) {
 }
 
 // resolve returns the event r names, creating a clock event on first use:
-// it must fit strictly between its neighbours in its gatekeeper's chain, and
-// it is related to every chain event its vector clock orders.
+// it must fit strictly between its neighbours among its gatekeeper's live
+// clock events, and it is related to every live clock event (released or
+// not) its vector clock orders.
 func (m *refModel) resolve(r Ref) (EventID, error) {
 	id, ok, err := m.lookup(r)
 	if err != nil || ok {
@@ -453,7 +457,7 @@ func (m *refModel) resolve(r Ref) (EventID, error) {
 	own := c.Counters[c.Owner]
 	var pred, succ *Clock
 	for _, e := range m.ev {
-		if !e.inChain || e.clock.Owner != c.Owner || e.clock.Epoch != c.Epoch {
+		if e.clock == nil || e.clock.Owner != c.Owner || e.clock.Epoch != c.Epoch {
 			continue
 		}
 		switch n := e.clock.Counters[c.Owner]; {
@@ -471,7 +475,7 @@ func (m *refModel) resolve(r Ref) (EventID, error) {
 	m.nextID++
 	m.created++
 	for x, e := range m.ev {
-		if !e.inChain {
+		if e.clock == nil {
 			continue
 		}
 		switch vclock.Compare(e.clock.Clock, c.Clock) {

@@ -240,7 +240,7 @@ func (g *Graph) rollback() {
 		}
 		g.clocks.remove(u.key, u.counter)
 		ch, s := g.tab.slot(u.dst)
-		ch.refs[s] = 0
+		ch.refs[s], ch.sparse[s] = 0, 0 // the batch's traversals may have visited it
 		g.tab.remove(u.dst)
 		g.stats.Events--
 		g.stats.ClockEvents--

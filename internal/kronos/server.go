@@ -217,10 +217,30 @@ func (s *Server) restore() error {
 			return err
 		}
 	}
-	if len(s.cfg.Peers) <= 1 {
-		_ = s.rn.Campaign()
-	}
+	s.maybeCampaign()
 	return nil
+}
+
+// maybeCampaign makes a replica that is the only voter of its applied
+// configuration campaign, and so lead, as soon as raft lets it rather than
+// after an election timeout. Raft refuses while committed configuration
+// changes are unapplied — a fresh replica's bootstrap entries until its first
+// Ready is applied, a restarted one's log tail — so this runs after every
+// Ready until the replica leads. Replicas of larger groups wait out their
+// randomized election timeouts as before (all campaigning at once would split
+// the vote).
+func (s *Server) maybeCampaign() {
+	voters := s.conf.GetVoters()
+	if len(voters) != 1 || voters[0] != s.cfg.ID || len(s.conf.GetVotersOutgoing()) != 0 || s.isLeader() {
+		return
+	}
+	// Only from follower: a campaign in progress finishes on the next
+	// Readies (its self-votes arrive on Advance); another would restart it.
+	st := s.rn.BasicStatus()
+	if st.RaftState != raft.StateFollower || st.Applied < st.HardState.GetCommit() {
+		return
+	}
+	_ = s.rn.Campaign()
 }
 
 func (s *Server) peerIDs() []uint64 {
@@ -270,6 +290,15 @@ func (s *Server) run() {
 	ticker := time.NewTicker(s.cfg.Tick)
 	defer ticker.Stop()
 	for {
+		// Readies first: at start, a fresh replica's bootstrap entries are
+		// applied (and a lone voter elects itself) before any request.
+		for s.rn.HasReady() {
+			if err := s.handleReady(); err != nil {
+				s.log.Error("kronos replica stopping: storage failed", "err", err)
+				s.failAll()
+				return
+			}
+		}
 		select {
 		case <-s.stopc:
 			s.failAll()
@@ -282,13 +311,6 @@ func (s *Server) run() {
 			s.startRead(r)
 		case m := <-s.recvc:
 			_ = s.rn.Step(m)
-		}
-		for s.rn.HasReady() {
-			if err := s.handleReady(); err != nil {
-				s.log.Error("kronos replica stopping: storage failed", "err", err)
-				s.failAll()
-				return
-			}
 		}
 	}
 }
@@ -426,6 +448,7 @@ func (s *Server) handleReady() error {
 	}
 	s.answerReads()
 	s.rn.Advance(rd)
+	s.maybeCampaign()
 	s.publishStats()
 	return s.maybeSnapshot()
 }

@@ -312,7 +312,7 @@ func TestServerSingleReplica(t *testing.T) {
 	// A contradicted Must rejects the whole batch, Musts first: d → a is not added.
 	_, err := c.AssignOrder(testCtx(t), []kc.Assignment{prefer(d, kc.Before, a), must(cc, kc.Before, a)})
 	var ke *kc.Error
-	if !errors.As(err, &ke) || ke.Code != pb.ErrorCode_MUST_CONFLICT || ke.PairIndex != 1 || ke.Actual != kc.After {
+	if !errors.As(err, &ke) || ke.Code != kc.CodeMustConflict || ke.PairIndex != 1 || ke.Actual != kc.After {
 		t.Fatalf("conflicting must: err %v, want MUST_CONFLICT at pair 1 holding after", err)
 	}
 	if o := query(t, c, [2]uint64{d, a}); o[0] != kc.Concurrent {
@@ -331,6 +331,37 @@ func TestServerSingleReplica(t *testing.T) {
 	st := g.stats(1)
 	if st.Events != 4 || st.Edges != 2 || st.Created != 4 || !st.IsLeader || st.NodeId != 1 || st.LeaderHint != g.addr(1) {
 		t.Fatalf("stats %v", st)
+	}
+}
+
+// A group of one elects itself as soon as its configuration is applied, not
+// after an election timeout: with a tick of an hour no timeout ever fires,
+// yet a fresh replica, one restarted on its log, and one restarted from a
+// snapshot with entries after it all serve at once. Before the fix, the
+// campaign at start was refused ("pending configuration changes") and the
+// replica waited for its election timeout.
+func TestServerSingleReplicaLeadsWithoutElectionTimeout(t *testing.T) {
+	g := newGroup(t, 1, func(cfg *kronos.ServerConfig) {
+		// Entries: bootstrap, then per round a leader's empty entry and 3
+		// creates; the snapshot at 8 falls in round 1, before round 2.
+		cfg.Tick, cfg.SnapshotEvery = time.Hour, 8
+	})
+	for round := range 3 {
+		if round > 0 {
+			g.stop(1)
+			g.start(1)
+		}
+		if g.leader() != 1 {
+			t.Fatalf("round %d: replica 1 does not lead", round)
+		}
+		c := dial(t, g.addr(1))
+		create(t, c, 1)
+		create(t, c, 1)
+		create(t, c, 1)
+	}
+	g.stop(1)
+	if snap, _ := raftlogState(t, g.cfgs[1].DataDir); snap != 8 {
+		t.Fatalf("snapshot at %d, want 8: the restart from a snapshot was not covered", snap)
 	}
 }
 

@@ -18,7 +18,10 @@ const restoreCheckMax = 1 << 20
 
 // AppendSnapshot appends the graph's full state to dst in a deterministic
 // binary form (replicas with equal state produce equal bytes). The answer
-// cache is not included: it is only a cache.
+// cache is not included: it is only a cache. A chain lists its released
+// entries too (first); they are told apart by their events, which hold no
+// clockFlag, so the layout is the one older snapshots have (their chains
+// hold no released entries).
 func (g *Graph) AppendSnapshot(dst []byte) []byte {
 	dst = append(dst, snapshotMagic...)
 	dst = binary.AppendUvarint(dst, g.nextID)
@@ -39,7 +42,7 @@ func (g *Graph) AppendSnapshot(dst []byte) []byte {
 	x := &g.clocks
 	dst = binary.AppendUvarint(dst, uint64(len(x.keys)))
 	for _, k := range x.keys {
-		chain := x.chains[k]
+		chain := x.chains[k].entries
 		dst = binary.AppendUvarint(dst, k.epoch)
 		dst = binary.AppendUvarint(dst, uint64(k.owner))
 		dst = binary.AppendUvarint(dst, uint64(len(chain)))
@@ -194,9 +197,11 @@ func Restore(cfg Config, b []byte) (*Graph, error) {
 			if r.err != nil || int(k.owner) >= len(cs) || !g.tab.alive(eid) {
 				return nil, fmt.Errorf("%w: chain %v", errSnapshot, k)
 			}
-			x.insert(k, len(x.chains[k]), chainEntry{counter: cs[k.owner], id: eid, clock: cs})
+			es, _ := x.entries(k)
+			x.insert(k, len(es), chainEntry{counter: cs[k.owner], id: eid, clock: cs})
 		}
 	}
+	g.restoreReleased()
 	for range r.count() {
 		gk := uint32(r.uvarint())
 		x.reports[gk] = r.clock()
@@ -221,6 +226,23 @@ func Restore(cfg Config, b []byte) (*Graph, error) {
 		return nil, fmt.Errorf("%w: %v", errSnapshot, err)
 	}
 	return g, nil
+}
+
+// restoreReleased marks each chain's leading entries whose events hold no
+// clockFlag as released; CheckInvariants refuses any such entry later on.
+func (g *Graph) restoreReleased() {
+	x := &g.clocks
+	for _, k := range x.keys {
+		ch := x.chains[k]
+		for ch.rel < len(ch.entries) {
+			tc, s := g.tab.slot(ch.entries[ch.rel].id)
+			if tc.refs[s]&clockFlag != 0 {
+				break
+			}
+			x.released[ch.entries[ch.rel].id] = k
+			ch.rel++
+		}
+	}
 }
 
 // listed reports whether Restore has read id already (marked in sparse).

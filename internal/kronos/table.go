@@ -4,7 +4,11 @@ import "math/bits"
 
 // The event table: per-event fields in chunked parallel arrays indexed by id.
 // Ids are dense and increasing, so no hash map is needed to find an event; a
-// chunk is freed when its last event is collected.
+// chunk is freed when its last event is collected. One freed chunk is kept in
+// reserve for the next chunk needed: otherwise a client that creates and
+// releases events one at a time would allocate (and the Go GC reclaim) an
+// 80 KB chunk per event whenever the event is alone in its chunk, as at a
+// chunk boundary.
 
 const (
 	chunkBits = 12
@@ -27,8 +31,9 @@ type chunk struct {
 }
 
 type table struct {
-	dir  []*chunk // dir[i] holds ids [(base+i)<<chunkBits, ...)
-	base uint64   // chunk number of dir[0]
+	dir   []*chunk // dir[i] holds ids [(base+i)<<chunkBits, ...)
+	base  uint64   // chunk number of dir[0]
+	spare *chunk   // a freed chunk, all zero, reused by add
 }
 
 // slot returns the chunk and index of id, or nil if its chunk is gone.
@@ -57,20 +62,29 @@ func (t *table) add(id EventID) (*chunk, int) {
 	}
 	ch := t.dir[c-t.base]
 	if ch == nil {
-		ch = new(chunk)
+		ch, t.spare = t.spare, nil
+		if ch == nil {
+			ch = new(chunk)
+		} else if invariantsOn {
+			assert(*ch == chunk{}, "add: spare chunk is not zero")
+		}
 		t.dir[c-t.base] = ch
 	}
 	ch.live++
 	return ch, int(id & chunkMask)
 }
 
-// remove frees id's slot; its fields must already be zero.
+// remove frees id's slot; its fields must already be zero (so a freed chunk
+// is all zero and can be kept as the spare without clearing it).
 func (t *table) remove(id EventID) {
 	c := id >> chunkBits
 	ch := t.dir[c-t.base]
 	ch.live--
 	if ch.live > 0 {
 		return
+	}
+	if t.spare == nil {
+		t.spare = ch
 	}
 	t.dir[c-t.base] = nil
 	// Trim freed chunks from the front so the directory tracks live ids.
@@ -84,7 +98,7 @@ func (t *table) remove(id EventID) {
 	}
 }
 
-// chunks returns the number of allocated chunks.
+// chunks returns the number of chunks in use (the spare is not).
 func (t *table) chunks() int {
 	n := 0
 	for _, ch := range t.dir {
