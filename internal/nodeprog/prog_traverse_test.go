@@ -1,0 +1,59 @@
+package nodeprog_test
+
+import (
+	"testing"
+
+	"github.com/weft-db/weft/internal/nodeprog"
+)
+
+func TestTraverseProps(t *testing.T) {
+	g := godsGraph()
+	for _, tc := range []struct{ params, want string }{
+		// hercules' father, if a god
+		{`{"src":"hercules","node_props":[{},{"type":"god"}],"edge_props":[{"label":"father"}]}`,
+			`{"nodes":["jupiter"],"edges":[]}`},
+		// his father's brothers, collecting the whole match
+		{`{"src":"hercules","node_props":[{},{},{}],"edge_props":[{"label":"father"},{"label":"brother"}],"collect_nodes":true,"collect_edges":true}`,
+			`{"nodes":["hercules","jupiter","neptune","pluto"],"edges":["e3","e4","e8"]}`},
+		// a trailing edge filter collects the last level's edges
+		{`{"src":"hercules","node_props":[{},{}],"edge_props":[{"label":"father"},{"label":"lives"}]}`,
+			`{"nodes":["jupiter"],"edges":["e2"]}`},
+		// level filters with typed predicates: old gods' brothers' homes
+		{`{"src":"jupiter","node_props":[[{"key":"age","rel":"GREATER","value":4999}],[{"key":"age","rel":"LESS","value":4600}],{}],"edge_props":[{"label":"brother"},{"label":"lives"}]}`,
+			`{"nodes":["sea","tartarus"],"edges":[]}`},
+		// aliases: every listed alias is required
+		{`{"src":"hercules","node_props":[{},{}],"node_aliases":[["heracles"],["zeus"]],"edge_props":[{}]}`,
+			`{"nodes":["jupiter"],"edges":[]}`},
+		{`{"src":"hercules","node_props":[{},{}],"node_aliases":[["heracles","alcides"],[]],"edge_props":[{}]}`,
+			`{"nodes":[],"edges":[]}`},
+		// the source must match level 0
+		{`{"src":"hercules","node_props":[{"type":"god"}]}`, `{"nodes":[],"edges":[]}`},
+		// a vertex reached at two levels is matched at each: pluto is a
+		// brother of jupiter (level 1) and of neptune (level 2)
+		{`{"src":"jupiter","node_props":[{},{},{}],"edge_props":[{"label":"brother"},{"label":"brother"}]}`,
+			`{"nodes":["jupiter","neptune","pluto"],"edges":[]}`},
+	} {
+		jsonEq(t, runAll(t, g, "traverse_props", tc.params), tc.want)
+	}
+}
+
+func TestDiscoverPaths(t *testing.T) {
+	g := godsGraph()
+	res := runAll(t, g, "discover_paths", `{"src":"hercules","dest":"tartarus"}`).(nodeprog.Paths)
+	if res.Count != 5 {
+		t.Fatalf("%d paths, want 5: %+v", res.Count, res.Paths)
+	}
+	jsonEq(t, runAll(t, g, "discover_paths", `{"src":"hercules","dest":"tartarus","path_len":3}`), `{"count":2,"paths":{
+		"hercules":[{"handle":"e12","src":"hercules","dst":"cerberus"},{"handle":"e8","src":"hercules","dst":"jupiter"}],
+		"cerberus":[{"handle":"e17","src":"cerberus","dst":"tartarus"}],
+		"jupiter":[{"handle":"e4","src":"jupiter","dst":"pluto"}],
+		"pluto":[{"handle":"e15","src":"pluto","dst":"tartarus"}],
+		"tartarus":[]}}`)
+	// node predicates hold on every vertex of a path, endpoints included
+	jsonEq(t, runAll(t, g, "discover_paths", `{"src":"hercules","dest":"tartarus","node_preds":[{"key":"name","rel":"CONTAINS","value":"r"}]}`), `{"count":1,"paths":{
+		"hercules":[{"handle":"e12","src":"hercules","dst":"cerberus"}],
+		"cerberus":[{"handle":"e17","src":"cerberus","dst":"tartarus"}],
+		"tartarus":[]}}`)
+	jsonEq(t, runAll(t, g, "discover_paths", `{"src":"hercules","dest":"tartarus","edge_preds":{"label":"battled"}}`), `{"count":0,"paths":{}}`)
+	jsonEq(t, runAll(t, g, "discover_paths", `{"src":"sky","dest":"sky"}`), `{"count":1,"paths":{"sky":[]}}`)
+}
