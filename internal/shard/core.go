@@ -44,7 +44,8 @@ type queue struct {
 	held    map[uint64]gatekeeper.Entry // arrived ahead of a gap
 	last    vclock.Stamp                // last executed or consumed entry
 	lastNop bool
-	asked   bool // a NOP request is outstanding
+	asked   bool         // a NOP request is outstanding
+	tail    vclock.Stamp // the newest entry received (FIFO stamps increase)
 }
 
 // Core schedules writes and tasks for one shard.
@@ -94,18 +95,46 @@ func (c *Core) Deliver(e gatekeeper.Entry) error {
 		q.held[e.Seq] = e
 		return nil
 	}
-	q.fifo = append(q.fifo, e)
-	q.next++
+	q.push(e)
 	for {
 		h, ok := q.held[q.next]
 		if !ok {
 			break
 		}
 		delete(q.held, q.next)
-		q.fifo = append(q.fifo, h)
-		q.next++
+		q.push(h)
 	}
 	return nil
+}
+
+// push appends the next entry. A NOP behind a NOP replaces it: the newer one
+// says more (nothing comes before it), so idle queues stay one entry long.
+func (q *queue) push(e gatekeeper.Entry) {
+	q.next++
+	if !q.tail.IsZero() && vclock.CompareStamps(q.tail, e.Stamp) != vclock.Before {
+		panic(fmt.Sprintf("shard: gatekeeper %d sent %s after %s", e.GK, e.Stamp, q.tail))
+	}
+	q.tail = e.Stamp
+	if n := len(q.fifo); e.Nop && n > 0 && q.fifo[n-1].Nop {
+		q.fifo[n-1] = e
+		return
+	}
+	q.fifo = append(q.fifo, e)
+}
+
+// Positions returns, per gatekeeper queue, a stamp no later than any entry
+// the queue will still execute: its head, else the last entry it took (zero
+// when it never had one). A garbage-collection watermark must not pass them.
+func (c *Core) Positions() []vclock.Stamp {
+	out := make([]vclock.Stamp, len(c.q))
+	for i := range c.q {
+		if len(c.q[i].fifo) > 0 {
+			out[i] = c.q[i].fifo[0].Stamp
+		} else {
+			out[i] = c.q[i].last
+		}
+	}
+	return out
 }
 
 // Submit adds a task; it runs during a later Step.
@@ -244,8 +273,56 @@ func (c *Core) consume(q *queue) {
 }
 
 // executeWrite executes the earliest write head if every queue has a head and
-// no head precedes it; NOP heads that do not follow it are consumed.
+// no head precedes it; NOP heads that do not follow it are consumed. When
+// consuming exposes a write the search did not see, the search runs again.
 func (c *Core) executeWrite(ctx context.Context) (bool, error) {
+	for {
+		min, err := c.minWrite(ctx)
+		if err != nil || min < 0 {
+			return false, err
+		}
+		w := c.q[min].fifo[0]
+		exposed, ready := false, true
+		for i := range c.q {
+			if i == min {
+				continue
+			}
+			q := &c.q[i]
+			for len(q.fifo) > 0 && q.fifo[0].Nop && vclock.CompareStamps(q.fifo[0].Stamp, w.Stamp) != vclock.After {
+				c.consume(q)
+				if len(q.fifo) > 0 && !q.fifo[0].Nop {
+					exposed = true
+				}
+			}
+			if len(q.fifo) > 0 {
+				continue // a later NOP, or a write the search put after w
+			}
+			if after, err := c.lastAfter(ctx, q, w.Stamp); err != nil {
+				return false, err
+			} else if !after {
+				c.ask(uint32(i), w.Stamp.Clock)
+				ready = false
+			}
+		}
+		if exposed {
+			continue
+		}
+		if !ready {
+			return false, nil
+		}
+		if err := c.Apply(w); err != nil {
+			return false, fmt.Errorf("shard %d: applying %s: %w", c.cfg.ID, w.Stamp, err)
+		}
+		c.consume(&c.q[min])
+		c.Executed++
+		return true, nil
+	}
+}
+
+// minWrite returns the queue whose write head is earliest (-1: no write
+// heads). Concurrent heads go to Kronos: the lower gatekeeper's write first
+// unless Kronos already holds the opposite order.
+func (c *Core) minWrite(ctx context.Context) (int, error) {
 	min := -1
 	for i := range c.q {
 		if len(c.q[i].fifo) == 0 || c.q[i].fifo[0].Nop {
@@ -255,46 +332,13 @@ func (c *Core) executeWrite(ctx context.Context) (bool, error) {
 			min = i
 			continue
 		}
-		// The lower gatekeeper's write first unless Kronos already holds the
-		// opposite order.
 		before, err := c.res.Prefer(ctx, c.q[min].fifo[0].Stamp, c.q[i].fifo[0].Stamp)
 		if err != nil {
-			return false, err
+			return -1, err
 		}
 		if !before {
 			min = i
 		}
 	}
-	if min < 0 {
-		return false, nil
-	}
-	w := c.q[min].fifo[0]
-	ready := true
-	for i := range c.q {
-		if i == min {
-			continue
-		}
-		q := &c.q[i]
-		for len(q.fifo) > 0 && q.fifo[0].Nop && vclock.CompareStamps(q.fifo[0].Stamp, w.Stamp) != vclock.After {
-			c.consume(q)
-		}
-		if len(q.fifo) > 0 {
-			continue // a later NOP, or a write that the min search put after w
-		}
-		if after, err := c.lastAfter(ctx, q, w.Stamp); err != nil {
-			return false, err
-		} else if !after {
-			c.ask(uint32(i), w.Stamp.Clock)
-			ready = false
-		}
-	}
-	if !ready {
-		return false, nil
-	}
-	if err := c.Apply(w); err != nil {
-		return false, fmt.Errorf("shard %d: applying %s: %w", c.cfg.ID, w.Stamp, err)
-	}
-	c.consume(&c.q[min])
-	c.Executed++
-	return true, nil
+	return min, nil
 }

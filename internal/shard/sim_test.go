@@ -166,11 +166,18 @@ func (w *world) step(ctx context.Context, pending *[]pendingTx) {
 		if len(keys) == 0 {
 			return
 		}
-		k := keys[w.rng.IntN(len(keys))]
-		e := w.chans[k][0]
-		w.chans[k] = w.chans[k][1:]
-		if err := w.shards[k[1]].Deliver(e); err != nil {
-			w.t.Fatal(err)
+		// Deliver a burst, so that queues hold several entries (NOPs
+		// followed by writes) when the shards step.
+		for n := 1 + w.rng.IntN(4); n > 0; n-- {
+			k := keys[w.rng.IntN(len(keys))]
+			if len(w.chans[k]) == 0 {
+				continue
+			}
+			e := w.chans[k][0]
+			w.chans[k] = w.chans[k][1:]
+			if err := w.shards[k[1]].Deliver(e); err != nil {
+				w.t.Fatal(err)
+			}
 		}
 	}
 	for s, c := range w.shards {

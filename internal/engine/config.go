@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config configures an embedded Weft: every role in one process.
+type Config struct {
+	// DataDir is the Pebble store's directory. Empty: an in-memory store
+	// (tests and demos only; nothing survives Close).
+	DataDir string
+	// Sync fsyncs every commit group before acknowledging (default true).
+	Sync bool
+	// Gatekeepers is the number of gatekeepers (default 2).
+	Gatekeepers int
+	// Shards is the number of shards vertices are hashed to (default 4). It is
+	// fixed when the store is created; reopening with another value is an error.
+	Shards int
+	// AnnounceEvery is τ, the period of gatekeeper clock announcements (default 100µs);
+	// announcements are skipped while a gatekeeper is idle.
+	AnnounceEvery time.Duration
+	// HistoryRetention keeps old versions readable for at least this long
+	// (default 30s); reads at older snapshots fail with ErrSnapshotTooOld.
+	HistoryRetention time.Duration
+	// KeepHistory disables garbage collection of old versions entirely.
+	KeepHistory bool
+	// ProgramsMax bounds node programs in flight per gatekeeper (default 4096);
+	// beyond it Run answers ErrOverloaded.
+	ProgramsMax int
+	// OracleCacheMax bounds each shard's cache of Kronos answers (default 1<<16 pairs).
+	OracleCacheMax int
+	// Logger receives operational logs (default: discard).
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the defaults documented on Config.
+func DefaultConfig() Config {
+	return Config{
+		Sync:             true,
+		Gatekeepers:      2,
+		Shards:           4,
+		AnnounceEvery:    100 * time.Microsecond,
+		HistoryRetention: 30 * time.Second,
+		ProgramsMax:      4096,
+		OracleCacheMax:   1 << 16,
+	}
+}
+
+// Validate reports the first bad field.
+func (c *Config) Validate() error {
+	switch {
+	case c.Gatekeepers < 1 || c.Gatekeepers > 64:
+		return fmt.Errorf("engine: Gatekeepers %d out of range [1, 64]", c.Gatekeepers)
+	case c.Shards < 1 || c.Shards > 1024:
+		return fmt.Errorf("engine: Shards %d out of range [1, 1024]", c.Shards)
+	case c.AnnounceEvery <= 0:
+		return fmt.Errorf("engine: AnnounceEvery must be positive")
+	case c.HistoryRetention < 0:
+		return fmt.Errorf("engine: HistoryRetention must not be negative")
+	case c.ProgramsMax < 1:
+		return fmt.Errorf("engine: ProgramsMax must be positive")
+	case c.OracleCacheMax < 1:
+		return fmt.Errorf("engine: OracleCacheMax must be positive")
+	}
+	return nil
+}

@@ -1,0 +1,375 @@
+package engine
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/weft-db/weft/internal/kronos"
+	"github.com/weft-db/weft/internal/nodeprog"
+	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/store"
+	pebblestore "github.com/weft-db/weft/internal/store/pebble"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// DB is an embedded Weft: gatekeepers, shards, an in-process Kronos and the
+// Pebble store in one process. It implements API and is safe for concurrent use.
+type DB struct {
+	cfg    Config
+	log    *slog.Logger
+	st     store.Store
+	oracle *order.Local
+	reg    *nodeprog.Registry
+	epoch  uint64
+	gks    []*gkNode
+	shards []*shardNode
+	// published holds each gatekeeper's latest own counter (see gkNode.sync).
+	published []atomic.Uint64
+	rr        atomic.Uint64 // round-robin gatekeeper choice
+
+	wmMu      sync.Mutex
+	watermark vclock.Clock // reads must be at or after it (vector clock)
+	samples   []clockSample
+
+	done      chan struct{}
+	failed    chan struct{} // closed by fail
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	failErr   atomic.Pointer[error]
+
+	commits, aborts, programs, applied atomic.Uint64
+}
+
+type clockSample struct {
+	at    time.Time
+	clock vclock.Clock
+}
+
+var _ API = (*DB)(nil)
+
+// Open starts an embedded Weft, rebuilding every shard from the store.
+func Open(cfg Config) (*DB, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	opts := pebblestore.DefaultOptions()
+	opts.Sync = cfg.Sync
+	dir := cfg.DataDir
+	if dir == "" {
+		opts.FS = vfs.NewMem()
+		dir = "mem"
+	}
+	st, err := pebblestore.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("engine: opening the store: %w", err)
+	}
+	oracle, err := order.NewLocal(kronos.DefaultConfig())
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	db := &DB{cfg: cfg, log: log, st: st, oracle: oracle, reg: nodeprog.Builtins(), done: make(chan struct{}), failed: make(chan struct{}),
+		published: make([]atomic.Uint64, cfg.Gatekeepers)}
+	if db.epoch, err = db.startEpoch(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	for i := 0; i < cfg.Gatekeepers; i++ {
+		db.gks = append(db.gks, newGK(db, i))
+	}
+	for i := 0; i < cfg.Shards; i++ {
+		s, err := newShardNode(db, i)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		db.shards = append(db.shards, s)
+	}
+	start := time.Now()
+	if err := db.recover(); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("engine: rebuilding shards from the store: %w", err)
+	}
+	log.Info("weft engine open", "epoch", db.epoch, "shards", cfg.Shards, "gatekeepers", cfg.Gatekeepers,
+		"recovery", time.Since(start))
+	for _, s := range db.shards {
+		s.publish()
+		db.wg.Add(1)
+		go s.loop()
+	}
+	db.wg.Add(1)
+	go db.gcLoop()
+	return db, nil
+}
+
+func newResolver(db *DB) *order.Resolver { return order.NewResolver(db.oracle, db.cfg.OracleCacheMax) }
+
+// startEpoch bumps the epoch stored in the store (every stamp of this run
+// follows every stamp of earlier runs by vector clock) and checks the shard
+// count.
+func (db *DB) startEpoch() (uint64, error) {
+	for attempt := 0; ; attempt++ {
+		t, err := db.st.Begin()
+		if err != nil {
+			return 0, err
+		}
+		var epoch uint64
+		if b, ok, err := t.Get(txn.MetaKey("epoch")); err != nil {
+			t.Discard()
+			return 0, err
+		} else if ok && len(b) == 8 {
+			epoch = binary.BigEndian.Uint64(b)
+		}
+		if b, ok, err := t.Get(txn.MetaKey("shards")); err != nil {
+			t.Discard()
+			return 0, err
+		} else if ok && len(b) == 8 && binary.BigEndian.Uint64(b) != uint64(db.cfg.Shards) {
+			t.Discard()
+			return 0, fmt.Errorf("engine: the store was created with %d shards, not %d", binary.BigEndian.Uint64(b), db.cfg.Shards)
+		}
+		epoch++
+		_ = t.Set(txn.MetaKey("epoch"), binary.BigEndian.AppendUint64(nil, epoch))
+		_ = t.Set(txn.MetaKey("shards"), binary.BigEndian.AppendUint64(nil, uint64(db.cfg.Shards)))
+		err = t.Commit(context.Background(), nil)
+		t.Discard()
+		if err == nil {
+			return epoch, nil
+		}
+		if !store.IsRetryable(err) || attempt > 10 {
+			return 0, err
+		}
+	}
+}
+
+func (db *DB) shardOf(h string) int { return int(txn.ShardOf(h, uint32(db.cfg.Shards))) }
+
+func (db *DB) gk() *gkNode { return db.gks[db.rr.Add(1)%uint64(len(db.gks))] }
+
+// fail records a fatal internal error (a shard could not apply a committed
+// transaction) and stops serving.
+func (db *DB) fail(err error) {
+	if db.failErr.CompareAndSwap(nil, &err) {
+		db.log.Error("weft engine failed", "err", err)
+		close(db.failed)
+	}
+}
+
+func (db *DB) check() error {
+	if p := db.failErr.Load(); p != nil {
+		return fmt.Errorf("engine failed: %w", *p)
+	}
+	select {
+	case <-db.done:
+		return ErrClosed
+	default:
+	}
+	return nil
+}
+
+// Close stops every role and closes the store.
+func (db *DB) Close() error {
+	var err error
+	db.closeOnce.Do(func() {
+		close(db.done)
+		db.wg.Wait()
+		err = db.st.Close()
+	})
+	return err
+}
+
+// Snapshot tokens.
+
+func encodeSnapshot(s vclock.Stamp) Snapshot {
+	return Snapshot{Token: base64.RawURLEncoding.EncodeToString(txn.EncodeStamp(s))}
+}
+
+func decodeSnapshot(s Snapshot, gatekeepers int) (vclock.Stamp, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s.Token)
+	if err != nil || len(b) == 0 {
+		return vclock.Stamp{}, fmt.Errorf("%w: malformed snapshot token", ErrBadRequest)
+	}
+	st, err := txn.DecodeStamp(b)
+	if err != nil || int(st.Owner) >= gatekeepers {
+		return vclock.Stamp{}, fmt.Errorf("%w: malformed snapshot token", ErrBadRequest)
+	}
+	return st, nil
+}
+
+// readable reports whether reads at s are still served: s is at or after the
+// watermark by vector clock.
+func (db *DB) readable(s vclock.Stamp) bool {
+	db.wmMu.Lock()
+	defer db.wmMu.Unlock()
+	return db.watermark.Counters == nil || vclock.LessEq(db.watermark, s.Clock)
+}
+
+// Begin implements API.
+func (db *DB) Begin(ctx context.Context) (Snapshot, error) {
+	if err := db.check(); err != nil {
+		return Snapshot{}, err
+	}
+	g := db.gk()
+	s := g.stampRead()
+	g.endRead(s.Seq())
+	return encodeSnapshot(s), nil
+}
+
+// atSnapshot resolves a snapshot (nil: a fresh one) to a stamp held in flight
+// until release is called.
+func (db *DB) atSnapshot(snap *Snapshot) (vclock.Stamp, func(), error) {
+	if snap == nil || snap.Token == "" {
+		g := db.gk()
+		s := g.stampRead()
+		return s, func() { g.endRead(s.Seq()) }, nil
+	}
+	s, err := decodeSnapshot(*snap, len(db.gks))
+	if err != nil {
+		return s, nil, err
+	}
+	if s.Clock.Epoch != db.epoch {
+		return s, nil, fmt.Errorf("%w: the snapshot is from an earlier run of the server", ErrSnapshotTooOld)
+	}
+	g := db.gks[s.Owner]
+	key := uint64(1)<<63 | db.rr.Add(1)
+	if !g.holdRead(s, key) {
+		return s, nil, ErrSnapshotTooOld
+	}
+	return s, func() { g.endRead(key) }, nil
+}
+
+// read runs fn on shard sh at stamp s and waits for it.
+func (db *DB) read(ctx context.Context, sh int, s vclock.Stamp, fn func(r *reader)) error {
+	done := make(chan struct{})
+	db.shards[sh].push(readMsg{stamp: s, fn: func(r *reader) { fn(r); close(done) }})
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-db.done:
+		return ErrClosed
+	case <-db.failed:
+		return db.check()
+	}
+}
+
+// Programs implements API.
+func (db *DB) Programs() []ProgramInfo {
+	var out []ProgramInfo
+	for _, n := range db.reg.Programs() {
+		out = append(out, ProgramInfo{Name: n, Description: programDoc[n]})
+	}
+	for _, n := range db.reg.Analyses() {
+		out = append(out, ProgramInfo{Name: n, Description: programDoc[n]})
+	}
+	return out
+}
+
+// Run implements API.
+func (db *DB) Run(ctx context.Context, program string, params json.RawMessage, at *Snapshot) (json.RawMessage, error) {
+	if err := db.check(); err != nil {
+		return nil, err
+	}
+	_, isProg := db.reg.Program(program)
+	_, isAnalysis := db.reg.Analysis(program)
+	if !isProg && !isAnalysis {
+		return nil, fmt.Errorf("%w: %q (GET /v1/programs lists them)", ErrUnknownProgram, program)
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	s, release, err := db.atSnapshot(at)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	db.programs.Add(1)
+	var res any
+	if isProg {
+		res, err = db.gks[s.Owner].runProgram(ctx, program, params, s)
+	} else {
+		res, err = db.analyze(ctx, program, params, s)
+	}
+	if err != nil {
+		return nil, mapProgErr(err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("engine: encoding the result of %s: %w", program, err)
+	}
+	return b, nil
+}
+
+func mapProgErr(err error) error {
+	switch {
+	case errors.Is(err, nodeprog.ErrBadParams), errors.Is(err, nodeprog.ErrUnknownProgram):
+		return fmt.Errorf("%w: %v", ErrBadRequest, err)
+	case errors.Is(err, nodeprog.ErrOverloaded):
+		return fmt.Errorf("%w: %v", ErrOverloaded, err)
+	}
+	return err
+}
+
+// analyze copies every shard's partition at s and runs a whole-snapshot
+// analysis over the union.
+func (db *DB) analyze(ctx context.Context, name string, params json.RawMessage, s vclock.Stamp) (any, error) {
+	job, err := db.reg.CompileAnalysis(name, params)
+	if err != nil {
+		return nil, err
+	}
+	snap := &snapshot{parts: make([][]*snapVertex, len(db.shards))}
+	for i := range db.shards {
+		err := db.read(ctx, i, s, func(r *reader) {
+			for v := range r.s.g.Vertices(s, r.ord) {
+				snap.parts[i] = append(snap.parts[i], copyVertex(v))
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return job.Run(snap, nodeprog.SnapshotLimits{})
+}
+
+// Commit implements API.
+func (db *DB) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*CommitResult, error) {
+	if err := db.check(); err != nil {
+		return nil, err
+	}
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("%w: a commit needs at least one operation (read-only transactions need no commit)", ErrBadRequest)
+	}
+	return db.gk().commit(ctx, reads, ops)
+}
+
+// Status implements API.
+func (db *DB) Status(ctx context.Context) (*Status, error) {
+	st := &Status{Gatekeepers: len(db.gks), Shards: len(db.shards), Epoch: db.epoch,
+		Commits: db.commits.Load(), Aborts: db.aborts.Load(), Programs: db.programs.Load()}
+	st.KronosCalls, _ = db.oracle.Calls()
+	for _, s := range db.shards {
+		s.statsMu.Lock()
+		st.Vertices += int64(s.stats.Vertices)
+		st.Edges += int64(s.stats.Edges)
+		s.statsMu.Unlock()
+	}
+	if err := db.check(); err != nil {
+		return st, err
+	}
+	return st, nil
+}

@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// gcEvery is how often the watermark advances.
+const gcEvery = time.Second
+
+// gcLoop advances the garbage-collection watermark: the entry-wise minimum of
+// (a) the gatekeepers' clocks HistoryRetention ago, (b) every in-flight
+// commit, read and program, and (c) every shard queue's position. Everything
+// strictly below it by vector clock precedes every live stamp, so versions
+// deleted below it are dropped from the shards, and Kronos releases its
+// events below it (dissertation §4.3).
+func (db *DB) gcLoop() {
+	defer db.wg.Done()
+	tick := time.NewTicker(gcEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-db.done:
+			return
+		case now := <-tick.C:
+			db.advanceWatermark(now)
+		}
+	}
+}
+
+func (db *DB) advanceWatermark(now time.Time) {
+	// A NOP from every gatekeeper to every shard keeps idle queues moving, so
+	// their positions do not hold the watermark back (NOPs coalesce).
+	for _, g := range db.gks {
+		for s := range db.shards {
+			g.requestNop(uint32(s), vclock.Clock{})
+		}
+	}
+	var cur vclock.Clock
+	for _, g := range db.gks {
+		g.mu.Lock()
+		minInto(&cur, g.core.Clock())
+		g.mu.Unlock()
+	}
+	db.wmMu.Lock()
+	db.samples = append(db.samples, clockSample{at: now, clock: cur})
+	// The retention sample: the newest one at least HistoryRetention old.
+	var old vclock.Clock
+	n := 0
+	for i, s := range db.samples {
+		if now.Sub(s.at) >= db.cfg.HistoryRetention {
+			old, n = s.clock, i
+		}
+	}
+	db.samples = db.samples[n:]
+	db.wmMu.Unlock()
+	if old.Counters == nil || db.cfg.KeepHistory {
+		return
+	}
+	wm := old.Clone()
+	for _, g := range db.gks {
+		g.inflightMin(&wm)
+	}
+	for _, s := range db.shards {
+		s.statsMu.Lock()
+		for _, p := range s.pos {
+			if p.IsZero() {
+				s.statsMu.Unlock()
+				return // a queue that never moved: nothing is safe yet
+			}
+			minInto(&wm, p.Clock)
+		}
+		s.statsMu.Unlock()
+	}
+	db.wmMu.Lock()
+	if db.watermark.Counters != nil && !vclock.LessEq(db.watermark, wm) {
+		db.wmMu.Unlock()
+		return
+	}
+	db.watermark = wm
+	db.wmMu.Unlock()
+	stamp := vclock.Stamp{Clock: wm}
+	for _, s := range db.shards {
+		s.push(gcMsg{watermark: stamp})
+	}
+	for i := range db.gks {
+		if err := db.oracle.Cleanup(context.Background(), uint32(i), wm); err != nil {
+			db.log.Warn("kronos cleanup", "gk", i, "err", err)
+		}
+	}
+}

@@ -1,0 +1,327 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/nodeprog"
+	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// gkNode is one gatekeeper: its core behind a mutex, the programs it
+// coordinates, and the commits waiting for their FIFO hand-off.
+type gkNode struct {
+	db   *DB
+	id   int
+	mu   sync.Mutex
+	core *gatekeeper.Core
+	// acks maps the sequence number of a stamped transaction to the channel
+	// closed when its entries have been handed to the shards.
+	acks  map[uint64]chan struct{}
+	progs map[nodeprog.ProgID]*progRun
+	// reading counts in-flight reads per stamp sequence (snapshot reads and
+	// programs); the GC watermark stays below them.
+	reading map[uint64]vclock.Stamp
+	nextID  uint64
+}
+
+type progRun struct {
+	coord *nodeprog.Coordinator
+	stamp vclock.Stamp
+	done  chan struct{}
+	err   error
+	res   any
+}
+
+func newGK(db *DB, id int) *gkNode {
+	return &gkNode{
+		db: db, id: id,
+		core: gatekeeper.New(gatekeeper.Config{ID: uint32(id), Gatekeepers: db.cfg.Gatekeepers, Shards: db.cfg.Shards,
+			Epoch: db.epoch, InflightMax: 1 << 14}),
+		acks: map[uint64]chan struct{}{}, progs: map[nodeprog.ProgID]*progRun{}, reading: map[uint64]vclock.Stamp{},
+	}
+}
+
+// sync merges every gatekeeper's latest own counter, so the next stamp
+// follows everything any gatekeeper has stamped — in particular every
+// acknowledged transaction and finished program, which is what real-time
+// order needs. Called with mu held.
+func (g *gkNode) sync() {
+	c := vclock.New(g.db.epoch, len(g.db.gks))
+	for j := range g.db.gks {
+		if j != g.id {
+			c.Counters[j] = g.db.published[j].Load()
+		}
+	}
+	g.core.Merge(c)
+}
+
+func (g *gkNode) publish(s vclock.Stamp) { g.db.published[g.id].Store(s.Seq()) }
+
+// dispatch hands the core's deliveries to the shards in order and releases
+// the commits whose entries went out. Called with mu held, so that two
+// dispatches of one gatekeeper never interleave (FIFO per shard).
+func (g *gkNode) dispatch() {
+	for _, d := range g.core.Ready() {
+		g.db.shards[d.Shard].push(d.Entry)
+	}
+	for _, s := range g.core.Acked() {
+		if ch, ok := g.acks[s.Seq()]; ok {
+			close(ch)
+			delete(g.acks, s.Seq())
+		}
+	}
+}
+
+func (g *gkNode) requestNop(shard uint32, c vclock.Clock) {
+	g.mu.Lock()
+	g.core.RequestNop(shard, c)
+	g.publish(vclock.Stamp{Clock: g.core.Clock(), Owner: uint32(g.id)})
+	g.dispatch()
+	g.mu.Unlock()
+}
+
+// stampRead returns a fresh stamp for a snapshot or program and registers it
+// as in flight (release with endRead).
+func (g *gkNode) stampRead() vclock.Stamp {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sync()
+	s := g.core.Stamp()
+	g.publish(s)
+	g.reading[s.Seq()] = s
+	return s
+}
+
+// holdRead registers an existing snapshot stamp as in flight; ok is false
+// when the watermark already passed it.
+func (g *gkNode) holdRead(s vclock.Stamp, key uint64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.db.readable(s) {
+		return false
+	}
+	g.reading[key] = s
+	return true
+}
+
+func (g *gkNode) endRead(key uint64) {
+	g.mu.Lock()
+	delete(g.reading, key)
+	g.mu.Unlock()
+}
+
+// commit runs one transaction: stamp, execute on a store transaction, order
+// after the last access of everything it touched (Kronos when concurrent),
+// make it durable, hand its writes to the shards, and answer once handed.
+func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*CommitResult, error) {
+	st, err := g.db.st.Begin()
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	defer st.Discard()
+	g.mu.Lock()
+	g.sync()
+	ts, err := g.core.BeginCommit()
+	if err == nil {
+		g.publish(ts)
+	}
+	g.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrOverloaded, err)
+	}
+	res, err := txn.Exec{Shards: uint32(g.db.cfg.Shards)}.Run(st, ts, reads, ops)
+	if err == nil {
+		err = st.Commit(ctx, func(c store.Critical) error { return g.order(ctx, c, ts, res.Access) })
+	}
+	if err != nil {
+		g.resolve(ts, nil)
+		g.db.aborts.Add(1)
+		return nil, mapStoreErr(err)
+	}
+	ack := g.resolve(ts, res.Ops)
+	<-ack // never blocks for long: earlier stamps resolve in bounded time
+	g.db.commits.Add(1)
+	return &CommitResult{Handles: res.Handles, Snapshot: encodeSnapshot(ts)}, nil
+}
+
+// order runs inside the store's serialized commit section: the transaction
+// must follow the last access of every vertex and alias it touched.
+func (g *gkNode) order(ctx context.Context, c store.Critical, ts vclock.Stamp, access [][]byte) error {
+	prevs := make([]vclock.Stamp, 0, len(access))
+	for _, k := range access {
+		b, ok, err := c.Get(k)
+		if err != nil {
+			return err
+		}
+		if ok {
+			p, err := txn.DecodeStamp(b)
+			if err != nil {
+				return err
+			}
+			prevs = append(prevs, p)
+		}
+	}
+	if err := order.Must(ctx, g.db.oracle, prevs, ts); err != nil {
+		if errors.Is(err, order.ErrStale) {
+			return fmt.Errorf("%w: %v", txn.ErrAborted, err)
+		}
+		return err
+	}
+	enc := txn.EncodeStamp(ts)
+	for _, k := range access {
+		if err := c.Set(k, enc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve ends a stamped transaction (ops nil: aborted) and returns the
+// channel closed when its entries are handed to the shards.
+func (g *gkNode) resolve(ts vclock.Stamp, ops []txn.ShardOp) chan struct{} {
+	ch := make(chan struct{})
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ops != nil {
+		g.acks[ts.Seq()] = ch
+	} else {
+		close(ch)
+	}
+	if err := g.core.Resolve(ts, ops); err != nil {
+		panic(err) // programmer error: every stamp is resolved once
+	}
+	g.dispatch()
+	return ch
+}
+
+func mapStoreErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrClosed):
+		return ErrClosed
+	case errors.Is(err, store.ErrOverloaded):
+		return fmt.Errorf("%w: %v", ErrOverloaded, err)
+	case store.IsRetryable(err):
+		return fmt.Errorf("%w: %v", txn.ErrAborted, err)
+	}
+	return err
+}
+
+// runProgram starts a node program at stamp ts and waits for its result.
+func (g *gkNode) runProgram(ctx context.Context, name string, params json.RawMessage, ts vclock.Stamp) (any, error) {
+	g.mu.Lock()
+	if len(g.progs) >= g.db.cfg.ProgramsMax {
+		g.mu.Unlock()
+		return nil, ErrOverloaded
+	}
+	g.nextID++
+	id := nodeprog.ProgID(uint64(g.id)<<48 | g.nextID)
+	coord, batches, err := nodeprog.NewCoordinator(g.db.reg, id, name, params, g.db.shardOf, nodeprog.CoordinatorConfig{})
+	if err != nil {
+		g.mu.Unlock()
+		return nil, err
+	}
+	run := &progRun{coord: coord, stamp: ts, done: make(chan struct{})}
+	if coord.Done() {
+		run.res, run.err = coord.Result()
+		g.mu.Unlock()
+		return run.res, run.err
+	}
+	g.progs[id] = run
+	g.mu.Unlock()
+	for _, b := range batches {
+		g.db.shards[b.Shard].push(progMsg{gk: g.id, stamp: ts, batch: b})
+	}
+	select {
+	case <-run.done:
+	case <-ctx.Done():
+		g.finish(id, run, ctx.Err())
+		<-run.done
+	case <-g.db.done:
+		return nil, ErrClosed
+	case <-g.db.failed:
+		return nil, g.db.check()
+	}
+	return run.res, run.err
+}
+
+// report takes a shard's report for one of this gatekeeper's programs.
+func (g *gkNode) report(rep nodeprog.Report) {
+	g.mu.Lock()
+	run, ok := g.progs[rep.Prog]
+	if !ok {
+		g.mu.Unlock()
+		return
+	}
+	err := run.coord.Step(rep)
+	done := err != nil || run.coord.Done()
+	g.mu.Unlock()
+	if done {
+		g.finish(rep.Prog, run, err)
+	}
+}
+
+// finish ends a program once: result or error to the caller, state released
+// on every shard.
+func (g *gkNode) finish(id nodeprog.ProgID, run *progRun, err error) {
+	g.mu.Lock()
+	if _, ok := g.progs[id]; !ok {
+		g.mu.Unlock()
+		return
+	}
+	delete(g.progs, id)
+	if err != nil {
+		run.err = err
+	} else {
+		run.res, run.err = run.coord.Result()
+	}
+	g.mu.Unlock()
+	for _, s := range g.db.shards {
+		s.push(finishMsg{prog: id})
+	}
+	close(run.done)
+}
+
+// inflightMin folds this gatekeeper's in-flight stamps (unresolved commits,
+// reads, programs) and its clock into m, entry-wise minimum.
+func (g *gkNode) inflightMin(m *vclock.Clock) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	minInto(m, g.core.Clock())
+	for _, s := range g.core.Inflight() {
+		minInto(m, s.Clock)
+	}
+	for _, s := range g.reading {
+		minInto(m, s.Clock)
+	}
+	for _, r := range g.progs {
+		minInto(m, r.stamp.Clock)
+	}
+}
+
+func minInto(m *vclock.Clock, c vclock.Clock) {
+	if m.Counters == nil {
+		*m = c.Clone()
+		return
+	}
+	if c.Epoch != m.Epoch {
+		if c.Epoch < m.Epoch {
+			*m = c.Clone()
+		}
+		return
+	}
+	for i := range m.Counters {
+		if i < len(c.Counters) && c.Counters[i] < m.Counters[i] {
+			m.Counters[i] = c.Counters[i]
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/graph"
+	"github.com/weft-db/weft/internal/nodeprog"
+	"github.com/weft-db/weft/internal/shard"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+var ctxBackground = context.Background()
+
+// shardNode runs one shard: its scheduling core, its partition of the graph,
+// its alias index and its node-program runner, on one goroutine fed by an
+// inbox. Pushing to the inbox never blocks (gatekeepers push while holding
+// their lock); its size is bounded by admission control upstream: in-flight
+// transactions per gatekeeper, programs per gatekeeper, hops per program.
+type shardNode struct {
+	db     *DB
+	id     int
+	core   *shard.Core
+	g      *graph.Graph
+	alias  *graph.AliasIndex
+	runner *nodeprog.Runner
+
+	mu     sync.Mutex
+	inbox  []any
+	signal chan struct{}
+
+	statsMu sync.Mutex
+	stats   graph.Stats
+	// pos is, per gatekeeper queue, a stamp no later than any entry the
+	// queue will still execute (its head, else its last entry): the GC
+	// watermark may not pass it.
+	pos []vclock.Stamp
+}
+
+// Inbox messages besides gatekeeper.Entry.
+type (
+	progMsg struct {
+		gk    int
+		stamp vclock.Stamp
+		batch nodeprog.Batch
+	}
+	finishMsg struct{ prog nodeprog.ProgID }
+	readMsg   struct {
+		stamp vclock.Stamp
+		fn    func(r *reader) // runs on the shard goroutine when runnable
+	}
+	gcMsg struct{ watermark vclock.Stamp }
+)
+
+// reader is what a read task sees: the shard's graph at one stamp.
+type reader struct {
+	s   *shardNode
+	ord *readOrderer
+}
+
+func newShardNode(db *DB, id int) (*shardNode, error) {
+	r, err := nodeprog.NewRunner(db.reg, id, nodeprog.Config{})
+	if err != nil {
+		return nil, err
+	}
+	gcfg := graph.DefaultConfig()
+	gcfg.KeepHistory = db.cfg.KeepHistory
+	s := &shardNode{
+		db: db, id: id, g: graph.New(gcfg), alias: graph.NewAliasIndex(gcfg), runner: r,
+		signal: make(chan struct{}, 1), pos: make([]vclock.Stamp, db.cfg.Gatekeepers),
+	}
+	s.core = shard.New(shard.Config{ID: uint32(id), Gatekeepers: db.cfg.Gatekeepers, ReorderMax: 1 << 16, TasksMax: 1 << 20},
+		newResolver(db))
+	s.core.Apply = s.apply
+	s.core.Run = s.run
+	return s, nil
+}
+
+func (s *shardNode) push(m any) {
+	s.mu.Lock()
+	s.inbox = append(s.inbox, m)
+	s.mu.Unlock()
+	select {
+	case s.signal <- struct{}{}:
+	default:
+	}
+}
+
+// loop processes the inbox until the DB closes.
+func (s *shardNode) loop() {
+	defer s.db.wg.Done()
+	var batch []any
+	for {
+		select {
+		case <-s.signal:
+		case <-s.db.done:
+			return
+		}
+		s.mu.Lock()
+		batch, s.inbox = s.inbox, batch[:0]
+		s.mu.Unlock()
+		for i, m := range batch {
+			if err := s.handle(m); err != nil {
+				s.db.fail(fmt.Errorf("shard %d: %w", s.id, err))
+				return
+			}
+			batch[i] = nil
+		}
+		if err := s.core.Step(ctxBackground); err != nil {
+			s.db.fail(fmt.Errorf("shard %d: %w", s.id, err))
+			return
+		}
+		for _, r := range s.core.NopRequests() {
+			s.db.gks[r.GK].requestNop(uint32(s.id), r.Clock)
+		}
+		s.publish()
+	}
+}
+
+func (s *shardNode) handle(m any) error {
+	switch m := m.(type) {
+	case gatekeeper.Entry:
+		return s.core.Deliver(m)
+	case progMsg:
+		return s.core.Submit(shard.Task{Stamp: m.stamp, Payload: m})
+	case readMsg:
+		return s.core.Submit(shard.Task{Stamp: m.stamp, Payload: m})
+	case finishMsg:
+		s.runner.Finish(m.prog)
+	case gcMsg:
+		s.g.Collect(m.watermark)
+		s.alias.Collect(m.watermark)
+	default:
+		return fmt.Errorf("unknown message %T", m)
+	}
+	return nil
+}
+
+func (s *shardNode) publish() {
+	st := s.g.Stats()
+	pos := s.core.Positions()
+	s.statsMu.Lock()
+	s.stats = st
+	copy(s.pos, pos)
+	s.statsMu.Unlock()
+}
+
+// apply executes one transaction's operations for this shard. The store
+// validated them, so an error here is a bug (or a corrupt store).
+func (s *shardNode) apply(e gatekeeper.Entry) error {
+	w := e.Stamp
+	for _, op := range e.Ops {
+		var err error
+		switch op.Kind {
+		case txn.OpCreateVertex:
+			err = s.g.CreateVertex(op.Vertex, w)
+		case txn.OpDeleteVertex:
+			err = s.g.DeleteVertex(op.Vertex, w)
+		case txn.OpCreateEdge:
+			err = s.g.CreateEdge(op.Vertex, op.Edge, op.Dst, w)
+		case txn.OpDeleteEdge:
+			err = s.g.DeleteEdge(op.Vertex, op.Edge, w)
+		case txn.OpSetVertexProp:
+			err = s.g.SetVertexProp(op.Vertex, op.Key, op.Value, w)
+		case txn.OpDeleteVertexProp:
+			err = s.g.DeleteVertexProp(op.Vertex, op.Key, w)
+		case txn.OpSetEdgeProp:
+			err = s.g.SetEdgeProp(op.Vertex, op.Edge, op.Key, op.Value, w)
+		case txn.OpDeleteEdgeProp:
+			err = s.g.DeleteEdgeProp(op.Vertex, op.Edge, op.Key, w)
+		case txn.OpAddAlias:
+			err = s.g.AddAlias(op.Vertex, op.Alias, w)
+		case txn.OpRemoveAlias:
+			err = s.g.RemoveAlias(op.Vertex, op.Alias, w)
+		case txn.OpBindAlias:
+			err = s.alias.Bind(op.Alias, op.Vertex, w)
+		case txn.OpUnbindAlias:
+			err = s.alias.Unbind(op.Alias, op.Vertex, w)
+		default:
+			err = fmt.Errorf("unknown shard operation %d", op.Kind)
+		}
+		if err != nil {
+			return fmt.Errorf("%v %q: %w", op.Kind, op.Vertex, err)
+		}
+	}
+	s.db.applied.Add(1)
+	return nil
+}
+
+// run executes a runnable task at its stamp.
+func (s *shardNode) run(t shard.Task) error {
+	ord := &readOrderer{res: s.core.Resolver(), t: t.Stamp}
+	switch m := t.Payload.(type) {
+	case readMsg:
+		m.fn(&reader{s: s, ord: ord})
+	case progMsg:
+		s.runProgram(m, ord)
+	}
+	if ord.err != nil {
+		return ord.err // the oracle failed: the shard cannot order safely
+	}
+	return nil
+}
+
+func (s *shardNode) runProgram(m progMsg, ord *readOrderer) {
+	lookup := func(h string) (nodeprog.Vertex, bool) {
+		v, ok := s.g.View(h, m.stamp, ord)
+		if !ok {
+			return nil, false
+		}
+		return vertexView{v}, true
+	}
+	out, rep, err := s.runner.Run([]nodeprog.Batch{m.batch}, lookup, s.db.shardOf)
+	if errors.Is(err, nodeprog.ErrFinished) {
+		return
+	}
+	for _, b := range out {
+		s.db.shards[b.Shard].push(progMsg{gk: m.gk, stamp: m.stamp, batch: b})
+	}
+	s.db.gks[m.gk].report(rep)
+}

@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"github.com/weft-db/weft/internal/graph"
+	"github.com/weft-db/weft/internal/nodeprog"
+	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/value"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// readOrderer decides visibility for a read at stamp t: an applied write
+// concurrent with t is ordered before it unless Kronos already holds the
+// opposite ("writes before programs", dissertation §3.5.1).
+type readOrderer struct {
+	res *order.Resolver
+	t   vclock.Stamp
+	err error
+}
+
+func (o *readOrderer) Before(a, b vclock.Stamp) bool {
+	var before bool
+	var err error
+	switch {
+	case vclock.CompareStamps(b, o.t) == vclock.Equal && a.Owner == o.t.Owner:
+		before, err = o.res.Prefer(ctxBackground, a, o.t)
+	case vclock.CompareStamps(a, o.t) == vclock.Equal && a.Owner == o.t.Owner:
+		var bBefore bool
+		bBefore, err = o.res.Prefer(ctxBackground, b, o.t)
+		before = !bBefore
+	default:
+		before, err = o.res.Prefer(ctxBackground, a, b)
+	}
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return before
+}
+
+// vertexView adapts a graph view to a node program's Vertex.
+type vertexView struct{ v graph.VertexView }
+
+func (x vertexView) Handle() string                      { return x.v.Handle() }
+func (x vertexView) Prop(key string) (value.Value, bool) { return x.v.Prop(key) }
+func (x vertexView) Props(fn func(string, value.Value) bool) {
+	for k, v := range x.v.Props() {
+		if !fn(k, v) {
+			return
+		}
+	}
+}
+func (x vertexView) Aliases() []string {
+	var out []string
+	for a := range x.v.Aliases() {
+		out = append(out, a)
+	}
+	return out
+}
+func (x vertexView) Edges(fn func(nodeprog.Edge) bool) {
+	for e := range x.v.Edges() {
+		if !fn(edgeView{e}) {
+			return
+		}
+	}
+}
+func (x vertexView) EdgeCount() int { return x.v.EdgeCount() }
+
+type edgeView struct{ e graph.EdgeView }
+
+func (x edgeView) Handle() string                      { return x.e.Handle() }
+func (x edgeView) Dst() string                         { return x.e.Dst() }
+func (x edgeView) Prop(key string) (value.Value, bool) { return x.e.Prop(key) }
+func (x edgeView) Props(fn func(string, value.Value) bool) {
+	for k, v := range x.e.Props() {
+		if !fn(k, v) {
+			return
+		}
+	}
+}
+
+// snapVertex is a vertex copied out of a shard for a whole-snapshot
+// analysis, which runs after the shards have moved on.
+type snapVertex struct {
+	handle  string
+	props   []kv
+	aliases []string
+	edges   []snapEdge
+}
+
+type kv struct {
+	k string
+	v value.Value
+}
+
+type snapEdge struct {
+	handle, dst string
+	props       []kv
+}
+
+func copyVertex(v graph.VertexView) *snapVertex {
+	s := &snapVertex{handle: v.Handle()}
+	for k, val := range v.Props() {
+		s.props = append(s.props, kv{k, val})
+	}
+	for a := range v.Aliases() {
+		s.aliases = append(s.aliases, a)
+	}
+	s.edges = make([]snapEdge, 0, v.EdgeCount())
+	for e := range v.Edges() {
+		se := snapEdge{handle: e.Handle(), dst: e.Dst()}
+		for k, val := range e.Props() {
+			se.props = append(se.props, kv{k, val})
+		}
+		s.edges = append(s.edges, se)
+	}
+	return s
+}
+
+func (s *snapVertex) Handle() string { return s.handle }
+func (s *snapVertex) Prop(key string) (value.Value, bool) {
+	return findKV(s.props, key)
+}
+func (s *snapVertex) Props(fn func(string, value.Value) bool) {
+	for _, p := range s.props {
+		if !fn(p.k, p.v) {
+			return
+		}
+	}
+}
+func (s *snapVertex) Aliases() []string { return s.aliases }
+func (s *snapVertex) Edges(fn func(nodeprog.Edge) bool) {
+	for i := range s.edges {
+		if !fn(&s.edges[i]) {
+			return
+		}
+	}
+}
+func (s *snapVertex) EdgeCount() int { return len(s.edges) }
+
+func (e *snapEdge) Handle() string                      { return e.handle }
+func (e *snapEdge) Dst() string                         { return e.dst }
+func (e *snapEdge) Prop(key string) (value.Value, bool) { return findKV(e.props, key) }
+func (e *snapEdge) Props(fn func(string, value.Value) bool) {
+	for _, p := range e.props {
+		if !fn(p.k, p.v) {
+			return
+		}
+	}
+}
+
+func findKV(ps []kv, key string) (value.Value, bool) {
+	for _, p := range ps {
+		if p.k == key {
+			return p.v, true
+		}
+	}
+	return value.Value{}, false
+}
+
+// snapshot is the union of the shards' copies.
+type snapshot struct{ parts [][]*snapVertex }
+
+func (s *snapshot) Vertices(fn func(nodeprog.Vertex) bool) {
+	for _, part := range s.parts {
+		for _, v := range part {
+			if !fn(v) {
+				return
+			}
+		}
+	}
+}
