@@ -94,9 +94,9 @@ func TestCommitReadAndPrograms(t *testing.T) {
 	if v, err := db.GetVertex(ctx, snap2, VertexRef{Name: "e"}, DefaultReadOptions()); err != nil || v.Exists {
 		t.Fatalf("vertex e after failed commit: %+v %v", v, err)
 	}
-	st, err := db.Status(ctx)
-	if err != nil || st.Vertices != 3 || st.Edges != 1 {
-		t.Fatalf("status %+v %v", st, err)
+	st := waitStatus(t, db, func(st *Status) bool { return st.Vertices == 3 && st.Edges == 1 })
+	if st.Vertices != 3 || st.Edges != 1 {
+		t.Fatalf("status %+v", st)
 	}
 }
 

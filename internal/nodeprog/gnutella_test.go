@@ -2,9 +2,8 @@ package nodeprog_test
 
 import (
 	"bufio"
+	data "github.com/weft-db/weft/internal/gnutella"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,21 +19,6 @@ import (
 // out-edges, the others treat the graph as undirected. Unreachable vertices
 // are 9223372036854775807 (BFS) or "infinity" (SSSP).
 
-// gnutellaDir is shared/data/gnutella; WEFT_SHARED_DATA overrides
-// shared/data.
-func gnutellaDir(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv("WEFT_SHARED_DATA")
-	if base == "" {
-		base = filepath.Join("..", "..", "..", "shared", "data")
-	}
-	dir := filepath.Join(base, "gnutella")
-	if _, err := os.Stat(filepath.Join(dir, "p2p-31.e")); err != nil {
-		t.Skipf("gnutella data not found (set WEFT_SHARED_DATA): %v", err)
-	}
-	return dir
-}
-
 var gnutella struct {
 	once sync.Once
 	g    *progtest.Graph // weighted copy: every edge has int property "weight"
@@ -43,14 +27,25 @@ var gnutella struct {
 
 func gnutellaGraph(t testing.TB) *progtest.Graph {
 	t.Helper()
-	dir := gnutellaDir(t)
 	gnutella.once.Do(func() {
 		g := progtest.NewGraph()
-		if err := progtest.LoadVertexList(g, filepath.Join(dir, "p2p-31.v")); err != nil {
-			gnutella.err = err
-			return
+		for _, name := range []string{"p2p-31.v", "p2p-31.e"} {
+			f, err := data.Open(name)
+			if err != nil {
+				gnutella.err = err
+				return
+			}
+			if name == "p2p-31.v" {
+				err = progtest.ReadVertexList(g, f)
+			} else {
+				err = progtest.ReadEdgeList(g, f, name, "weight")
+			}
+			f.Close()
+			if err != nil {
+				gnutella.err = err
+				return
+			}
 		}
-		gnutella.err = progtest.LoadEdgeList(g, filepath.Join(dir, "p2p-31.e"), "weight")
 		gnutella.g = g
 	})
 	if gnutella.err != nil {
@@ -65,7 +60,7 @@ func gnutellaGraph(t testing.TB) *progtest.Graph {
 // readRef reads "vertex value" lines.
 func readRef(t testing.TB, name string) map[string]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(gnutellaDir(t), name))
+	f, err := data.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}

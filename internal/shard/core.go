@@ -95,31 +95,38 @@ func (c *Core) Deliver(e gatekeeper.Entry) error {
 		q.held[e.Seq] = e
 		return nil
 	}
-	q.push(e)
+	if q.push(e) {
+		c.Consumed++
+	}
 	for {
 		h, ok := q.held[q.next]
 		if !ok {
 			break
 		}
 		delete(q.held, q.next)
-		q.push(h)
+		if q.push(h) {
+			c.Consumed++
+		}
 	}
 	return nil
 }
 
-// push appends the next entry. A NOP behind a NOP replaces it: the newer one
-// says more (nothing comes before it), so idle queues stay one entry long.
-func (q *queue) push(e gatekeeper.Entry) {
+// push appends the next entry. Any entry replaces a NOP at the tail: a NOP
+// only says "nothing before me", and the entry behind it says the same about
+// a later stamp. So NOPs never sit in front of writes (where they would hide
+// them from the write search), and idle queues stay one entry long.
+func (q *queue) push(e gatekeeper.Entry) (droppedNop bool) {
 	q.next++
 	if !q.tail.IsZero() && vclock.CompareStamps(q.tail, e.Stamp) != vclock.Before {
 		panic(fmt.Sprintf("shard: gatekeeper %d sent %s after %s", e.GK, e.Stamp, q.tail))
 	}
 	q.tail = e.Stamp
-	if n := len(q.fifo); e.Nop && n > 0 && q.fifo[n-1].Nop {
+	if n := len(q.fifo); n > 0 && q.fifo[n-1].Nop {
 		q.fifo[n-1] = e
-		return
+		return true
 	}
 	q.fifo = append(q.fifo, e)
+	return false
 }
 
 // Positions returns, per gatekeeper queue, a stamp no later than any entry
@@ -341,4 +348,19 @@ func (c *Core) minWrite(ctx context.Context) (int, error) {
 		}
 	}
 	return min, nil
+}
+
+// String summarizes the queues and waiting tasks, for diagnostics.
+func (c *Core) String() string {
+	s := fmt.Sprintf("shard %d: %d tasks waiting, %d executed, %d NOPs consumed", c.cfg.ID, len(c.tasks), c.Executed, c.Consumed)
+	if len(c.tasks) > 0 {
+		s += fmt.Sprintf(", first task at %s", c.tasks[0].Stamp)
+	}
+	for i, q := range c.q {
+		s += fmt.Sprintf("\n  gk%d: next seq %d, %d queued, %d held, last %s (nop %v), asked %v", i, q.next, len(q.fifo), len(q.held), q.last, q.lastNop, q.asked)
+		if len(q.fifo) > 0 {
+			s += fmt.Sprintf(", head %s (nop %v)", q.fifo[0].Stamp, q.fifo[0].Nop)
+		}
+	}
+	return s
 }

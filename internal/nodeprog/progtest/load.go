@@ -3,6 +3,7 @@ package progtest
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -20,7 +21,12 @@ func LoadEdgeList(g *Graph, path, weightKey string) error {
 		return err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return ReadEdgeList(g, f, path, weightKey)
+}
+
+// ReadEdgeList is LoadEdgeList from a reader; name labels errors.
+func ReadEdgeList(g *Graph, r io.Reader, path, weightKey string) error {
+	sc := bufio.NewScanner(r)
 	n := 0
 	for line := 1; sc.Scan(); line++ {
 		fields := strings.Fields(sc.Text())
@@ -52,7 +58,12 @@ func LoadVertexList(g *Graph, path string) error {
 		return err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return ReadVertexList(g, f)
+}
+
+// ReadVertexList is LoadVertexList from a reader.
+func ReadVertexList(g *Graph, r io.Reader) error {
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		if fields := strings.Fields(sc.Text()); len(fields) > 0 && !strings.HasPrefix(fields[0], "#") {
 			g.AddVertex(fields[0], nil)

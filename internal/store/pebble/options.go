@@ -42,6 +42,10 @@ type Options struct {
 	// RecentWriteBytesMax bounds the validation history in key bytes.
 	// Default 64 MiB.
 	RecentWriteBytesMax int
+	// CacheBytes is Pebble's block cache. Default 256 MiB.
+	CacheBytes int64
+	// MemTableBytes is Pebble's memtable size. Default 64 MiB.
+	MemTableBytes int64
 	// Logger receives Pebble's background errors (as Error) and, at Debug,
 	// its informational messages. nil discards everything.
 	Logger *slog.Logger
@@ -57,6 +61,8 @@ func DefaultOptions() Options {
 		TxnBytesMax:         64 << 20,
 		RecentWritesMax:     1 << 18,
 		RecentWriteBytesMax: 64 << 20,
+		CacheBytes:          256 << 20,
+		MemTableBytes:       64 << 20,
 	}
 }
 
@@ -72,6 +78,8 @@ func (o Options) Validate() error {
 		{"TxnBytesMax", o.TxnBytesMax},
 		{"RecentWritesMax", o.RecentWritesMax},
 		{"RecentWriteBytesMax", o.RecentWriteBytesMax},
+		{"CacheBytes", int(o.CacheBytes)},
+		{"MemTableBytes", int(o.MemTableBytes)},
 	} {
 		if f.v <= 0 {
 			return fmt.Errorf("%w: %s = %d must be > 0 (start from DefaultOptions)", errBadOptions, f.name, f.v)

@@ -65,7 +65,9 @@ func Open(dir string, o Options) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	po := &pebble.Options{Logger: pebbleLogger{log}}
+	cache := pebble.NewCache(o.CacheBytes)
+	defer cache.Unref() // Pebble holds its own reference while open
+	po := &pebble.Options{Logger: pebbleLogger{log}, Cache: cache, MemTableSize: uint64(o.MemTableBytes)}
 	if o.FS != nil {
 		po.FS = o.FS
 	}
