@@ -18,9 +18,6 @@ type Config struct {
 	// Shards is the number of shards vertices are hashed to (default 4). It is
 	// fixed when the store is created; reopening with another value is an error.
 	Shards int
-	// AnnounceEvery is τ, the period of gatekeeper clock announcements (default 100µs);
-	// announcements are skipped while a gatekeeper is idle.
-	AnnounceEvery time.Duration
 	// HistoryRetention keeps old versions readable for at least this long
 	// (default 30s); reads at older snapshots fail with ErrSnapshotTooOld.
 	HistoryRetention time.Duration
@@ -41,7 +38,6 @@ func DefaultConfig() Config {
 		Sync:             true,
 		Gatekeepers:      2,
 		Shards:           4,
-		AnnounceEvery:    100 * time.Microsecond,
 		HistoryRetention: 30 * time.Second,
 		ProgramsMax:      4096,
 		OracleCacheMax:   1 << 16,
@@ -55,8 +51,6 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine: Gatekeepers %d out of range [1, 64]", c.Gatekeepers)
 	case c.Shards < 1 || c.Shards > 1024:
 		return fmt.Errorf("engine: Shards %d out of range [1, 1024]", c.Shards)
-	case c.AnnounceEvery <= 0:
-		return fmt.Errorf("engine: AnnounceEvery must be positive")
 	case c.HistoryRetention < 0:
 		return fmt.Errorf("engine: HistoryRetention must not be negative")
 	case c.ProgramsMax < 1:
