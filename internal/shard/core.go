@@ -222,6 +222,10 @@ func (c *Core) runnable(ctx context.Context, t vclock.Stamp) (bool, error) {
 			if h.Nop {
 				continue // after t by vector clock
 			}
+			if vclock.CompareStamps(h.Stamp, t) == vclock.Equal {
+				ok = false // a read at a transaction's own stamp sees it
+				continue
+			}
 			before, err := c.res.Prefer(ctx, h.Stamp, t) // writes before programs
 			if err != nil {
 				return false, err

@@ -36,6 +36,7 @@ type world struct {
 	// before stamping (the engine's rule: a stamp follows everything already
 	// acknowledged, which is what real-time order needs).
 	ackedClock vclock.Clock
+	written    map[string][]int // stamp → shards its transaction wrote
 
 	// history
 	execOrder [][]vclock.Stamp // per shard: writes in execution order
@@ -54,6 +55,9 @@ type runRec struct {
 	shard    int
 	executed map[string]bool // writes executed at the shard when the task ran
 	invoked  int             // real time the program was stamped
+	// atSnapshot marks a read at an existing snapshot (a transaction's own
+	// stamp): real-time order does not apply to it, only visibility.
+	atSnapshot bool
 }
 
 func key(s vclock.Stamp) string { return s.String() }
@@ -64,7 +68,7 @@ func newWorld(t *testing.T, seed uint64, g, s int) *world {
 		t.Fatal(err)
 	}
 	w := &world{t: t, rng: rand.New(rand.NewPCG(seed, 1)), oracle: o, chans: map[[2]int][]gatekeeper.Entry{},
-		execOrder: make([][]vclock.Stamp, s)}
+		execOrder: make([][]vclock.Stamp, s), written: map[string][]int{}}
 	for i := 0; i < g; i++ {
 		w.gks = append(w.gks, gatekeeper.New(gatekeeper.Config{ID: uint32(i), Gatekeepers: g, Shards: s, Epoch: 1, InflightMax: 100}))
 	}
@@ -95,6 +99,14 @@ func (w *world) pump(gk int) {
 		w.chans[k] = append(w.chans[k], d.Entry)
 	}
 	for _, st := range w.gks[gk].Acked() {
+		// Half the time, the client reads its own write at once, at the
+		// transaction's stamp, on a shard it wrote (API: CommitResult.Snapshot).
+		if shards := w.written[key(st)]; len(shards) > 0 && w.rng.IntN(2) == 0 {
+			s := shards[w.rng.IntN(len(shards))]
+			if err := w.shards[s].Submit(Task{Stamp: st, Payload: &runRec{stamp: st, shard: s, invoked: w.now, atSnapshot: true}}); err != nil && err != ErrOverloaded {
+				w.t.Fatal(err)
+			}
+		}
 		w.acked = append(w.acked, ackRec{stamp: st, at: w.now})
 		if w.ackedClock.Counters == nil {
 			w.ackedClock = st.Clock.Clone()
@@ -131,6 +143,9 @@ func (w *world) step(ctx context.Context, pending *[]pendingTx) {
 					ops = append(ops, txn.ShardOp{Shard: uint32(s), Kind: txn.OpCreateVertex, Vertex: "x"})
 				}
 			}
+		}
+		for _, op := range ops {
+			w.written[key(p.stamp)] = append(w.written[key(p.stamp)], int(op.Shard))
 		}
 		if err := w.gks[p.gk].Resolve(p.stamp, ops); err != nil {
 			w.t.Fatal(err)
@@ -207,7 +222,10 @@ func (w *world) order(a, b vclock.Stamp, what string) {
 	}
 	if res[0].Order != kronos.Before {
 		for si, ex := range w.execOrder {
-			w.t.Logf("shard %d executed %v", si, ex)
+			if len(ex) > 8 {
+				ex = ex[len(ex)-8:]
+			}
+			w.t.Logf("shard %d executed (last 8) %v", si, ex)
 		}
 		for _, r := range w.runs {
 			if key(r.stamp) == key(b) || key(r.stamp) == key(a) {
@@ -232,7 +250,11 @@ func (w *world) check() {
 	// 2. A task saw exactly the writes of its shard that precede it.
 	for _, run := range w.runs {
 		for _, st := range w.execOrder[run.shard] {
-			if run.executed[key(st)] {
+			if key(st) == key(run.stamp) {
+				if !run.executed[key(st)] {
+					w.t.Fatalf("a read at %s on shard %d ran before the write at that stamp", st, run.shard)
+				}
+			} else if run.executed[key(st)] {
 				w.order(st, run.stamp, "task visibility (seen)")
 			} else {
 				w.order(run.stamp, st, "task visibility (not seen)")
@@ -241,8 +263,11 @@ func (w *world) check() {
 	}
 	// 3. Every write acknowledged before a task was invoked precedes it.
 	for _, run := range w.runs {
+		if run.atSnapshot {
+			continue
+		}
 		for _, a := range w.acked {
-			if a.at < run.invoked {
+			if a.at < run.invoked && key(a.stamp) != key(run.stamp) {
 				w.order(a.stamp, run.stamp, "real-time order")
 			}
 		}
