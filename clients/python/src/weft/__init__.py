@@ -1,7 +1,17 @@
 """Python client for Weft, a distributed graph database.
 
-Today this package holds the client of Kronos, Weft's event-ordering service
-(:mod:`weft.kronos`)::
+:class:`Client` talks to ``weft serve`` over HTTP/JSON (:mod:`weft.client`)::
+
+    from weft import Client
+
+    client = Client("http://127.0.0.1:7580")
+    for tx in client.transaction():        # retried on conflicts
+        with tx:
+            tx.create_vertex("ada")
+            tx.set_vertex_prop("ada", "born", 1815)
+    print(client.run("get_node", node="ada"))
+
+The client of Kronos, Weft's event-ordering service, is :mod:`weft.kronos`::
 
     from weft import KronosClient, Order
 
@@ -10,8 +20,34 @@ Today this package holds the client of Kronos, Weft's event-ordering service
         kronos.assign_order([(a, "->", b, "must")])
         assert kronos.query_order([(a, b)]) == [Order.BEFORE]
 
-Every public name of :mod:`weft.kronos` is re-exported here.
+Every public name of :mod:`weft.client` and :mod:`weft.kronos` is
+re-exported here.
 """
+
+from .client import (
+    Aborted,
+    Alias,
+    AlreadyExists,
+    BadResponse,
+    Client,
+    CommitResult,
+    Edge,
+    InternalError,
+    InvalidArgument,
+    NotFound,
+    Overloaded,
+    ProgramInfo,
+    Read,
+    SnapshotTooOld,
+    Timeout,
+    TooLarge,
+    Transaction,
+    Transactions,
+    Unavailable,
+    UnknownProgram,
+    Vertex,
+    WeftError,
+)
 
 from .kronos import (
     AssignResult,
@@ -42,6 +78,28 @@ from .kronos import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Aborted",
+    "Alias",
+    "AlreadyExists",
+    "BadResponse",
+    "Client",
+    "CommitResult",
+    "Edge",
+    "InternalError",
+    "InvalidArgument",
+    "NotFound",
+    "Overloaded",
+    "ProgramInfo",
+    "Read",
+    "SnapshotTooOld",
+    "Timeout",
+    "TooLarge",
+    "Transaction",
+    "Transactions",
+    "Unavailable",
+    "UnknownProgram",
+    "Vertex",
+    "WeftError",
     "AssignResult",
     "CleanupResult",
     "ClockInvalidError",

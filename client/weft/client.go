@@ -1,0 +1,244 @@
+package weft
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/weft-db/weft/internal/wire/weftpb"
+)
+
+// Options tune a Client. Zero fields take their defaults.
+type Options struct {
+	// CallTimeout bounds one call whose context has no deadline. Default 30s.
+	CallTimeout time.Duration
+	// Attempts bounds the tries of one Update (the first included). Default 10.
+	Attempts int
+	// BackoffMin is the pause before Update's first retry; each retry doubles
+	// it, up to BackoffMax, and waits a random time between half of it and
+	// all of it. Defaults 2ms and 500ms.
+	BackoffMin time.Duration
+	BackoffMax time.Duration
+	// MessageBytesMax bounds one answer from the server. Default 64 MiB.
+	MessageBytesMax int
+}
+
+func (o Options) withDefaults() Options {
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 30 * time.Second
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = 10
+	}
+	if o.BackoffMin <= 0 {
+		o.BackoffMin = 2 * time.Millisecond
+	}
+	if o.BackoffMax < o.BackoffMin {
+		o.BackoffMax = max(500*time.Millisecond, o.BackoffMin)
+	}
+	if o.MessageBytesMax <= 0 {
+		o.MessageBytesMax = 64 << 20
+	}
+	return o
+}
+
+// Client is a connection to a Weft server.
+type Client struct {
+	opts Options
+	conn *grpc.ClientConn
+	rpc  pb.WeftClient
+}
+
+// Dial connects to the server's gRPC address (the connection is made lazily).
+func Dial(addr string, opts ...Options) (*Client, error) {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o = o.withDefaults()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(o.MessageBytesMax)))
+	if err != nil {
+		return nil, fmt.Errorf("weft: dial %s: %w", addr, err)
+	}
+	return &Client{opts: o, conn: conn, rpc: pb.NewWeftClient(conn)}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// call bounds ctx by CallTimeout unless it has a deadline already.
+func (c *Client) call(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, c.opts.CallTimeout)
+}
+
+// Begin starts a transaction at a fresh snapshot.
+func (c *Client) Begin(ctx context.Context) (*Tx, error) {
+	cctx, cancel := c.call(ctx)
+	defer cancel()
+	resp, err := c.rpc.Begin(cctx, &pb.BeginRequest{})
+	if err != nil {
+		return nil, fromRPC(cctx, err)
+	}
+	return &Tx{c: c, snap: resp.GetSnapshot().GetToken(), seen: map[Ref]bool{}}, nil
+}
+
+// BeginAt starts a transaction reading at an earlier snapshot (a
+// CommitResult's or another Tx's): historic reads, as long as the server
+// keeps that history. Writes committed from it are validated like any
+// other transaction's, so they abort if what it read has changed since.
+func (c *Client) BeginAt(snapshot string) *Tx {
+	return &Tx{c: c, snap: snapshot, seen: map[Ref]bool{}}
+}
+
+// Update runs fn in a transaction and commits it. When fn or the commit fails
+// with a retryable error (IsRetryable), it waits (capped exponential backoff
+// with jitter) and runs fn again in a fresh transaction, at most
+// Options.Attempts times in all; fn must therefore be safe to run again. Any
+// other error from fn or the commit is returned at once. After the last
+// attempt the last error is returned wrapped (errors.Is still matches it).
+// fn must not call Commit itself.
+func (c *Client) Update(ctx context.Context, fn func(tx *Tx) error) error {
+	_, err := c.UpdateResult(ctx, fn)
+	return err
+}
+
+// UpdateResult is Update, also returning the commit's result (the handles
+// of created elements, the transaction's snapshot).
+func (c *Client) UpdateResult(ctx context.Context, fn func(tx *Tx) error) (*CommitResult, error) {
+	var err error
+	for attempt := range c.opts.Attempts {
+		if attempt > 0 {
+			if werr := c.backoff(ctx, attempt); werr != nil {
+				return nil, fmt.Errorf("weft: %w (after %d attempts; last error: %v)", werr, attempt, err)
+			}
+		}
+		var res *CommitResult
+		if res, err = c.try(ctx, fn); err == nil || !IsRetryable(err) {
+			return res, err
+		}
+	}
+	return nil, fmt.Errorf("weft: transaction failed %d times: %w", c.opts.Attempts, err)
+}
+
+func (c *Client) try(ctx context.Context, fn func(tx *Tx) error) (*CommitResult, error) {
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(tx); err != nil {
+		return nil, err
+	}
+	return tx.Commit(ctx)
+}
+
+// backoff sleeps before retry number attempt (1-based), or until ctx ends.
+func (c *Client) backoff(ctx context.Context, attempt int) error {
+	d := c.opts.BackoffMax
+	if shift := attempt - 1; shift < 30 && c.opts.BackoffMin<<shift < d {
+		d = c.opts.BackoffMin << shift
+	}
+	d = d/2 + rand.N(d/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Run runs a node program at a fresh snapshot. params is marshalled to JSON
+// (nil: {}; a json.RawMessage is sent as is); the JSON result is unmarshalled
+// into result (nil: discarded; a *json.RawMessage keeps it raw).
+func (c *Client) Run(ctx context.Context, program string, params, result any) error {
+	return c.RunAt(ctx, "", program, params, result)
+}
+
+// RunAt runs a node program at a snapshot (a Tx's Snapshot or a commit's):
+// a historic query when the snapshot is old. "" means a fresh snapshot.
+func (c *Client) RunAt(ctx context.Context, snapshot, program string, params, result any) error {
+	req := &pb.RunRequest{Program: program}
+	if snapshot != "" {
+		req.At = &pb.Snapshot{Token: snapshot}
+	}
+	if params != nil {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("weft: params of %s: %v", program, err)}
+		}
+		req.ParamsJson = string(b)
+	}
+	cctx, cancel := c.call(ctx)
+	defer cancel()
+	resp, err := c.rpc.Run(cctx, req)
+	if err != nil {
+		return fromRPC(cctx, err)
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(resp.GetResultJson()), result); err != nil {
+		return fmt.Errorf("weft: result of %s: %w", program, err)
+	}
+	return nil
+}
+
+// ProgramInfo describes one program Run accepts.
+type ProgramInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Programs lists the programs Run accepts.
+func (c *Client) Programs(ctx context.Context) ([]ProgramInfo, error) {
+	cctx, cancel := c.call(ctx)
+	defer cancel()
+	resp, err := c.rpc.Programs(cctx, &pb.ProgramsRequest{})
+	if err != nil {
+		return nil, fromRPC(cctx, err)
+	}
+	out := make([]ProgramInfo, len(resp.GetPrograms()))
+	for i, p := range resp.GetPrograms() {
+		out[i] = ProgramInfo{Name: p.GetName(), Description: p.GetDescription()}
+	}
+	return out, nil
+}
+
+// Status is the server's health and size summary.
+type Status struct {
+	Gatekeepers int    `json:"gatekeepers"`
+	Shards      int    `json:"shards"`
+	Vertices    int64  `json:"vertices"`
+	Edges       int64  `json:"edges"`
+	Epoch       uint64 `json:"epoch"`
+	Commits     uint64 `json:"commits"`
+	Aborts      uint64 `json:"aborts"`
+	Programs    uint64 `json:"programs"`
+	KronosCalls uint64 `json:"kronos_calls"`
+}
+
+// Status reports the server's health and sizes.
+func (c *Client) Status(ctx context.Context) (*Status, error) {
+	cctx, cancel := c.call(ctx)
+	defer cancel()
+	s, err := c.rpc.Status(cctx, &pb.StatusRequest{})
+	if err != nil {
+		return nil, fromRPC(cctx, err)
+	}
+	return &Status{Gatekeepers: int(s.GetGatekeepers()), Shards: int(s.GetShards()), Vertices: s.GetVertices(),
+		Edges: s.GetEdges(), Epoch: s.GetEpoch(), Commits: s.GetCommits(), Aborts: s.GetAborts(),
+		Programs: s.GetPrograms(), KronosCalls: s.GetKronosCalls()}, nil
+}
+
+var errNoAnswer = errors.New("weft: the server answered without a result")

@@ -1,0 +1,121 @@
+package weft
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/weft-db/weft/internal/wire/weftpb"
+)
+
+// Code is the stable code of a server error (docs/api.md lists them).
+type Code string
+
+// The codes.
+const (
+	CodeAborted          Code = "ABORTED"
+	CodeSnapshotTooOld   Code = "SNAPSHOT_TOO_OLD"
+	CodeInvalidArgument  Code = "INVALID_ARGUMENT"
+	CodeTooLarge         Code = "TOO_LARGE"
+	CodeNotFound         Code = "NOT_FOUND"
+	CodeUnknownProgram   Code = "UNKNOWN_PROGRAM"
+	CodeAlreadyExists    Code = "ALREADY_EXISTS"
+	CodeOverloaded       Code = "OVERLOADED"
+	CodeUnavailable      Code = "UNAVAILABLE"
+	CodeDeadlineExceeded Code = "DEADLINE_EXCEEDED"
+	CodeCancelled        Code = "CANCELLED"
+	CodeInternal         Code = "INTERNAL"
+)
+
+// Error is an error answered by the server (or a transport failure, as
+// CodeUnavailable).
+type Error struct {
+	Code    Code
+	Message string
+	// Retryable reports whether retrying the whole transaction, after a
+	// pause, may succeed.
+	Retryable bool
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return "weft: " + string(e.Code)
+	}
+	return e.Message
+}
+
+// Is lets errors.Is match on the code alone: errors.Is(err, weft.ErrAborted).
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Message == "" && t.Code == e.Code
+}
+
+// Sentinels to match with errors.Is.
+var (
+	ErrAborted         = &Error{Code: CodeAborted, Retryable: true}
+	ErrSnapshotTooOld  = &Error{Code: CodeSnapshotTooOld, Retryable: true}
+	ErrInvalidArgument = &Error{Code: CodeInvalidArgument}
+	ErrTooLarge        = &Error{Code: CodeTooLarge}
+	ErrNotFound        = &Error{Code: CodeNotFound}
+	ErrUnknownProgram  = &Error{Code: CodeUnknownProgram}
+	ErrAlreadyExists   = &Error{Code: CodeAlreadyExists}
+	ErrOverloaded      = &Error{Code: CodeOverloaded, Retryable: true}
+	ErrUnavailable     = &Error{Code: CodeUnavailable}
+	ErrInternal        = &Error{Code: CodeInternal}
+
+	// ErrTxDone is returned by a Tx used after Commit.
+	ErrTxDone = errors.New("weft: transaction already committed")
+)
+
+// IsRetryable reports whether err is a server error worth retrying the whole
+// transaction for (after a pause): ABORTED, SNAPSHOT_TOO_OLD or OVERLOADED.
+func IsRetryable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Retryable
+}
+
+// transportCodes classifies gRPC statuses that carry no Weft error detail
+// (the server was not reached, a proxy answered, or gRPC itself refused:
+// RESOURCE_EXHAUSTED without a detail is a message over the size bound).
+var transportCodes = map[codes.Code]Code{
+	codes.Unavailable:       CodeUnavailable,
+	codes.ResourceExhausted: CodeTooLarge,
+	codes.InvalidArgument:   CodeInvalidArgument,
+	codes.NotFound:          CodeNotFound,
+	codes.AlreadyExists:     CodeAlreadyExists,
+	codes.Aborted:           CodeAborted,
+}
+
+// fromRPC turns an RPC error into the client's errors: an *Error for server
+// answers, the context's error when the call's context ended.
+func fromRPC(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return &Error{Code: CodeUnavailable, Message: "weft: " + err.Error()}
+	}
+	for _, d := range st.Details() {
+		if e, ok := d.(*pb.Error); ok {
+			return &Error{Code: Code(e.GetCode().String()), Message: e.GetMessage(), Retryable: e.GetRetryable()}
+		}
+	}
+	switch st.Code() {
+	case codes.DeadlineExceeded, codes.Canceled:
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if st.Code() == codes.Canceled {
+			return context.Canceled
+		}
+		return context.DeadlineExceeded
+	}
+	code, ok := transportCodes[st.Code()]
+	if !ok {
+		code = CodeInternal
+	}
+	return &Error{Code: code, Message: "weft: " + st.Message(), Retryable: code == CodeAborted}
+}

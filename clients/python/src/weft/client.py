@@ -1,0 +1,838 @@
+"""Client for Weft's graph database over its HTTP/JSON API (docs/api.md).
+
+Weft's transactions are interactive and optimistic: a transaction reads at one
+snapshot, each read is recorded with the version it saw, writes are buffered,
+and the commit sends both. The server checks that nothing the transaction read
+has changed since and applies the writes atomically, or refuses with
+:class:`Aborted`, after which the whole transaction should run again with fresh
+reads. This client does that for you::
+
+    from weft.client import Alias, Client
+
+    with Client("http://127.0.0.1:7580") as client:
+        for tx in client.transaction():          # retried on retryable aborts
+            with tx:                             # commits when the block ends
+                alice = tx.get_vertex(Alias("alice"))
+                visits = alice.props.get("visits", 0)
+                tx.set_vertex_prop(alice.handle, "visits", visits + 1)
+
+A ``with`` block cannot re-run itself, so retrying takes the ``for`` loop
+around it (or :meth:`Client.run_transaction` with a function). Either way **the
+body runs again from the start on each retry**: keep it free of side effects
+outside the transaction. ``with client.transaction() as tx:`` alone makes one
+attempt and raises :class:`Aborted` if it conflicts.
+
+Vertices are named by handle (a ``str``) or by alias (:class:`Alias`).
+Property values are ``str``, ``int`` (64-bit), ``float`` (finite), ``bool``,
+timezone-aware :class:`~datetime.datetime` and lists of these. Reads return
+plain dataclasses (:class:`Vertex`, :class:`Edge`); :meth:`Client.run` returns
+the program's result as plain Python objects (dicts, lists, numbers, strings).
+
+Errors the server answers are raised as subclasses of :class:`WeftError`, one
+per stable error code. A :class:`Client` is safe to share between threads
+(each thread gets its own connection); a :class:`Transaction` is not.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import math
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from types import TracebackType
+from typing import Any, Final, TypeAlias, TypeVar
+from urllib.parse import quote, urlencode, urlsplit
+
+__all__ = [
+    "Aborted",
+    "Alias",
+    "AlreadyExists",
+    "BadResponse",
+    "Client",
+    "CommitResult",
+    "Edge",
+    "InternalError",
+    "InvalidArgument",
+    "NotFound",
+    "Overloaded",
+    "ProgramInfo",
+    "Read",
+    "SnapshotTooOld",
+    "Timeout",
+    "TooLarge",
+    "Transaction",
+    "Transactions",
+    "Unavailable",
+    "UnknownProgram",
+    "Value",
+    "Vertex",
+    "VertexRef",
+    "WeftError",
+]
+
+#: A property value (``None`` only inside a list; tuples are sent as lists,
+#: and lists come back).
+Value: TypeAlias = str | int | float | bool | datetime | list["Value"] | tuple["Value", ...] | None
+
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
+# A kept-alive connection idle longer than this is replaced before use: the
+# server closes idle connections after two minutes, and a request racing that
+# close could fail after being sent.
+_IDLE_REUSE_MAX: Final = 30.0
+
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------------
+# Errors
+
+
+class WeftError(Exception):
+    """Base class of every error this client raises for a failed call.
+
+    Attributes:
+        code: The stable error code (``"ABORTED"``, ``"NOT_FOUND"``, …; see
+            docs/api.md), or ``"TRANSPORT"`` when the server was not reached.
+        message: The server's message.
+        retryable: Whether running the whole transaction again, after a
+            pause, may succeed.
+        status: The HTTP status, when there was an answer.
+    """
+
+    def __init__(self, message: str, *, code: str = "INTERNAL", retryable: bool = False,
+                 status: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+        self.status = status
+
+
+class Aborted(WeftError):
+    """The transaction conflicted with another; nothing was written. Retry it."""
+
+
+class SnapshotTooOld(WeftError):
+    """The snapshot's versions were garbage collected. Retry with a fresh one."""
+
+
+class InvalidArgument(WeftError):
+    """The request was malformed or invalid; nothing changed."""
+
+
+class TooLarge(InvalidArgument):
+    """A transaction, value or request over a documented limit."""
+
+
+class NotFound(WeftError):
+    """An operation names a vertex, edge or alias that does not exist."""
+
+
+class UnknownProgram(NotFound):
+    """:meth:`Client.run` names a program the server does not have."""
+
+
+class AlreadyExists(WeftError):
+    """A create names a handle or alias already in use."""
+
+
+class Overloaded(WeftError):
+    """The server is at a queue bound; retry after a pause."""
+
+
+class Unavailable(WeftError):
+    """The server is shutting down or could not be reached.
+
+    After a commit fails this way its outcome is unknown.
+    """
+
+
+class Timeout(WeftError):
+    """The call took longer than its timeout (a commit's outcome is unknown)."""
+
+
+class InternalError(WeftError):
+    """The server failed in a way it did not expect."""
+
+
+class BadResponse(WeftError):
+    """The server's answer was not what the API documents."""
+
+
+_ERRORS: Final[Mapping[str, type[WeftError]]] = {
+    "ABORTED": Aborted,
+    "SNAPSHOT_TOO_OLD": SnapshotTooOld,
+    "INVALID_ARGUMENT": InvalidArgument,
+    "METHOD_NOT_ALLOWED": InvalidArgument,
+    "TOO_LARGE": TooLarge,
+    "NOT_FOUND": NotFound,
+    "UNKNOWN_PROGRAM": UnknownProgram,
+    "ALREADY_EXISTS": AlreadyExists,
+    "OVERLOADED": Overloaded,
+    "UNAVAILABLE": Unavailable,
+    "DEADLINE_EXCEEDED": Timeout,
+    "CANCELLED": Unavailable,
+    "INTERNAL": InternalError,
+}
+
+# Codes for answers without an error body (a proxy's, or a server too old).
+_STATUS_CODES: Final[Mapping[int, str]] = {
+    400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 409: "ABORTED", 413: "TOO_LARGE",
+    429: "OVERLOADED", 502: "UNAVAILABLE", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
+}
+
+_RETRYABLE: Final = frozenset({"ABORTED", "SNAPSHOT_TOO_OLD", "OVERLOADED"})
+
+
+def _error(status: int, body: bytes) -> WeftError:
+    """The exception for a non-2xx answer."""
+    try:
+        err = json.loads(body)["error"]
+        code, message = str(err["code"]), str(err["message"])
+        retryable = bool(err.get("retryable", code in _RETRYABLE))
+    except (ValueError, KeyError, TypeError):
+        code = _STATUS_CODES.get(status, "INTERNAL")
+        message = f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}"
+        retryable = code in _RETRYABLE and status != 409
+    cls = _ERRORS.get(code, WeftError)
+    return cls(message, code=code, retryable=retryable, status=status)
+
+
+# ---------------------------------------------------------------------------
+# Values
+
+
+@dataclass(frozen=True)
+class Alias:
+    """Names a vertex by one of its aliases: ``tx.get_vertex(Alias("alice"))``."""
+
+    name: str
+
+
+#: A vertex named by handle (``str``) or by alias (:class:`Alias`).
+VertexRef: TypeAlias = str | Alias
+
+_DATETIME_RE: Final = re.compile(
+    r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$")
+
+
+def _ref(v: VertexRef) -> tuple[str, bool]:
+    if isinstance(v, Alias):
+        return v.name, True
+    if isinstance(v, str):
+        return v, False
+    raise TypeError(f"a vertex is named by a str handle or an Alias, not {type(v).__name__}")
+
+
+def encode_value(v: Value, _depth: int = 0) -> Any:
+    """Return the JSON form of a property value (docs/api.md, "Values")."""
+    if v is None and _depth > 0:
+        return None
+    if isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, int):
+        if not _INT64_MIN <= v <= _INT64_MAX:
+            raise ValueError(f"int {v} is outside the 64-bit range")
+        return v
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ValueError(f"float {v} is not finite")
+        return v
+    if isinstance(v, datetime):
+        if v.tzinfo is None:
+            raise ValueError("naive datetime: give it a timezone (for example tzinfo=timezone.utc)")
+        utc = v.astimezone(timezone.utc).replace(tzinfo=None)
+        return {"$datetime": utc.isoformat(timespec="microseconds") + "Z"}
+    if isinstance(v, (list, tuple)):
+        if _depth >= 8:
+            raise ValueError("lists nest deeper than 8")
+        return [encode_value(e, _depth + 1) for e in v]
+    if v is None:
+        raise ValueError("None is not a property value (delete the property instead)")
+    raise TypeError(f"{type(v).__name__} is not a property value "
+                    "(str, int, float, bool, datetime or a list of these)")
+
+
+def decode_value(j: Any) -> Value:
+    """Return the Python value of a property value's JSON form.
+
+    Datetimes come back as UTC :class:`~datetime.datetime` values, truncated
+    to microseconds (the server keeps nanoseconds).
+    """
+    if isinstance(j, dict):
+        text = j.get("$datetime")
+        if len(j) == 1 and isinstance(text, str):
+            return _parse_datetime(text)
+        raise BadResponse(f"unexpected object as a property value: {j!r}", code="BAD_RESPONSE")
+    if isinstance(j, list):
+        return [decode_value(e) for e in j]
+    if j is None or isinstance(j, (str, int, float, bool)):
+        return j
+    raise BadResponse(f"unexpected property value {j!r}", code="BAD_RESPONSE")
+
+
+def _parse_datetime(text: str) -> datetime:
+    m = _DATETIME_RE.match(text)
+    if m is None:
+        raise BadResponse(f"malformed datetime {text!r}", code="BAD_RESPONSE")
+    base, frac, zone = m.groups()
+    micros = int((frac or "0").ljust(6, "0")[:6])
+    tz = timezone.utc
+    if zone != "Z":
+        sign = 1 if zone[0] == "+" else -1
+        tz = timezone(sign * timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6])))
+    parsed = datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(microsecond=micros, tzinfo=tz)
+    return parsed.astimezone(timezone.utc)
+
+
+# ---------------------------------------------------------------------------
+# Results
+
+
+@dataclass(frozen=True)
+class Read:
+    """One read-set entry: the vertex (or alias) read and the version seen."""
+
+    vertex: str
+    alias: bool
+    version: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"vertex": self.vertex, "alias": self.alias, "version": self.version}
+
+
+@dataclass
+class Edge:
+    """An out-edge as read at ``snapshot`` (``exists`` is False when missing)."""
+
+    handle: str
+    src: str
+    dst: str
+    exists: bool
+    props: dict[str, Value] = field(default_factory=dict)
+    snapshot: str = ""
+    #: The read-set entries this read adds to a transaction (empty for the
+    #: edges listed inside a :class:`Vertex`).
+    reads: list[Read] = field(default_factory=list, repr=False)
+
+
+@dataclass
+class Vertex:
+    """A vertex as read at ``snapshot`` (``exists`` is False when missing)."""
+
+    handle: str
+    exists: bool
+    props: dict[str, Value] = field(default_factory=dict)
+    aliases: list[str] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    #: More out-edges exist than were returned (see ``edges_max``).
+    edges_truncated: bool = False
+    snapshot: str = ""
+    #: The read-set entries this read adds to a transaction: the vertex's,
+    #: and the alias's when it was named by alias.
+    reads: list[Read] = field(default_factory=list, repr=False)
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """A committed transaction: the handles it created, in operation order
+    (generated ones included), and its snapshot (reading at it shows it)."""
+
+    handles: list[str]
+    snapshot: str
+
+
+@dataclass(frozen=True)
+class ProgramInfo:
+    """A program :meth:`Client.run` accepts."""
+
+    name: str
+    description: str
+
+
+def _get(obj: Any, key: str, typ: type[T]) -> T:
+    """obj[key] checked to be a typ, or BadResponse."""
+    if not isinstance(obj, dict) or not isinstance(obj.get(key), typ):
+        raise BadResponse(f"answer lacks {key!r} ({typ.__name__}): {obj!r:.200}", code="BAD_RESPONSE")
+    value: T = obj[key]
+    return value
+
+
+def _read(j: Any) -> Read:
+    return Read(_get(j, "vertex", str), _get(j, "alias", bool), _get(j, "version", str))
+
+
+def _props(j: Any) -> dict[str, Value]:
+    return {str(k): decode_value(v) for k, v in _get(j, "props", dict).items()}
+
+
+def _edge(j: Any, snapshot: str) -> Edge:
+    reads = [_read(r) for r in j.get("reads") or []] if isinstance(j, dict) else []
+    return Edge(_get(j, "handle", str), _get(j, "src", str), _get(j, "dst", str), _get(j, "exists", bool),
+                _props(j), snapshot, reads)
+
+
+def _vertex(j: Any, snapshot: str) -> Vertex:
+    return Vertex(
+        handle=_get(j, "handle", str), exists=_get(j, "exists", bool), props=_props(j),
+        aliases=[str(a) for a in _get(j, "aliases", list)],
+        edges=[_edge(e, snapshot) for e in _get(j, "edges", list)],
+        edges_truncated=bool(j.get("edges_truncated", False)), snapshot=snapshot,
+        reads=[_read(r) for r in _get(j, "reads", list)])
+
+
+# ---------------------------------------------------------------------------
+# Transport
+
+
+class _Conn:
+    """One thread's kept-alive connection."""
+
+    def __init__(self, conn: http.client.HTTPConnection) -> None:
+        self.conn = conn
+        self.last_used = time.monotonic()
+        self.used = False
+
+
+class _Transport:
+    """HTTP/1.1 with one kept-alive connection per thread."""
+
+    def __init__(self, url: str, timeout: float) -> None:
+        parts = urlsplit(url if "://" in url else "http://" + url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"bad server URL {url!r}: want http://host:port")
+        self.scheme = parts.scheme
+        self.host = parts.hostname
+        self.port = parts.port
+        self.prefix = parts.path.rstrip("/")
+        self.timeout = timeout
+        self.local = threading.local()
+        self.lock = threading.Lock()
+        self.all: list[_Conn] = []
+
+    def _conn(self) -> _Conn:
+        c: _Conn | None = getattr(self.local, "conn", None)
+        if c is not None and time.monotonic() - c.last_used > _IDLE_REUSE_MAX:
+            c.conn.close()
+            c.used = False
+        if c is None:
+            cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+            c = _Conn(cls(self.host, self.port, timeout=self.timeout))
+            self.local.conn = c
+            with self.lock:
+                self.all.append(c)
+        return c
+
+    def close(self) -> None:
+        with self.lock:
+            for c in self.all:
+                c.conn.close()
+            self.all.clear()
+        self.local = threading.local()
+
+    def request(self, method: str, path: str, body: Any = None, *, idempotent: bool) -> Any:
+        """Send one request; return the decoded JSON answer or raise WeftError.
+
+        A request on a reused connection that finds it closed is sent again
+        on a fresh one if it is idempotent (every call but commit).
+        """
+        data = None if body is None else json.dumps(body, allow_nan=False).encode()
+        headers = {"Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        for attempt in (0, 1):
+            c = self._conn()
+            reused = c.used
+            try:
+                c.conn.request(method, self.prefix + path, body=data, headers=headers)
+                resp = c.conn.getresponse()
+                raw = resp.read()
+            except TimeoutError as e:
+                c.conn.close()
+                c.used = False
+                raise Timeout(f"{method} {path}: no answer within {self.timeout}s", code="TRANSPORT") from e
+            except (http.client.HTTPException, OSError) as e:
+                c.conn.close()
+                c.used = False
+                if reused and idempotent and attempt == 0:
+                    continue
+                what = "" if idempotent else " (the commit's outcome is unknown)"
+                raise Unavailable(f"{method} {path}: {e!r}{what}", code="TRANSPORT") from e
+            c.used, c.last_used = True, time.monotonic()
+            if resp.status // 100 != 2:
+                raise _error(resp.status, raw)
+            try:
+                return json.loads(raw)
+            except ValueError as e:
+                raise BadResponse(f"{method} {path}: answer is not JSON: {raw[:200]!r}",
+                                  code="BAD_RESPONSE", status=resp.status) from e
+        raise AssertionError("unreachable")
+
+
+# ---------------------------------------------------------------------------
+# Transactions
+
+
+class Transaction:
+    """One transaction: reads at :attr:`snapshot`, recorded with the versions
+    they saw, and buffered writes, sent together by :meth:`commit`.
+
+    Used as a context manager it commits when the block ends normally and
+    discards the writes when the block raises.
+    """
+
+    def __init__(self, client: Client, snapshot: str) -> None:
+        self._client = client
+        #: The snapshot every read of this transaction is made at.
+        self.snapshot = snapshot
+        self._reads: dict[tuple[str, bool], Read] = {}
+        self._ops: list[dict[str, Any]] = []
+        self._done = False
+        #: The commit's result, once committed.
+        self.result: CommitResult | None = None
+        # Set by Transactions: suppress a retryable error at the end of the
+        # with block and remember it, so the loop can run the body again.
+        self._absorb_retryable = False
+        self._retry_error: WeftError | None = None
+
+    # -- reads
+
+    def _check_open(self) -> None:
+        if self._done:
+            raise RuntimeError("transaction already committed or discarded")
+
+    def _record(self, reads: list[Read]) -> None:
+        # An entry seen before at this snapshot has the same version.
+        for r in reads:
+            self._reads.setdefault((r.vertex, r.alias), r)
+
+    def get_vertex(self, vertex: VertexRef, *, props: bool = True, edges: bool = True,
+                   aliases: bool = True, edges_max: int = 0) -> Vertex:
+        """Read a vertex and record the read. A missing vertex is not an
+        error: it has ``exists`` False, and its absence is checked at commit."""
+        self._check_open()
+        v = self._client.get_vertex(vertex, snapshot=self.snapshot, props=props, edges=edges,
+                                    aliases=aliases, edges_max=edges_max)
+        self._record(v.reads)
+        return v
+
+    def get_edge(self, src: VertexRef, edge: str) -> Edge:
+        """Read an out-edge of ``src`` and record the read."""
+        self._check_open()
+        e = self._client.get_edge(src, edge, snapshot=self.snapshot)
+        self._record(e.reads)
+        return e
+
+    # -- writes
+
+    def _add(self, op: str, vertex: VertexRef | None, **fields: Any) -> None:
+        self._check_open()
+        o: dict[str, Any] = {"op": op}
+        if vertex is not None:
+            name, is_alias = _ref(vertex)
+            o["vertex"] = name
+            if is_alias:
+                o["vertex_alias"] = True
+        o.update((k, v) for k, v in fields.items() if v is not None)
+        self._ops.append(o)
+
+    def create_vertex(self, handle: str | None = None) -> None:
+        """Create a vertex; without a handle the server generates one
+        (:attr:`CommitResult.handles` reports it)."""
+        self._add("create_vertex", handle)
+
+    def delete_vertex(self, vertex: VertexRef) -> None:
+        """Delete a vertex with its edges (in and out), properties and aliases."""
+        self._add("delete_vertex", vertex)
+
+    def create_edge(self, src: VertexRef, dst: VertexRef, edge: str | None = None) -> None:
+        """Create an edge from ``src`` to ``dst``; without a handle one is generated."""
+        name, is_alias = _ref(dst)
+        self._add("create_edge", src, edge=edge, dst=name, dst_alias=True if is_alias else None)
+
+    def delete_edge(self, src: VertexRef, edge: str) -> None:
+        """Delete an out-edge of ``src``."""
+        self._add("delete_edge", src, edge=edge)
+
+    def set_vertex_prop(self, vertex: VertexRef, key: str, value: Value) -> None:
+        """Set a vertex property (the value is checked now)."""
+        self._add("set_vertex_prop", vertex, key=key, value=encode_value(value))
+
+    def delete_vertex_prop(self, vertex: VertexRef, key: str) -> None:
+        """Delete a vertex property."""
+        self._add("delete_vertex_prop", vertex, key=key)
+
+    def set_edge_prop(self, src: VertexRef, edge: str, key: str, value: Value) -> None:
+        """Set a property of an out-edge of ``src``."""
+        self._add("set_edge_prop", src, edge=edge, key=key, value=encode_value(value))
+
+    def delete_edge_prop(self, src: VertexRef, edge: str, key: str) -> None:
+        """Delete a property of an out-edge of ``src``."""
+        self._add("delete_edge_prop", src, edge=edge, key=key)
+
+    def add_alias(self, vertex: VertexRef, alias: str) -> None:
+        """Give a vertex an alias (aliases are unique across the graph)."""
+        self._add("add_alias", vertex, alias=alias)
+
+    def remove_alias(self, vertex: VertexRef, alias: str) -> None:
+        """Remove one of a vertex's aliases."""
+        self._add("remove_alias", vertex, alias=alias)
+
+    @property
+    def ops(self) -> list[dict[str, Any]]:
+        """The buffered operations, in the API's JSON form (a copy)."""
+        return [dict(o) for o in self._ops]
+
+    @property
+    def reads(self) -> list[Read]:
+        """The recorded read set (a copy)."""
+        return list(self._reads.values())
+
+    # -- commit
+
+    def commit(self) -> CommitResult:
+        """Send the reads and writes. Raises :class:`Aborted` (or another
+        retryable error) when the transaction should run again from the
+        start. A transaction without writes sends nothing: its reads were all
+        made at one snapshot, which is consistent already."""
+        self._check_open()
+        self._done = True
+        if not self._ops:
+            self.result = CommitResult([], self.snapshot)
+        else:
+            self.result = self._client.commit(self._ops, list(self._reads.values()))
+        return self.result
+
+    def discard(self) -> None:
+        """Drop the buffered writes; the transaction can no longer be used."""
+        self._done = True
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if exc is None:
+            try:
+                self.commit()
+            except WeftError as e:
+                if self._absorb_retryable and e.retryable:
+                    self._retry_error = e
+                    return False
+                raise
+            return False
+        self.discard()
+        if self._absorb_retryable and isinstance(exc, WeftError) and exc.retryable:
+            self._retry_error = exc
+            return True
+        return False
+
+
+class Transactions:
+    """Attempts at one transaction, from :meth:`Client.transaction`.
+
+    Iterate to retry; each attempt is used with ``with``::
+
+        for tx in client.transaction():
+            with tx:
+                ...
+
+    The loop ends after the first attempt that commits. A retryable failure
+    (:class:`Aborted`, :class:`SnapshotTooOld`, :class:`Overloaded`) inside
+    the block or at its commit starts another attempt after a pause (capped
+    exponential backoff with jitter); the last allowed attempt raises it.
+    Any other exception leaves the loop at once. :attr:`result` holds the
+    commit's result afterwards.
+
+    Used directly as ``with client.transaction() as tx:`` it makes a single
+    attempt, without retries.
+    """
+
+    def __init__(self, client: Client, retries: int) -> None:
+        self._client = client
+        self._retries = retries
+        self._single: Transaction | None = None
+        #: The commit's result once an attempt committed.
+        self.result: CommitResult | None = None
+        #: How many attempts were started.
+        self.attempts = 0
+
+    def __iter__(self) -> Iterator[Transaction]:
+        for attempt in range(self._retries + 1):
+            if attempt:
+                self._client._pause(attempt)
+            tx = self._client.begin()
+            tx._absorb_retryable = attempt < self._retries
+            self.attempts += 1
+            yield tx
+            if tx.result is not None:
+                self.result = tx.result
+                return
+            if tx._retry_error is None:
+                raise RuntimeError("each attempt of client.transaction() must be used as `with tx:`")
+
+    def __enter__(self) -> Transaction:
+        self._single = self._client.begin()
+        self.attempts = 1
+        return self._single
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        assert self._single is not None
+        suppress = self._single.__exit__(exc_type, exc, tb)
+        self.result = self._single.result
+        return suppress
+
+
+# ---------------------------------------------------------------------------
+# The client
+
+
+class Client:
+    """A client of one Weft server's HTTP API.
+
+    Args:
+        url: The server's HTTP address, e.g. ``"http://127.0.0.1:7580"``.
+        timeout: Seconds to wait for one answer.
+        retries: How many times :meth:`transaction` and :meth:`run_transaction`
+            run a transaction again after retryable failures (so at most
+            ``retries + 1`` attempts).
+        backoff: Seconds before the first retry; each retry doubles it, up to
+            ``backoff_max``, and waits a random time between half of it and
+            all of it.
+    """
+
+    def __init__(self, url: str = "http://127.0.0.1:7580", *, timeout: float = 30.0,
+                 retries: int = 10, backoff: float = 0.002, backoff_max: float = 0.5) -> None:
+        if retries < 0 or backoff < 0 or backoff_max < backoff or timeout <= 0:
+            raise ValueError("want retries >= 0, 0 <= backoff <= backoff_max and timeout > 0")
+        self._http = _Transport(url, timeout)
+        self.retries = retries
+        self.backoff = backoff
+        self.backoff_max = backoff_max
+
+    def close(self) -> None:
+        """Close every connection (the client reconnects if used again)."""
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def _pause(self, attempt: int) -> None:
+        delay = min(self.backoff_max, self.backoff * 2 ** (attempt - 1))
+        time.sleep(delay * random.uniform(0.5, 1.0))
+
+    # -- transactions
+
+    def begin(self) -> Transaction:
+        """Start a transaction at a fresh snapshot (commit it yourself)."""
+        j = self._http.request("POST", "/v1/begin", {}, idempotent=True)
+        return Transaction(self, _get(j, "snapshot", str))
+
+    def transaction(self, *, retries: int | None = None) -> Transactions:
+        """Attempts at a transaction: ``for tx in client.transaction(): with tx: ...``
+        (see :class:`Transactions`)."""
+        return Transactions(self, self.retries if retries is None else retries)
+
+    def run_transaction(self, fn: Callable[[Transaction], T], *, retries: int | None = None) -> T:
+        """Run ``fn(tx)`` in a transaction and commit it, running it again on
+        retryable failures; return what the committed attempt of ``fn``
+        returned. ``fn`` must be safe to run more than once."""
+        out: list[T] = []
+        for tx in self.transaction(retries=retries):
+            with tx:
+                out[:] = [fn(tx)]
+        return out[0]
+
+    # -- reads and writes
+
+    def get_vertex(self, vertex: VertexRef, *, snapshot: str | None = None, props: bool = True,
+                   edges: bool = True, aliases: bool = True, edges_max: int = 0) -> Vertex:
+        """Read a vertex at ``snapshot`` (default: a fresh one, reported in
+        :attr:`Vertex.snapshot`). Outside a transaction nothing is recorded."""
+        name, is_alias = _ref(vertex)
+        body: dict[str, Any] = {"vertex": name, "vertex_alias": is_alias}
+        if snapshot:
+            body["snapshot"] = snapshot
+        if not props:
+            body["props"] = False
+        if not edges:
+            body["edges"] = False
+        if not aliases:
+            body["aliases"] = False
+        if edges_max:
+            body["edges_max"] = edges_max
+        j = self._http.request("POST", "/v1/vertex", body, idempotent=True)
+        return _vertex(_get(j, "vertex", dict), _get(j, "snapshot", str))
+
+    def get_edge(self, src: VertexRef, edge: str, *, snapshot: str | None = None) -> Edge:
+        """Read an out-edge of ``src`` at ``snapshot`` (default: a fresh one)."""
+        name, is_alias = _ref(src)
+        body: dict[str, Any] = {"src": name, "src_alias": is_alias, "edge": edge}
+        if snapshot:
+            body["snapshot"] = snapshot
+        j = self._http.request("POST", "/v1/edge", body, idempotent=True)
+        return _edge(_get(j, "edge", dict), _get(j, "snapshot", str))
+
+    def commit(self, ops: Sequence[Mapping[str, Any]], reads: Sequence[Read] = ()) -> CommitResult:
+        """Commit operations in the API's JSON form (``{"op": "create_vertex",
+        "vertex": "a"}``, …) with a read set, in one request: the low-level
+        call under :meth:`Transaction.commit`. Never retried automatically."""
+        j = self._http.request("POST", "/v1/commit",
+                               {"reads": [r.to_json() for r in reads], "ops": list(ops)},
+                               idempotent=False)
+        return CommitResult([str(h) for h in _get(j, "handles", list)], _get(j, "snapshot", str))
+
+    # -- programs and status
+
+    def run(self, program: str, /, **params: Any) -> Any:
+        """Run a node program at a fresh snapshot with keyword parameters;
+        return its result as plain Python objects."""
+        return self.run_json(program, params)
+
+    def run_at(self, snapshot: str, program: str, /, **params: Any) -> Any:
+        """Run a node program at ``snapshot`` (a historic query when old)."""
+        return self.run_json(program, params, at=snapshot)
+
+    def run_json(self, program: str, params: Any = None, *, at: str | None = None) -> Any:
+        """Run a node program with any JSON-serializable ``params`` (None: {})."""
+        path = "/v1/run/" + quote(program, safe="")
+        if at:
+            path += "?" + urlencode({"at": at})
+        j = self._http.request("POST", path, {} if params is None else params, idempotent=True)
+        if not isinstance(j, dict) or "result" not in j:
+            raise BadResponse(f"run answer lacks 'result': {j!r:.200}", code="BAD_RESPONSE")
+        return j["result"]
+
+    def programs(self) -> list[ProgramInfo]:
+        """The programs :meth:`run` accepts."""
+        j = self._http.request("GET", "/v1/programs", idempotent=True)
+        return [ProgramInfo(_get(p, "name", str), _get(p, "description", str))
+                for p in _get(j, "programs", list)]
+
+    def status(self) -> dict[str, int]:
+        """The server's health and size counters (vertices, edges, commits, …)."""
+        j = self._http.request("GET", "/v1/status", idempotent=True)
+        if not isinstance(j, dict):
+            raise BadResponse(f"status answer is not an object: {j!r:.200}", code="BAD_RESPONSE")
+        return {str(k): int(v) for k, v in j.items() if isinstance(v, int)}
+
+    def healthy(self) -> bool:
+        """Whether the server answers its health check."""
+        try:
+            self._http.request("GET", "/healthz", idempotent=True)
+        except WeftError:
+            return False
+        return True

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weft-db/weft/internal/api"
+	"github.com/weft-db/weft/internal/engine"
+)
+
+func init() { subcommands = append(subcommands, newServeCmd) }
+
+func newServeCmd() *cobra.Command {
+	cfg := engine.DefaultConfig()
+	acfg := api.DefaultConfig()
+	var (
+		inMemory, demo  bool
+		shutdownTimeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run Weft in one process (every role, embedded store), serving gRPC and HTTP/JSON",
+		Long: `Run an embedded Weft: gatekeepers, shards, Kronos and the Pebble store in one
+process, serving the gRPC API (weft.v1.Weft) and the HTTP/JSON API
+(docs/api.md; its OpenAPI description is served at /openapi.yaml), with
+Prometheus metrics at /metrics.
+
+  weft serve --demo                     # data in weft-data/serve, a demo graph
+  curl -s localhost:7580/v1/status
+
+SIGINT or SIGTERM stops accepting requests, lets those in flight finish (up
+to --shutdown-timeout) and closes the store.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if inMemory {
+				cfg.DataDir = ""
+			} else if cfg.DataDir == "" {
+				return errors.New("serve: --data-dir is empty (use --in-memory for a store that is not kept)")
+			}
+			cfg.Logger, acfg.Logger = slog.Default(), slog.Default()
+			if err := cfg.Validate(); err != nil {
+				return err
+			}
+			if err := acfg.Validate(); err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serve(ctx, cmd, cfg, acfg, demo, shutdownTimeout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&acfg.GRPCAddr, "grpc-addr", acfg.GRPCAddr, "gRPC listen address (\"\": no gRPC)")
+	f.StringVar(&acfg.HTTPAddr, "http-addr", acfg.HTTPAddr, "HTTP/JSON listen address (\"\": no HTTP)")
+	f.Int64Var(&acfg.RequestBytesMax, "request-bytes-max", acfg.RequestBytesMax, "largest HTTP request body or gRPC message, in bytes")
+	f.StringVar(&cfg.DataDir, "data-dir", "weft-data/serve", "the store's directory")
+	f.BoolVar(&inMemory, "in-memory", false, "keep the store in memory (tests and demos: nothing survives a restart)")
+	f.BoolVar(&cfg.Sync, "sync", cfg.Sync, "fsync every commit group before acknowledging; false can lose acknowledged commits on a crash")
+	f.IntVar(&cfg.Gatekeepers, "gatekeepers", cfg.Gatekeepers, "gatekeepers (1..64)")
+	f.IntVar(&cfg.Shards, "shards", cfg.Shards, "shards vertices are hashed to (1..1024; fixed when the store is created)")
+	f.DurationVar(&cfg.HistoryRetention, "history-retention", cfg.HistoryRetention, "keep old versions readable at least this long")
+	f.BoolVar(&cfg.KeepHistory, "keep-history", cfg.KeepHistory, "never garbage-collect old versions")
+	f.IntVar(&cfg.ProgramsMax, "programs-max", cfg.ProgramsMax, "node programs in flight per gatekeeper before OVERLOADED")
+	f.IntVar(&cfg.OracleCacheMax, "oracle-cache-max", cfg.OracleCacheMax, "each shard's cache of Kronos answers, in pairs")
+	f.BoolVar(&demo, "demo", false, "load the demo graph (50 vertices: people, cities, companies, topics) unless it is loaded already")
+	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long requests in flight may take to finish")
+	return cmd
+}
+
+func serve(ctx context.Context, cmd *cobra.Command, cfg engine.Config, acfg api.Config, demo bool, shutdownTimeout time.Duration) (err error) {
+	db, err := engine.Open(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	if demo {
+		loaded, err := api.LoadDemo(ctx, db)
+		if err != nil {
+			return err
+		}
+		slog.Info("demo graph", "loaded", loaded, "already_present", !loaded)
+	}
+	srv, err := api.NewServer(db, acfg)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	where := cfg.DataDir
+	if where == "" {
+		where = "memory"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "weft serving gRPC on %s, HTTP on %s (store: %s)\n", orOff(srv.GRPCAddr()), orOff(srv.HTTPAddr()), where)
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-srv.Err():
+	}
+	slog.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	srv.Stop(sctx)
+	return serveErr
+}
+
+func orOff(addr string) string {
+	if addr == "" {
+		return "(off)"
+	}
+	return addr
+}

@@ -1,0 +1,146 @@
+package api
+
+import (
+	"context"
+	"path"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/txn"
+	pb "github.com/weft-db/weft/internal/wire/weftpb"
+)
+
+// grpcService implements pb.WeftServer. Its methods return plain errors; the
+// interceptor turns them into status errors with an Error detail, so the
+// mapping lives in one place (errors.go).
+type grpcService struct {
+	pb.UnimplementedWeftServer
+	svc service
+}
+
+// NewGRPCServer returns a gRPC server serving the Weft service over db, with
+// metrics recorded in m (nil: none). opts are added to the server's options.
+func NewGRPCServer(db engine.API, m *Metrics, opts ...grpc.ServerOption) *grpc.Server {
+	opts = append([]grpc.ServerOption{grpc.ChainUnaryInterceptor(unaryInterceptor(m))}, opts...)
+	s := grpc.NewServer(opts...)
+	pb.RegisterWeftServer(s, &grpcService{svc: service{db: db}})
+	reflection.Register(s) // for grpcurl and friends
+	return s
+}
+
+// grpcOps names each method as the metrics and HTTP API do.
+var grpcOps = map[string]string{
+	"Begin": "begin", "GetVertex": "get_vertex", "GetEdge": "get_edge", "Commit": "commit",
+	"Run": "run", "Programs": "programs", "Status": "status",
+}
+
+func unaryInterceptor(m *Metrics) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		start := time.Now()
+		resp, err := handler(ctx, req)
+		code := CodeOf(err)
+		op, ok := grpcOps[path.Base(info.FullMethod)]
+		if !ok {
+			op = "unknown"
+		}
+		m.observe("grpc", op, code, time.Since(start))
+		if err != nil {
+			return nil, StatusError(code, err.Error())
+		}
+		return resp, nil
+	}
+}
+
+// StatusError builds the gRPC status error for an API error.
+func StatusError(code Code, msg string) error {
+	info, ok := codeTable[code]
+	if !ok {
+		info, code = codeTable[CodeInternal], CodeInternal
+	}
+	st := status.New(info.grpc, msg)
+	if d, err := st.WithDetails(&pb.Error{Code: info.pb, Message: msg, Retryable: info.retryable}); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+func snapPB(s engine.Snapshot) *pb.Snapshot { return &pb.Snapshot{Token: s.Token} }
+
+func refFromPB(r *pb.VertexRef) engine.VertexRef {
+	return engine.VertexRef{Name: r.GetName(), Alias: r.GetAlias()}
+}
+
+func (g *grpcService) Begin(ctx context.Context, _ *pb.BeginRequest) (*pb.BeginResponse, error) {
+	snap, err := g.svc.db.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.BeginResponse{Snapshot: snapPB(snap)}, nil
+}
+
+func (g *grpcService) GetVertex(ctx context.Context, req *pb.GetVertexRequest) (*pb.GetVertexResponse, error) {
+	opts := readOptions(req.Props, req.Edges, req.Aliases, int(req.GetEdgesMax()))
+	v, snap, err := g.svc.getVertex(ctx, req.GetSnapshot().GetToken(), refFromPB(req.GetVertex()), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetVertexResponse{Vertex: vertexToPB(v), Snapshot: snapPB(snap)}, nil
+}
+
+func (g *grpcService) GetEdge(ctx context.Context, req *pb.GetEdgeRequest) (*pb.GetEdgeResponse, error) {
+	e, snap, err := g.svc.getEdge(ctx, req.GetSnapshot().GetToken(), refFromPB(req.GetSrc()), req.GetEdge())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetEdgeResponse{Edge: edgeToPB(e, true), Snapshot: snapPB(snap)}, nil
+}
+
+func (g *grpcService) Commit(ctx context.Context, req *pb.CommitRequest) (*pb.CommitResponse, error) {
+	if err := checkSizes(len(req.GetReads()), len(req.GetOps())); err != nil {
+		return nil, err // before converting a huge request
+	}
+	reads := make([]txn.Read, len(req.GetReads()))
+	for i, r := range req.GetReads() {
+		reads[i] = readFromPB(r)
+	}
+	ops := make([]txn.Op, len(req.GetOps()))
+	for i, o := range req.GetOps() {
+		var err error
+		if ops[i], err = opFromPB(i, o); err != nil {
+			return nil, err
+		}
+	}
+	res, err := g.svc.commit(ctx, reads, ops)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.CommitResponse{Handles: res.Handles, Snapshot: snapPB(res.Snapshot)}, nil
+}
+
+func (g *grpcService) Run(ctx context.Context, req *pb.RunRequest) (*pb.RunResponse, error) {
+	out, err := g.svc.run(ctx, req.GetProgram(), []byte(req.GetParamsJson()), req.GetAt().GetToken())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.RunResponse{ResultJson: string(out)}, nil
+}
+
+func (g *grpcService) Programs(context.Context, *pb.ProgramsRequest) (*pb.ProgramsResponse, error) {
+	var out pb.ProgramsResponse
+	for _, p := range g.svc.db.Programs() {
+		out.Programs = append(out.Programs, &pb.ProgramInfo{Name: p.Name, Description: p.Description})
+	}
+	return &out, nil
+}
+
+func (g *grpcService) Status(ctx context.Context, _ *pb.StatusRequest) (*pb.StatusResponse, error) {
+	st, err := g.svc.status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return statusToPB(st), nil
+}
