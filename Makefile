@@ -18,7 +18,7 @@ build:
 
 # The main job: a Kronos replica on 127.0.0.1:7400 with data in ./weft-data,
 # then the three applications of the Kronos paper run against it.
-run: build
+run: build pydeps
 	./scripts/run-demo.sh
 
 test: lint test-go test-race test-invariants test-py

@@ -1,26 +1,43 @@
 #!/usr/bin/env bash
-# `make run`: start a Kronos replica (data in ./weft-data), run the Kronos
-# paper's three applications against it, then keep serving until Ctrl-C.
+# `make run`: Weft's main job. Starts an embedded Weft (gatekeepers, shards,
+# Kronos and the Pebble store in one process; data in ./weft-data/serve) with
+# the demo graph, takes a short tour through the CLI, HTTP and Python, then
+# keeps serving until Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ADDR=${WEFT_KRONOS_ADDR:-127.0.0.1:7400}
-DATA=${WEFT_DATA:-weft-data/kronos-1}
-mkdir -p "$DATA"
-./bin/weft kronos --id 1 --addr "$ADDR" --data-dir "$DATA" &
+HTTP=${WEFT_HTTP_ADDR:-127.0.0.1:7580}
+GRPC=${WEFT_GRPC_ADDR:-127.0.0.1:7500}
+DATA=${WEFT_DATA:-weft-data/serve}
+./bin/weft serve --demo --data-dir "$DATA" --http-addr "$HTTP" --grpc-addr "$GRPC" &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT INT TERM
-for _ in $(seq 1 100); do
-  (exec 3<>"/dev/tcp/${ADDR%:*}/${ADDR#*:}") 2>/dev/null && break
+for _ in $(seq 1 200); do
+  curl -sf "http://$HTTP/healthz" >/dev/null 2>&1 && break
   sleep 0.1
 done
-for app in timeline kvstore firealarm; do
-  if [ -d "examples/$app" ]; then
-    echo; echo "== examples/$app (against $ADDR)"
-    go run "./examples/$app" --kronos "$ADDR"
-  fi
-done
+step() { echo; echo "\$ $*"; "$@"; }
+echo "== a five-minute tour (docs/api.md has the whole API)"
+step ./bin/weft tx --addr "$GRPC" 'get_vertex @alice'
+step ./bin/weft tx --addr "$GRPC" 'create_vertex person/ada' 'set_vertex_prop person/ada name "Ada"' \
+  'create_edge person/ada person/alice knows/alice' 'set_edge_prop person/ada knows/alice weight 0.9'
+step ./bin/weft run --addr "$GRPC" reachability '{"src":"person/ada","dest":"city/paris"}'
+step ./bin/weft run --addr "$GRPC" get_edges '{"node":"person/alice","limit":5}'
+step curl -s "http://$HTTP/v1/status"
 echo
-echo "Kronos is serving on $ADDR (data in $DATA). Try the Python client:"
-echo "  make pydeps && clients/python/.venv/bin/python -c 'from weft.kronos import KronosClient; c=KronosClient(\"$ADDR\"); a=c.create_event(); b=c.create_event(); print(c.assign_order([(a, \"->\", b, \"must\")]), c.query_order([(b, a)]))'"
+if [ -x clients/python/.venv/bin/python ]; then
+  echo; echo "\$ python: weft.Client"
+  clients/python/.venv/bin/python - "$HTTP" <<'PY'
+import sys
+from weft import Client
+c = Client("http://" + sys.argv[1])
+for tx in c.transaction():
+    with tx:
+        v = tx.get_vertex("person/ada")
+        tx.set_vertex_prop("person/ada", "visits", int(v.props.get("visits", 0)) + 1)
+print("person/ada visits:", c.run("read_node_props", node="person/ada", keys=["visits"]))
+PY
+fi
+echo
+echo "Weft is serving: HTTP http://$HTTP (OpenAPI at /openapi.yaml, metrics at /metrics), gRPC $GRPC; data in $DATA."
 echo "Ctrl-C stops it."
 wait $pid
