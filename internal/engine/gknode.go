@@ -33,11 +33,31 @@ type gkNode struct {
 }
 
 type progRun struct {
-	coord *nodeprog.Coordinator
-	stamp vclock.Stamp
-	done  chan struct{}
-	err   error
-	res   any
+	coord  *nodeprog.Coordinator
+	stamp  vclock.Stamp
+	done   chan struct{}
+	err    error
+	res    any
+	shards uint64 // shards that may hold state for it (bit per shard < 64)
+	more   []bool // the same for shard counts above 64
+}
+
+func (r *progRun) touch(shard int) {
+	if shard < 64 {
+		r.shards |= 1 << shard
+		return
+	}
+	for len(r.more) <= shard-64 {
+		r.more = append(r.more, false)
+	}
+	r.more[shard-64] = true
+}
+
+func (r *progRun) touched(shard int) bool {
+	if shard < 64 {
+		return r.shards&(1<<shard) != 0
+	}
+	return shard-64 < len(r.more) && r.more[shard-64]
 }
 
 func newGK(db *DB, id int) *gkNode {
@@ -237,6 +257,9 @@ func (g *gkNode) runProgram(ctx context.Context, name string, params json.RawMes
 		return run.res, run.err
 	}
 	g.progs[id] = run
+	for _, b := range batches {
+		run.touch(b.Shard)
+	}
 	g.mu.Unlock()
 	for _, b := range batches {
 		g.db.shards[b.Shard].push(progMsg{gk: g.id, stamp: ts, batch: b})
@@ -254,13 +277,18 @@ func (g *gkNode) runProgram(ctx context.Context, name string, params json.RawMes
 	return run.res, run.err
 }
 
-// report takes a shard's report for one of this gatekeeper's programs.
-func (g *gkNode) report(rep nodeprog.Report) {
+// report takes a shard's report for one of this gatekeeper's programs, with
+// the shards it sent batches to (so that finishing reaches them).
+func (g *gkNode) report(rep nodeprog.Report, sentTo []nodeprog.Batch) {
 	g.mu.Lock()
 	run, ok := g.progs[rep.Prog]
 	if !ok {
 		g.mu.Unlock()
 		return
+	}
+	run.touch(rep.Shard)
+	for _, b := range sentTo {
+		run.touch(b.Shard)
 	}
 	err := run.coord.Step(rep)
 	done := err != nil || run.coord.Done()
@@ -285,8 +313,10 @@ func (g *gkNode) finish(id nodeprog.ProgID, run *progRun, err error) {
 		run.res, run.err = run.coord.Result()
 	}
 	g.mu.Unlock()
-	for _, s := range g.db.shards {
-		s.push(finishMsg{prog: id})
+	for i, s := range g.db.shards {
+		if run.touched(i) {
+			s.push(finishMsg{prog: id})
+		}
 	}
 	close(run.done)
 }

@@ -218,8 +218,10 @@ func (s *shardNode) runProgram(m progMsg, ord *readOrderer) {
 	if errors.Is(err, nodeprog.ErrFinished) {
 		return
 	}
+	// Report before sending: the coordinator learns the destinations first,
+	// so a program that ends early still finishes on every shard it reached.
+	s.db.gks[m.gk].report(rep, out)
 	for _, b := range out {
 		s.db.shards[b.Shard].push(progMsg{gk: m.gk, stamp: m.stamp, batch: b})
 	}
-	s.db.gks[m.gk].report(rep)
 }
