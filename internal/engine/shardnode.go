@@ -141,7 +141,7 @@ func (s *shardNode) handle(m any) error {
 }
 
 func (s *shardNode) publish() {
-	st := s.g.Stats()
+	st := s.g.Counts()
 	pos := s.core.Positions()
 	s.statsMu.Lock()
 	s.stats = st

@@ -208,9 +208,17 @@ type Stats struct {
 
 // Stats returns the graph's counters; Bytes costs a walk over every vertex.
 func (g *Graph) Stats() Stats {
+	st := g.Counts()
+	st.Bytes = g.bytes()
+	return st
+}
+
+// Counts is Stats without Bytes: O(1), for callers that poll often (Bytes
+// walks every vertex).
+func (g *Graph) Counts() Stats {
 	return Stats{
 		Vertices: g.n.vertices, Edges: g.n.edges, Versions: g.n.versions, Tombstones: g.n.tombstones,
-		Handles: g.handles.len(), Stamps: g.stamps.live, Bytes: g.bytes(),
+		Handles: g.handles.len(), Stamps: g.stamps.live,
 	}
 }
 

@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/weft-db/weft/internal/txn"
+)
+
+// BenchmarkProgramGetEdges measures in-process get_edges programs from
+// parallel clients on a 10k-vertex graph (10 out-edges each).
+func BenchmarkProgramGetEdges(b *testing.B) {
+	ctx := context.Background()
+	db, err := Open(memConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	const n = 10000
+	var ops []txn.Op
+	for i := 0; i < n; i++ {
+		ops = append(ops, txn.Op{Kind: txn.CreateVertex, Vertex: fmt.Sprint("v", i)})
+		if len(ops) == 5000 {
+			if _, err := db.Commit(ctx, nil, ops); err != nil {
+				b.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+	for i := 0; i < n; i++ {
+		for j := 0; j < 10; j++ {
+			ops = append(ops, txn.Op{Kind: txn.CreateEdge, Vertex: fmt.Sprint("v", i), Dst: fmt.Sprint("v", (i*7+j*13)%n)})
+		}
+		if len(ops) >= 5000 {
+			if _, err := db.Commit(ctx, nil, ops); err != nil {
+				b.Fatal(err)
+			}
+			ops = ops[:0]
+		}
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 1))
+		for pb.Next() {
+			p := json.RawMessage(fmt.Sprintf(`{"node":"v%d","limit":50}`, rng.IntN(n)))
+			if _, err := db.Run(ctx, "get_edges", p, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
