@@ -22,7 +22,6 @@ func newBenchCmd() *cobra.Command {
 		Short: "Run micro-benchmarks and write their results as JSON and PNG plots",
 	}
 	cmd.AddCommand(newBenchKronosCmd())
-	cmd.AddCommand(newBenchTaoCmd())
 	return cmd
 }
 
