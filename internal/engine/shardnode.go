@@ -142,10 +142,9 @@ func (s *shardNode) handle(m any) error {
 
 func (s *shardNode) publish() {
 	st := s.g.Counts()
-	pos := s.core.Positions()
 	s.statsMu.Lock()
 	s.stats = st
-	copy(s.pos, pos)
+	s.core.Positions(s.pos)
 	s.statsMu.Unlock()
 }
 

@@ -56,8 +56,10 @@ func (x vertexView) Aliases() []string {
 	return out
 }
 func (x vertexView) Edges(fn func(nodeprog.Edge) bool) {
+	ev := &edgeView{} // one per call: an Edge is valid only during fn
 	for e := range x.v.Edges() {
-		if !fn(edgeView{e}) {
+		ev.e = e
+		if !fn(ev) {
 			return
 		}
 	}
@@ -66,10 +68,10 @@ func (x vertexView) EdgeCount() int { return x.v.EdgeCount() }
 
 type edgeView struct{ e graph.EdgeView }
 
-func (x edgeView) Handle() string                      { return x.e.Handle() }
-func (x edgeView) Dst() string                         { return x.e.Dst() }
-func (x edgeView) Prop(key string) (value.Value, bool) { return x.e.Prop(key) }
-func (x edgeView) Props(fn func(string, value.Value) bool) {
+func (x *edgeView) Handle() string                      { return x.e.Handle() }
+func (x *edgeView) Dst() string                         { return x.e.Dst() }
+func (x *edgeView) Prop(key string) (value.Value, bool) { return x.e.Prop(key) }
+func (x *edgeView) Props(fn func(string, value.Value) bool) {
 	for k, v := range x.e.Props() {
 		if !fn(k, v) {
 			return

@@ -14,7 +14,8 @@ type Vertex interface {
 	Aliases() []string
 	// Edges calls fn for every out-edge visible at the program's stamp, in an
 	// order that is the same every time the same snapshot is read, until fn
-	// returns false.
+	// returns false. The Edge is valid only during its call (implementations
+	// reuse one value): copy what you need.
 	Edges(fn func(e Edge) bool)
 	EdgeCount() int
 }

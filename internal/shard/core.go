@@ -129,11 +129,12 @@ func (q *queue) push(e gatekeeper.Entry) (droppedNop bool) {
 	return false
 }
 
-// Positions returns, per gatekeeper queue, a stamp no later than any entry
+// Positions writes, per gatekeeper queue, a stamp no later than any entry
 // the queue will still execute: its head, else the last entry it took (zero
 // when it never had one). A garbage-collection watermark must not pass them.
-func (c *Core) Positions() []vclock.Stamp {
-	out := make([]vclock.Stamp, len(c.q))
+// out must have one slot per gatekeeper; the stamps share the entries' clocks
+// (read-only).
+func (c *Core) Positions(out []vclock.Stamp) []vclock.Stamp {
 	for i := range c.q {
 		if len(c.q[i].fifo) > 0 {
 			out[i] = c.q[i].fifo[0].Stamp
