@@ -278,11 +278,15 @@ func (w *world) check() {
 // random interleavings and checks §3.5.3's two theorems on the history.
 func TestSchedulingIsStrictlySerializable(t *testing.T) {
 	ctx := context.Background()
-	for seed := uint64(1); seed <= uint64(*simSeeds); seed++ {
+	seeds, steps := *simSeeds, *simSteps
+	if raceEnabled || invariantsBuild {
+		seeds, steps = max(1, seeds/4), max(100, steps/4)
+	}
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			w := newWorld(t, seed, 1+int(seed%3), 1+int(seed%4))
 			var pending []pendingTx
-			for i := 0; i < *simSteps; i++ {
+			for i := 0; i < steps; i++ {
 				w.step(ctx, &pending)
 			}
 			// Drain: resolve everything, deliver everything, until quiet.
