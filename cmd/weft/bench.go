@@ -22,6 +22,7 @@ func newBenchCmd() *cobra.Command {
 		Short: "Run micro-benchmarks and write their results as JSON and PNG plots",
 	}
 	cmd.AddCommand(newBenchKronosCmd())
+	cmd.AddCommand(newBenchTaoCmd())
 	return cmd
 }
 

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"os/signal"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weft-db/weft/internal/bench"
+)
+
+func newBenchTaoCmd() *cobra.Command {
+	var opts bench.TaoOptions
+	cmd := &cobra.Command{
+		Use:   "tao",
+		Short: "TAO social-network mix (Weaver's soc_net_bench) over a LinkBench-shaped graph",
+		Long: `Generates a social graph with LinkBench's out-degree distribution, loads it
+through engine commits, then runs the TAO mix (reads 99.8%: get_edges 59.4%,
+count_edges 11.7%, get_node 28.9%; writes 0.2%: create_edge 80%, delete_edge
+20%) from concurrent clients, in-process or over gRPC on loopback. Prints the
+result as JSON on stdout and writes <mix>-<mode>[-quick].json with its latency
+and throughput plots to --out. See docs/benchmarks.md.
+
+  weft bench tao --quick                          # 20k vertices, 3 s
+  weft bench tao --duration 20s                   # 1M vertices, in-process
+  weft bench tao --mode net --mix 75`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Log = slog.Default()
+			opts.Progress = terminal(os.Stderr)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			res, runErr := bench.RunTao(ctx, opts)
+			if res != nil {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			}
+			return runErr
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Out, "out", "bench/results/tao", "directory for the JSON and PNG results (\"\" writes none)")
+	f.BoolVar(&opts.Quick, "quick", false, "smoke run: 20,000 vertices for 3 s unless --vertices/--duration say otherwise")
+	f.IntVar(&opts.Vertices, "vertices", 0, "vertices in the generated graph (default 1,000,000; 20,000 with --quick)")
+	f.DurationVar(&opts.Duration, "duration", 0, "length of the measured run (default 30s; 3s with --quick)")
+	f.IntVar(&opts.Clients, "clients", 64, "concurrent clients (goroutines issuing operations back to back)")
+	f.StringVar(&opts.Mix, "mix", "tao", "operation mix: tao (99.8% reads), reads (100%), 75 (75% reads)")
+	f.StringVar(&opts.Mode, "mode", "inproc", "inproc: call the engine in this process; net: through the gRPC server on loopback and the Go client")
+	f.IntVar(&opts.Conns, "conns", 4, "net mode: client connections the clients share")
+	f.StringVar(&opts.Dst, "dst", "uniform", "edge destinations: uniform, or zipf (skewed in-degree)")
+	f.StringVar(&opts.DataDir, "data-dir", "", "store directory, empty or missing (default: a temporary directory, removed afterwards)")
+	f.BoolVar(&opts.InMemory, "in-memory", false, "keep the store in memory instead of on disk")
+	f.BoolVar(&opts.LoadNoSync, "load-nosync", false, "load without fsync, then reopen the store with fsync for the run (default: the engine's default, fsync on, throughout)")
+	f.IntVar(&opts.LoadBatch, "load-batch", 1000, "operations per load transaction")
+	f.IntVar(&opts.Loaders, "loaders", 1, "load transactions in flight (more abort each other)")
+	f.IntVar(&opts.Gatekeepers, "gatekeepers", 0, "engine gatekeepers (default: the engine's, 2)")
+	f.IntVar(&opts.Shards, "shards", 0, "engine shards (default: the engine's, 4)")
+	f.BoolVar(&opts.NodeEdges, "node-edges", false, "get_node also returns the vertex's out-edges (default: the object only, like TAO's obj_get)")
+	f.StringVar(&opts.Distribution, "distribution", "", "LinkBench Distribution.dat to take out-degrees from (default: the embedded copy)")
+	f.Uint64Var(&opts.Seed, "seed", 1, "seed of the graph and the clients")
+	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured run to this file")
+	return cmd
+}
