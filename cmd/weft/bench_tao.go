@@ -12,7 +12,10 @@ import (
 )
 
 func newBenchTaoCmd() *cobra.Command {
-	var opts bench.TaoOptions
+	var (
+		opts bench.TaoOptions
+		gc   gcFlags
+	)
 	cmd := &cobra.Command{
 		Use:   "tao",
 		Short: "TAO social-network mix (Weaver's soc_net_bench) over a LinkBench-shaped graph",
@@ -28,6 +31,7 @@ and throughput plots to --out. See docs/benchmarks.md.
   weft bench tao --mode net --mix 75`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			gc.apply() // the same collector settings as weft serve
 			opts.Log = slog.Default()
 			opts.Progress = terminal(os.Stderr)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -44,6 +48,7 @@ and throughput plots to --out. See docs/benchmarks.md.
 		},
 	}
 	f := cmd.Flags()
+	gc.register(f)
 	f.StringVar(&opts.Out, "out", "bench/results/tao", "directory for the JSON and PNG results (\"\" writes none)")
 	f.BoolVar(&opts.Quick, "quick", false, "smoke run: 20,000 vertices for 3 s unless --vertices/--duration say otherwise")
 	f.IntVar(&opts.Vertices, "vertices", 0, "vertices in the generated graph (default 1,000,000; 20,000 with --quick)")

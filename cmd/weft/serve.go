@@ -24,6 +24,7 @@ func newServeCmd() *cobra.Command {
 	var (
 		inMemory, demo  bool
 		shutdownTimeout time.Duration
+		gc              gcFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -46,6 +47,7 @@ to --shutdown-timeout) and closes the store.`,
 				return errors.New("serve: --data-dir is empty (use --in-memory for a store that is not kept)")
 			}
 			cfg.Logger, acfg.Logger = slog.Default(), slog.Default()
+			gc.apply()
 			if err := cfg.Validate(); err != nil {
 				return err
 			}
@@ -72,6 +74,7 @@ to --shutdown-timeout) and closes the store.`,
 	f.IntVar(&cfg.OracleCacheMax, "oracle-cache-max", cfg.OracleCacheMax, "each shard's cache of Kronos answers, in pairs")
 	f.BoolVar(&demo, "demo", false, "load the demo graph (50 vertices: people, cities, companies, topics) unless it is loaded already")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long requests in flight may take to finish")
+	gc.register(f)
 	return cmd
 }
 

@@ -293,17 +293,24 @@ func (db *DB) Run(ctx context.Context, program string, params json.RawMessage, a
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
 	}
-	s, release, err := db.atSnapshot(at)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	db.programs.Add(1)
 	var res any
-	if isProg {
-		res, err = db.gks[s.Owner].runProgram(ctx, program, params, s)
+	var err error
+	if isProg && (at == nil || at.Token == "") {
+		// A fresh stamp is taken and registered in one step: the program's
+		// own registration holds the GC watermark below it.
+		res, err = db.gk().runProgram(ctx, program, params, nil)
 	} else {
-		res, err = db.analyze(ctx, program, params, s)
+		s, release, err2 := db.atSnapshot(at)
+		if err2 != nil {
+			return nil, err2
+		}
+		if isProg {
+			res, err = db.gks[s.Owner].runProgram(ctx, program, params, &s)
+		} else {
+			res, err = db.analyze(ctx, program, params, s)
+		}
+		release()
 	}
 	if err != nil {
 		return nil, mapProgErr(err)

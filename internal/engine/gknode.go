@@ -236,12 +236,21 @@ func mapStoreErr(err error) error {
 	return err
 }
 
-// runProgram starts a node program at stamp ts and waits for its result.
-func (g *gkNode) runProgram(ctx context.Context, name string, params json.RawMessage, ts vclock.Stamp) (any, error) {
+// runProgram starts a node program at stamp at (nil: a fresh stamp, taken
+// under the same lock that registers the program) and waits for its result.
+func (g *gkNode) runProgram(ctx context.Context, name string, params json.RawMessage, at *vclock.Stamp) (any, error) {
 	g.mu.Lock()
 	if len(g.progs) >= g.db.cfg.ProgramsMax {
 		g.mu.Unlock()
 		return nil, ErrOverloaded
+	}
+	var ts vclock.Stamp
+	if at != nil {
+		ts = *at
+	} else {
+		g.sync()
+		ts = g.core.Stamp()
+		g.publish(ts)
 	}
 	g.nextID++
 	id := nodeprog.ProgID(uint64(g.id)<<48 | g.nextID)
