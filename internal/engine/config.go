@@ -23,6 +23,9 @@ type Config struct {
 	HistoryRetention time.Duration
 	// KeepHistory disables garbage collection of old versions entirely.
 	KeepHistory bool
+	// GCEvery is how often the garbage-collection watermark advances
+	// (default 1s).
+	GCEvery time.Duration
 	// ProgramsMax bounds node programs in flight per gatekeeper (default 4096);
 	// beyond it Run answers ErrOverloaded.
 	ProgramsMax int
@@ -39,6 +42,7 @@ func DefaultConfig() Config {
 		Gatekeepers:      2,
 		Shards:           4,
 		HistoryRetention: 30 * time.Second,
+		GCEvery:          time.Second,
 		ProgramsMax:      4096,
 		OracleCacheMax:   1 << 16,
 	}
@@ -51,6 +55,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine: Gatekeepers %d out of range [1, 64]", c.Gatekeepers)
 	case c.Shards < 1 || c.Shards > 1024:
 		return fmt.Errorf("engine: Shards %d out of range [1, 1024]", c.Shards)
+	case c.GCEvery <= 0:
+		return fmt.Errorf("engine: GCEvery must be positive")
 	case c.HistoryRetention < 0:
 		return fmt.Errorf("engine: HistoryRetention must not be negative")
 	case c.ProgramsMax < 1:

@@ -7,9 +7,6 @@ import (
 	"github.com/weft-db/weft/internal/vclock"
 )
 
-// gcEvery is how often the watermark advances.
-const gcEvery = time.Second
-
 // gcLoop advances the garbage-collection watermark: the entry-wise minimum of
 // (a) the gatekeepers' clocks HistoryRetention ago, (b) every in-flight
 // commit, read and program, and (c) every shard queue's position. Everything
@@ -18,7 +15,7 @@ const gcEvery = time.Second
 // events below it (dissertation §4.3).
 func (db *DB) gcLoop() {
 	defer db.wg.Done()
-	tick := time.NewTicker(gcEvery)
+	tick := time.NewTicker(db.cfg.GCEvery)
 	defer tick.Stop()
 	for {
 		select {
