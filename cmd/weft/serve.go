@@ -70,6 +70,7 @@ to --shutdown-timeout) and closes the store.`,
 	f.IntVar(&cfg.Shards, "shards", cfg.Shards, "shards vertices are hashed to (1..1024; fixed when the store is created)")
 	f.DurationVar(&cfg.HistoryRetention, "history-retention", cfg.HistoryRetention, "keep old versions readable at least this long")
 	f.BoolVar(&cfg.KeepHistory, "keep-history", cfg.KeepHistory, "never garbage-collect old versions")
+	f.DurationVar(&cfg.GCEvery, "gc-every", cfg.GCEvery, "how often the garbage-collection watermark advances")
 	f.IntVar(&cfg.ProgramsMax, "programs-max", cfg.ProgramsMax, "node programs in flight per gatekeeper before OVERLOADED")
 	f.IntVar(&cfg.OracleCacheMax, "oracle-cache-max", cfg.OracleCacheMax, "each shard's cache of Kronos answers, in pairs")
 	f.BoolVar(&demo, "demo", false, "load the demo graph (50 vertices: people, cities, companies, topics) unless it is loaded already")
