@@ -293,6 +293,12 @@ func (g *gkNode) report(rep nodeprog.Report, sentTo []nodeprog.Batch) {
 	run, ok := g.progs[rep.Prog]
 	if !ok {
 		g.mu.Unlock()
+		// The program is over (an early answer, a failure, a cancel): tell
+		// the shards its late batches go to before the batches arrive, so
+		// they keep no state for it.
+		for _, b := range sentTo {
+			g.db.shards[b.Shard].push(finishMsg{prog: rep.Prog})
+		}
 		return
 	}
 	run.touch(rep.Shard)
