@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"errors"
 	"testing"
 	"time"
@@ -199,4 +200,42 @@ func waitFor(t *testing.T, ok func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("condition not reached in 10 s")
+}
+
+// TestProgramStateIsReleased: after programs that answer early while other
+// shards still hold hops (pathless reachability), every shard's runner ends
+// with no program state: finishing reaches every shard a program touched.
+func TestProgramStateIsReleased(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, memConfig())
+	var ops []txn.Op
+	for i := 0; i < 200; i++ {
+		ops = append(ops, txn.Op{Kind: txn.CreateVertex, Vertex: node(i)})
+	}
+	for i := 0; i < 200; i++ {
+		for _, d := range []int{1, 7, 31} {
+			ops = append(ops, txn.Op{Kind: txn.CreateEdge, Vertex: node(i), Dst: node((i + d) % 200)})
+		}
+	}
+	commit(t, db, ops...)
+	for i := 0; i < 100; i++ {
+		p := json.RawMessage(fmt.Sprintf(`{"src":%q,"dest":%q}`, node(i), node((i*13+5)%200)))
+		if _, err := db.Run(ctx, "pathless_reachability", p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool {
+		snap, _ := db.Begin(ctx)
+		st, _ := decodeSnapshot(snap, len(db.gks))
+		busy := 0
+		for i := range db.shards {
+			if err := db.read(ctx, i, st, func(r *reader) {
+				rs := r.s.runner.Stats()
+				busy += rs.Programs + rs.StateEntries
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return busy == 0
+	})
 }
