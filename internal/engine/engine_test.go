@@ -3,8 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
