@@ -29,6 +29,9 @@ type Config struct {
 	// ProgramsMax bounds node programs in flight per gatekeeper (default 4096);
 	// beyond it Run answers ErrOverloaded.
 	ProgramsMax int
+	// ShardTasksMax bounds the program batches and reads waiting at one shard
+	// (default 1<<20); beyond it they fail with ErrOverloaded.
+	ShardTasksMax int
 	// OracleCacheMax bounds each shard's cache of Kronos answers (default 1<<16 pairs).
 	OracleCacheMax int
 	// Logger receives operational logs (default: discard).
@@ -45,6 +48,7 @@ func DefaultConfig() Config {
 		GCEvery:          time.Second,
 		ProgramsMax:      4096,
 		OracleCacheMax:   1 << 16,
+		ShardTasksMax:    1 << 20,
 	}
 }
 
@@ -61,6 +65,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine: HistoryRetention must not be negative")
 	case c.ProgramsMax < 1:
 		return fmt.Errorf("engine: ProgramsMax must be positive")
+	case c.ShardTasksMax < 1:
+		return fmt.Errorf("engine: ShardTasksMax must be positive")
 	case c.OracleCacheMax < 1:
 		return fmt.Errorf("engine: OracleCacheMax must be positive")
 	}

@@ -255,10 +255,12 @@ func (db *DB) atSnapshot(snap *Snapshot) (vclock.Stamp, func(), error) {
 // read runs fn on shard sh at stamp s and waits for it.
 func (db *DB) read(ctx context.Context, sh int, s vclock.Stamp, fn func(r *reader)) error {
 	done := make(chan struct{})
-	db.shards[sh].push(readMsg{stamp: s, fn: func(r *reader) { fn(r); close(done) }})
+	var failed error
+	db.shards[sh].push(readMsg{stamp: s, fn: func(r *reader) { fn(r); close(done) },
+		fail: func(err error) { failed = err; close(done) }})
 	select {
 	case <-done:
-		return nil
+		return failed
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-db.done:

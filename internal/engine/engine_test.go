@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,4 +240,50 @@ func TestProgramStateIsReleased(t *testing.T) {
 		}
 		return busy == 0
 	})
+}
+
+// TestShardOverloadFailsRequestsNotTheServer: with a tiny shard task bound,
+// a burst of programs and reads gets ErrOverloaded for some of them, and the
+// engine keeps serving afterwards.
+func TestShardOverloadFailsRequestsNotTheServer(t *testing.T) {
+	ctx := context.Background()
+	cfg := memConfig()
+	cfg.ShardTasksMax = 2
+	cfg.Shards = 1
+	db := openTest(t, cfg)
+	commit(t, db, txn.Op{Kind: txn.CreateVertex, Vertex: "a"})
+	var wg sync.WaitGroup
+	var overloaded, ok atomic.Int64
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			var err error
+			if i%2 == 0 {
+				_, err = db.Run(ctx, "get_node", json.RawMessage(`{"node":"a"}`), nil)
+			} else {
+				snap, _ := db.Begin(ctx)
+				_, err = db.GetVertex(ctx, snap, VertexRef{Name: "a"}, DefaultReadOptions())
+			}
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, ErrOverloaded):
+				overloaded.Add(1)
+			default:
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if ok.Load() == 0 {
+		t.Fatal("nothing succeeded")
+	}
+	t.Logf("%d succeeded, %d overloaded", ok.Load(), overloaded.Load())
+	if err := db.check(); err != nil {
+		t.Fatalf("the engine failed: %v", err)
+	}
+	if _, err := db.Run(ctx, "get_node", json.RawMessage(`{"node":"a"}`), nil); err != nil {
+		t.Fatalf("after the burst: %v", err)
+	}
 }

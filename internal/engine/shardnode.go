@@ -52,6 +52,7 @@ type (
 	readMsg   struct {
 		stamp vclock.Stamp
 		fn    func(r *reader) // runs on the shard goroutine when runnable
+		fail  func(error)     // instead of fn, when the shard cannot take the read
 	}
 	gcMsg struct{ watermark vclock.Stamp }
 )
@@ -73,7 +74,7 @@ func newShardNode(db *DB, id int) (*shardNode, error) {
 		db: db, id: id, g: graph.New(gcfg), alias: graph.NewAliasIndex(gcfg), runner: r,
 		signal: make(chan struct{}, 1), pos: make([]vclock.Stamp, db.cfg.Gatekeepers),
 	}
-	s.core = shard.New(shard.Config{ID: uint32(id), Gatekeepers: db.cfg.Gatekeepers, ReorderMax: 1 << 16, TasksMax: 1 << 20},
+	s.core = shard.New(shard.Config{ID: uint32(id), Gatekeepers: db.cfg.Gatekeepers, ReorderMax: 1 << 16, TasksMax: db.cfg.ShardTasksMax},
 		newResolver(db))
 	s.core.Apply = s.apply
 	s.core.Run = s.run
@@ -126,9 +127,14 @@ func (s *shardNode) handle(m any) error {
 	case gatekeeper.Entry:
 		return s.core.Deliver(m)
 	case progMsg:
-		return s.core.Submit(shard.Task{Stamp: m.stamp, Payload: m})
+		if err := s.core.Submit(shard.Task{Stamp: m.stamp, Payload: m}); err != nil {
+			// Overload fails the program, not the shard.
+			s.db.gks[m.gk].report(nodeprog.FailReport(m.batch, s.id, fmt.Errorf("%w: shard %d: %v", nodeprog.ErrOverloaded, s.id, err)), nil)
+		}
 	case readMsg:
-		return s.core.Submit(shard.Task{Stamp: m.stamp, Payload: m})
+		if err := s.core.Submit(shard.Task{Stamp: m.stamp, Payload: m}); err != nil {
+			m.fail(fmt.Errorf("%w: shard %d: %v", ErrOverloaded, s.id, err))
+		}
 	case finishMsg:
 		s.runner.Finish(m.prog)
 	case gcMsg:

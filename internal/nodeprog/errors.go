@@ -116,3 +116,10 @@ func assert(ok bool, format string, args ...any) {
 // errBadEmit: an emitted value that its program could not have produced
 // (only a corrupt or forged report carries one).
 var errBadEmit = errors.New("nodeprog: malformed emitted value")
+
+// FailReport is the report of a batch a shard could not run at all (for
+// example its task queue is full): it consumes the batch and ends the
+// program with err, which crosses the wire as a stable code.
+func FailReport(b Batch, shard int, err error) Report {
+	return Report{Prog: b.Prog, Shard: shard, Consumed: []BatchID{b.ID}, Code: errCode(err), Err: err.Error()}
+}
