@@ -98,7 +98,7 @@ func TestBankIsolation(t *testing.T) {
 		wg.Add(1)
 		go func(prog bool) {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
+			for readerBusy(deadline, &checks) {
 				sum, err := readTotal(ctx, db, accounts, prog)
 				if err != nil {
 					errs <- err
@@ -222,7 +222,7 @@ func TestRingInvariant(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for time.Now().Before(deadline) {
+		for readerBusy(deadline, &walks) {
 			out, err := db.Run(ctx, "bfs", json.RawMessage(`{"src":"n0"}`), nil)
 			if err != nil {
 				errs <- err
@@ -308,7 +308,7 @@ func TestParityReachability(t *testing.T) {
 		go func(seed uint64) {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(seed, 5))
-			for time.Now().Before(deadline) {
+			for readerBusy(deadline, &reads) {
 				src := 2 * rng.IntN(n/2)
 				dst := 2*rng.IntN(n/2) + 1
 				out, err := db.Run(ctx, "pathless_reachability", json.RawMessage(fmt.Sprintf(`{"src":%q,"dest":%q}`, node(src), node(dst))), nil)
@@ -339,4 +339,17 @@ func TestParityReachability(t *testing.T) {
 	if writes.Load() < 10 || reads.Load() < 10 {
 		t.Fatalf("too little work: %d writes, %d reads", writes.Load(), reads.Load())
 	}
+}
+
+// readerBusy keeps a checker running until the writers' deadline has passed
+// and it has checked at least readsMin times (slow builds, such as
+// -tags invariants, would otherwise finish with a vacuous check), but never
+// beyond a hard bound.
+func readerBusy(deadline time.Time, done *atomic.Int64) bool {
+	const readsMin = 10
+	now := time.Now()
+	if now.After(deadline.Add(30 * time.Second)) {
+		return false
+	}
+	return now.Before(deadline) || done.Load() < readsMin
 }
