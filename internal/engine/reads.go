@@ -32,31 +32,39 @@ func (db *DB) resolveRef(ctx context.Context, s vclock.Stamp, v VertexRef) (stri
 	return h, &txn.Read{Vertex: v.Name, Alias: true, Version: txn.EncodeStamp(lw)}, nil
 }
 
-// GetVertex implements API.
-func (db *DB) GetVertex(ctx context.Context, snap Snapshot, v VertexRef, opts ReadOptions) (*Vertex, error) {
+// readVertex resolves ref at snap and, when it names a vertex, runs fn with
+// the vertex's read-set entry and its view (nil when it does not exist at
+// the snapshot) on the vertex's shard. h is "" for an unbound alias.
+func (db *DB) readVertex(ctx context.Context, snap Snapshot, ref VertexRef,
+	fn func(read txn.Read, view graph.VertexView, ok bool)) (h string, aliasRead *txn.Read, err error) {
 	if err := db.check(); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	s, release, err := db.atSnapshot(&snap)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	defer release()
-	h, aliasRead, err := db.resolveRef(ctx, s, v)
-	if err != nil {
-		return nil, err
+	if h, aliasRead, err = db.resolveRef(ctx, s, ref); err != nil || h == "" {
+		return h, aliasRead, err
 	}
-	out := &Vertex{Handle: h, AliasRead: aliasRead}
-	if h == "" { // an unbound alias
-		return out, nil
-	}
+	err = db.read(ctx, db.shardOf(h), s, func(r *reader) {
+		read := txn.Read{Vertex: h, Version: txn.EncodeStamp(r.s.g.LastWrite(h, s, r.ord))}
+		view, ok := r.s.g.View(h, s, r.ord)
+		fn(read, view, ok)
+	})
+	return h, aliasRead, err
+}
+
+// GetVertex implements API.
+func (db *DB) GetVertex(ctx context.Context, snap Snapshot, v VertexRef, opts ReadOptions) (*Vertex, error) {
 	max := opts.EdgesMax
 	if max <= 0 {
 		max = EdgesMaxDefault
 	}
-	err = db.read(ctx, db.shardOf(h), s, func(r *reader) {
-		out.Read = txn.Read{Vertex: h, Version: txn.EncodeStamp(r.s.g.LastWrite(h, s, r.ord))}
-		view, ok := r.s.g.View(h, s, r.ord)
+	out := &Vertex{}
+	h, aliasRead, err := db.readVertex(ctx, snap, v, func(read txn.Read, view graph.VertexView, ok bool) {
+		out.Read = read
 		if !ok {
 			return
 		}
@@ -75,52 +83,38 @@ func (db *DB) GetVertex(ctx context.Context, snap Snapshot, v VertexRef, opts Re
 					out.EdgesTruncated = true
 					break
 				}
-				out.Edges = append(out.Edges, edgeOf(h, e))
+				out.Edges = append(out.Edges, edgeOf(view.Handle(), e))
 			}
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
+	out.Handle, out.AliasRead = h, aliasRead
 	return out, nil
 }
 
 // GetEdge implements API.
 func (db *DB) GetEdge(ctx context.Context, snap Snapshot, src VertexRef, edge string) (*Edge, error) {
-	if err := db.check(); err != nil {
-		return nil, err
-	}
 	if err := txn.ValidName("edge", edge, txn.HandleLenMax); err != nil {
 		return nil, err
 	}
-	s, release, err := db.atSnapshot(&snap)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	h, aliasRead, err := db.resolveRef(ctx, s, src)
-	if err != nil {
-		return nil, err
-	}
-	out := &Edge{Handle: edge, Src: h, AliasRead: aliasRead}
-	if h == "" {
-		return out, nil
-	}
-	err = db.read(ctx, db.shardOf(h), s, func(r *reader) {
-		out.Read = txn.Read{Vertex: h, Version: txn.EncodeStamp(r.s.g.LastWrite(h, s, r.ord))}
-		view, ok := r.s.g.View(h, s, r.ord)
+	out := &Edge{Handle: edge}
+	h, aliasRead, err := db.readVertex(ctx, snap, src, func(read txn.Read, view graph.VertexView, ok bool) {
+		out.Read = read
 		if !ok {
 			return
 		}
-		if e, ok := view.Edge(edge); ok {
-			got := edgeOf(h, e)
-			got.Read, got.AliasRead = out.Read, aliasRead
+		if e, found := view.Edge(edge); found {
+			got := edgeOf(view.Handle(), e)
+			got.Read = read
 			*out = got
 		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading edge %q of %q: %w", edge, h, err)
 	}
+	out.Src, out.AliasRead = h, aliasRead
 	return out, nil
 }
 

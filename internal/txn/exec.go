@@ -136,14 +136,14 @@ func (r *run) checkRead(rd Read) error {
 			return err
 		}
 		seen = a.LastWrite
-		r.access[string(AliasAccessKey(rd.Vertex))] = true
+		r.touchAlias(rd.Vertex)
 	} else {
 		v, _, err := r.vertex(rd.Vertex)
 		if err != nil {
 			return err
 		}
 		seen = v.LastWrite
-		r.access[string(AccessKey(rd.Vertex))] = true
+		r.touchVertex(rd.Vertex)
 	}
 	if string(EncodeStamp(seen)) != string(rd.Version) {
 		return fmt.Errorf("%w: %s changed since it was read", ErrAborted, describe(rd))
@@ -184,7 +184,7 @@ func (r *run) live(name string, isAlias bool, what string) (string, VertexRec, e
 		if err != nil {
 			return "", VertexRec{}, err
 		}
-		r.access[string(AliasAccessKey(name))] = true
+		r.touchAlias(name)
 		if !ok || a.Handle == "" {
 			return "", VertexRec{}, fmt.Errorf("%w: %s alias %q", ErrNotFound, what, name)
 		}
@@ -194,7 +194,7 @@ func (r *run) live(name string, isAlias bool, what string) (string, VertexRec, e
 	if err != nil {
 		return "", v, err
 	}
-	r.access[string(AccessKey(h))] = true
+	r.touchVertex(h)
 	if !ok || !v.Exists {
 		return "", v, fmt.Errorf("%w: %s %q", ErrNotFound, what, h)
 	}
@@ -202,6 +202,11 @@ func (r *run) live(name string, isAlias bool, what string) (string, VertexRec, e
 }
 
 func (r *run) emit(op ShardOp) { r.res.Ops = append(r.res.Ops, op) }
+
+// touchVertex and touchAlias record an access: the commit orders the
+// transaction after the last access of everything it touched.
+func (r *run) touchVertex(h string) { r.access[string(AccessKey(h))] = true }
+func (r *run) touchAlias(a string)  { r.access[string(AliasAccessKey(a))] = true }
 
 func (r *run) write(h string) { r.written[h] = true }
 
@@ -223,10 +228,8 @@ func (r *run) op(o *Op) error {
 		return r.edgeOp(o)
 	case SetVertexProp, DeleteVertexProp:
 		return r.vertexProp(o)
-	case AddAlias:
-		return r.addAlias(o)
-	case RemoveAlias:
-		return r.removeAlias(o)
+	case AddAlias, RemoveAlias:
+		return r.aliasOp(o, o.Kind == AddAlias)
 	}
 	return fmt.Errorf("%w: kind %d", ErrInvalid, o.Kind)
 }
@@ -240,7 +243,7 @@ func (r *run) createVertex(o *Op) error {
 	if err != nil {
 		return err
 	}
-	r.access[string(AccessKey(h))] = true
+	r.touchVertex(h)
 	if ok && v.Exists {
 		return fmt.Errorf("%w: vertex %q", ErrExists, h)
 	}
@@ -285,7 +288,7 @@ func (r *run) deleteVertex(o *Op) error {
 			if err != nil {
 				return err
 			}
-			r.access[string(AccessKey(src))] = true
+			r.touchVertex(src)
 			r.write(src)
 			r.emit(ShardOp{Shard: sv.Shard, Kind: OpDeleteEdge, Vertex: src, Edge: e})
 		}
@@ -304,7 +307,7 @@ func (r *run) deleteVertex(o *Op) error {
 	if err := r.kv.Scan(start, end, 0, func(k, _ []byte) error {
 		a := KeyParts(k)[1]
 		dels = append(dels, append([]byte(nil), k...))
-		r.access[string(AliasAccessKey(a))] = true
+		r.touchAlias(a)
 		r.emit(ShardOp{Shard: ShardOf(a, r.shards), Kind: OpUnbindAlias, Alias: a, Vertex: h})
 		return r.kv.Set(AliasKey(a), AliasRec{LastWrite: r.ts}.Encode())
 	}); err != nil {
@@ -448,7 +451,10 @@ func (r *run) vertexProp(o *Op) error {
 	return nil
 }
 
-func (r *run) addAlias(o *Op) error {
+// aliasOp binds (add) or unbinds an alias of a live vertex: the alias record
+// and the vertex's alias list in the store, the vertex's shard and the
+// alias's shard (its index) on the graph side.
+func (r *run) aliasOp(o *Op, add bool) error {
 	h, v, err := r.live(o.Vertex, o.VertexAlias, "vertex")
 	if err != nil {
 		return err
@@ -457,44 +463,29 @@ func (r *run) addAlias(o *Op) error {
 	if err != nil {
 		return err
 	}
-	r.access[string(AliasAccessKey(o.Alias))] = true
-	if ok && a.Handle != "" {
-		return fmt.Errorf("%w: alias %q names vertex %q", ErrExists, o.Alias, a.Handle)
+	r.touchAlias(o.Alias)
+	rec, vertexOp, indexOp := AliasRec{LastWrite: r.ts}, OpRemoveAlias, OpUnbindAlias
+	if add {
+		if ok && a.Handle != "" {
+			return fmt.Errorf("%w: alias %q names vertex %q", ErrExists, o.Alias, a.Handle)
+		}
+		rec.Handle, vertexOp, indexOp = h, OpAddAlias, OpBindAlias
+		err = r.kv.Set(VAliasKey(h, o.Alias), nil)
+	} else {
+		if !ok || a.Handle != h {
+			return fmt.Errorf("%w: alias %q of vertex %q", ErrNotFound, o.Alias, h)
+		}
+		err = r.kv.Delete(VAliasKey(h, o.Alias))
 	}
-	if err := r.kv.Set(AliasKey(o.Alias), AliasRec{Handle: h, LastWrite: r.ts}.Encode()); err != nil {
-		return err
-	}
-	if err := r.kv.Set(VAliasKey(h, o.Alias), nil); err != nil {
-		return err
-	}
-	r.write(h)
-	r.emit(ShardOp{Shard: v.Shard, Kind: OpAddAlias, Vertex: h, Alias: o.Alias})
-	r.emit(ShardOp{Shard: ShardOf(o.Alias, r.shards), Kind: OpBindAlias, Vertex: h, Alias: o.Alias})
-	return nil
-}
-
-func (r *run) removeAlias(o *Op) error {
-	h, v, err := r.live(o.Vertex, o.VertexAlias, "vertex")
 	if err != nil {
 		return err
 	}
-	a, ok, err := r.alias(o.Alias)
-	if err != nil {
-		return err
-	}
-	r.access[string(AliasAccessKey(o.Alias))] = true
-	if !ok || a.Handle != h {
-		return fmt.Errorf("%w: alias %q of vertex %q", ErrNotFound, o.Alias, h)
-	}
-	if err := r.kv.Set(AliasKey(o.Alias), AliasRec{LastWrite: r.ts}.Encode()); err != nil {
-		return err
-	}
-	if err := r.kv.Delete(VAliasKey(h, o.Alias)); err != nil {
+	if err := r.kv.Set(AliasKey(o.Alias), rec.Encode()); err != nil {
 		return err
 	}
 	r.write(h)
-	r.emit(ShardOp{Shard: v.Shard, Kind: OpRemoveAlias, Vertex: h, Alias: o.Alias})
-	r.emit(ShardOp{Shard: ShardOf(o.Alias, r.shards), Kind: OpUnbindAlias, Vertex: h, Alias: o.Alias})
+	r.emit(ShardOp{Shard: v.Shard, Kind: vertexOp, Vertex: h, Alias: o.Alias})
+	r.emit(ShardOp{Shard: ShardOf(o.Alias, r.shards), Kind: indexOp, Vertex: h, Alias: o.Alias})
 	return nil
 }
 
