@@ -79,6 +79,13 @@ func NewCoordinator(reg *Registry, id ProgID, name string, params json.RawMessag
 	if err != nil {
 		return nil, nil, err
 	}
+	c, batches := NewCoordinatorFor(comp, id, name, params, shardOf, cfg)
+	return c, batches, nil
+}
+
+// NewCoordinatorFor is NewCoordinator for a program already compiled from
+// name and params.
+func NewCoordinatorFor(comp Compiled, id ProgID, name string, params json.RawMessage, shardOf func(handle string) int, cfg CoordinatorConfig) (*Coordinator, []Batch) {
 	c := &Coordinator{
 		id: id, name: name, comp: comp, gather: comp.NewGather(), cfg: cfg.withDefaults(),
 		outstanding: map[BatchID]struct{}{}, early: map[BatchID]struct{}{},
@@ -93,7 +100,7 @@ func NewCoordinator(reg *Registry, id ProgID, name string, params json.RawMessag
 		c.outstanding[b.ID] = struct{}{}
 	}
 	c.done = len(batches) == 0
-	return c, batches, nil
+	return c, batches
 }
 
 // Step takes one report. It returns the program's error when the report

@@ -46,8 +46,22 @@ func runAll(t testing.TB, g *progtest.Graph, name string, params any) any {
 			t.Fatalf("%s: layout %d (%+v) answered\n%s\nbut one shard answered\n%s", name, i, o, got, want)
 		}
 	}
+	// A Local program must answer the same by the short path engines take.
+	if res, ok, err := progtest.NewCluster(g, reg, layouts[1]).RunLocal(name, params); ok {
+		if err != nil {
+			t.Fatalf("%s by RunLocal: %v", name, err)
+		}
+		got, _ := json.Marshal(res)
+		if string(got) != string(want) {
+			t.Fatalf("%s: RunLocal answered\n%s\nbut the runners answered\n%s", name, got, want)
+		}
+		localRuns++
+	}
 	return first
 }
+
+// localRuns counts runAll calls that also checked RunLocal.
+var localRuns int
 
 // runErr runs the program on one and on four shards and returns the error
 // both must give.
@@ -59,6 +73,9 @@ func runErr(t testing.TB, g *progtest.Graph, name string, params any) error {
 	}
 	if (errs[0] == nil) != (errs[1] == nil) {
 		t.Fatalf("%s: one shard says %v, four say %v", name, errs[0], errs[1])
+	}
+	if _, ok, err := progtest.NewCluster(g, reg, layouts[0]).RunLocal(name, params); ok && (err == nil) != (errs[0] == nil) {
+		t.Fatalf("%s: RunLocal says %v, the runners %v", name, err, errs[0])
 	}
 	return errs[0]
 }

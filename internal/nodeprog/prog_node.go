@@ -106,6 +106,7 @@ type getNodeParams struct {
 
 var getNode = &Def[getNodeParams, struct{}, NodeView]{
 	ProgName: "get_node",
+	Local:    true,
 	Parse: func(raw json.RawMessage) (*getNodeParams, error) {
 		var p getNodeParams
 		if err := DecodeParams("get_node", raw, &p); err != nil {
@@ -155,6 +156,7 @@ type NodeProps struct {
 
 var readNodeProps = &Def[readNodePropsParams, struct{}, NodeProps]{
 	ProgName: "read_node_props",
+	Local:    true,
 	Parse: func(raw json.RawMessage) (*readNodePropsParams, error) {
 		var p readNodePropsParams
 		if err := DecodeParams("read_node_props", raw, &p); err != nil {
@@ -240,6 +242,7 @@ type EdgeList struct {
 
 var getEdges = &Def[getEdgesParams, struct{}, EdgeList]{
 	ProgName: "get_edges",
+	Local:    true,
 	Parse: func(raw json.RawMessage) (*getEdgesParams, error) {
 		var p getEdgesParams
 		if err := DecodeParams("get_edges", raw, &p); err != nil {
@@ -278,6 +281,7 @@ type EdgeCount struct {
 
 var countEdges = &Def[countEdgesParams, struct{}, EdgeCount]{
 	ProgName: "count_edges",
+	Local:    true,
 	Parse: func(raw json.RawMessage) (*countEdgesParams, error) {
 		var p countEdgesParams
 		if err := DecodeParams("count_edges", raw, &p); err != nil {

@@ -102,6 +102,9 @@ func (c *Ctx) State() (any, bool) {
 // SetState stores the vertex's state for this program. A new entry fails
 // with ErrOverloaded when the runner already holds StateEntriesMax entries.
 func (c *Ctx) SetState(s any) error {
+	if c.rt == nil {
+		return errLocalState
+	}
 	if err := c.rt.setState(c.pr, c.at, s); err != nil {
 		return err
 	}
@@ -158,6 +161,10 @@ type Def[P, A, E any] struct {
 	Step  func(c *Ctx, p *P, v Vertex, arg A) error
 	// Gather returns a fresh reducer for one run.
 	Gather func(p *P) GatherOf[E]
+	// Local declares that Start returns exactly one hop and Step never
+	// hops and keeps no state: the program reads one vertex. An engine
+	// may then run it with RunLocal, without a runner or coordinator.
+	Local bool
 }
 
 // GatherOf is the typed Gather a Def supplies.
@@ -184,6 +191,7 @@ type compiled[P, A, E any] struct {
 }
 
 func (c *compiled[P, A, E]) Start() []Hop { return c.def.Start(c.p) }
+func (c *compiled[P, A, E]) Local() bool  { return c.def.Local }
 func (c *compiled[P, A, E]) Order() Order { return c.def.Ord }
 
 func (c *compiled[P, A, E]) Step(ctx *Ctx, v Vertex, arg any) error {

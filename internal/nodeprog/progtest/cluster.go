@@ -274,3 +274,20 @@ func roundTripReport(coord *nodeprog.Coordinator, rep nodeprog.Report) (nodeprog
 func (c *Cluster) Analyze(name string, params any) (any, error) {
 	return c.reg.Analyze(c.g, name, Params(params), nodeprog.SnapshotLimits{})
 }
+
+// RunLocal runs a Local program (nodeprog.IsLocal) the short way an engine
+// may: compiled once, its start hop run by nodeprog.RunLocal on the shard
+// that holds the vertex. ok is false when the program is not Local (or its
+// params do not compile); the caller then has nothing to compare.
+func (c *Cluster) RunLocal(name string, params any) (res any, ok bool, err error) {
+	comp, err := c.reg.Compile(name, Params(params))
+	if err != nil || !nodeprog.IsLocal(comp) {
+		return nil, false, nil
+	}
+	h, err := nodeprog.LocalStart(comp)
+	if err != nil {
+		return nil, true, err
+	}
+	res, err = nodeprog.RunLocal(comp, name, h, c.lookup(c.ShardOf(h.To)))
+	return res, true, err
+}
