@@ -211,6 +211,10 @@ func (b *taoBench) prepare() error {
 		b.cfg.Shards = o.Shards
 	}
 	if o.InMemory {
+		if o.LoadNoSync || o.DataDir != "" {
+			// A memory store does not survive the reopen --load-nosync does.
+			return errors.New("bench: --in-memory cannot be combined with --load-nosync or --data-dir")
+		}
 		return nil
 	}
 	if o.DataDir == "" {
@@ -376,6 +380,10 @@ func (b *taoBench) account(ctx context.Context, be taoBackend, st0 *engine.Statu
 	r.KronosCalls = st1.KronosCalls - st0.KronosCalls
 	if n := r.EngineCommits + r.Programs; n > 0 {
 		r.KronosCallsPerTxnOrProgram = roundTo(float64(r.KronosCalls)/float64(n), 6)
+	}
+	r.NopRequests = st1.NopRequests - st0.NopRequests
+	if r.Ops > 0 {
+		r.NopRequestsPerOp = roundTo(float64(r.NopRequests)/float64(r.Ops), 4)
 	}
 	if r.Errors > 0 {
 		err = errors.Join(err, fmt.Errorf("bench: %d operations failed (first: %v)", r.Errors, r.ErrorSamples))

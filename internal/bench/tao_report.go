@@ -68,11 +68,15 @@ type taoRunStats struct {
 	// concurrent stamps a shard must order for a read and has not cached.
 	KronosCalls                uint64  `json:"kronos_calls"`
 	KronosCallsPerTxnOrProgram float64 `json:"kronos_calls_per_txn_or_program"`
-	CPUSeconds                 float64 `json:"cpu_seconds"`
-	CPUCores                   float64 `json:"cpu_cores"` // CPU seconds per second of the run (clients included)
-	OpsPerCPUSecond            float64 `json:"ops_per_cpu_second"`
-	GCCycles                   uint32  `json:"go_gc_cycles"`
-	GCPauseMS                  float64 `json:"go_gc_pause_ms"`
+	// NopRequests counts shards asking an idle gatekeeper for a NOP so a
+	// read could run (in-process runs only: the network status omits it).
+	NopRequests      uint64  `json:"nop_requests,omitempty"`
+	NopRequestsPerOp float64 `json:"nop_requests_per_op,omitempty"`
+	CPUSeconds       float64 `json:"cpu_seconds"`
+	CPUCores         float64 `json:"cpu_cores"` // CPU seconds per second of the run (clients included)
+	OpsPerCPUSecond  float64 `json:"ops_per_cpu_second"`
+	GCCycles         uint32  `json:"go_gc_cycles"`
+	GCPauseMS        float64 `json:"go_gc_pause_ms"`
 }
 
 type taoOpResult struct {

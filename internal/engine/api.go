@@ -121,6 +121,9 @@ type Status struct {
 	Aborts      uint64 `json:"aborts"`
 	Programs    uint64 `json:"programs"`
 	KronosCalls uint64 `json:"kronos_calls"`
+	// NopRequests counts shards asking a gatekeeper for a NOP: a read or
+	// program waited for an idle gatekeeper's queue to move past it.
+	NopRequests uint64 `json:"nop_requests"`
 }
 
 // Errors returned by the API. Bad input wraps txn.ErrInvalid, txn.ErrNotFound,

@@ -36,6 +36,11 @@ type DB struct {
 	shards []*shardNode
 	// published holds each gatekeeper's latest own counter (see gkNode.sync).
 	published []atomic.Uint64
+	// delivered holds, per gatekeeper, a clock it had when it was idle:
+	// every entry it stamped before was in the shards' inboxes, and its
+	// later stamps follow the clock. A NOP without a message, read by the
+	// shards (shard.Core.Complete); the clock is never modified.
+	delivered []atomic.Pointer[vclock.Clock]
 	rr        atomic.Uint64 // round-robin gatekeeper choice
 
 	wmMu      sync.Mutex
@@ -48,7 +53,7 @@ type DB struct {
 	closeOnce sync.Once
 	failErr   atomic.Pointer[error]
 
-	commits, aborts, programs, applied atomic.Uint64
+	commits, aborts, programs, applied, nops atomic.Uint64
 }
 
 type clockSample struct {
@@ -84,7 +89,7 @@ func Open(cfg Config) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{cfg: cfg, log: log, st: st, oracle: oracle, reg: nodeprog.Builtins(), done: make(chan struct{}), failed: make(chan struct{}),
-		published: make([]atomic.Uint64, cfg.Gatekeepers)}
+		published: make([]atomic.Uint64, cfg.Gatekeepers), delivered: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers)}
 	if db.epoch, err = db.startEpoch(); err != nil {
 		st.Close()
 		return nil, err
@@ -298,17 +303,26 @@ func (db *DB) Run(ctx context.Context, program string, params json.RawMessage, a
 	db.programs.Add(1)
 	var res any
 	var err error
-	if isProg && (at == nil || at.Token == "") {
+	var comp nodeprog.Compiled
+	if isProg {
+		if comp, err = db.reg.Compile(program, params); err != nil {
+			return nil, mapProgErr(err)
+		}
+	}
+	switch {
+	case isProg && nodeprog.IsLocal(comp):
+		res, err = db.runLocal(ctx, program, comp, at)
+	case isProg && (at == nil || at.Token == ""):
 		// A fresh stamp is taken and registered in one step: the program's
 		// own registration holds the GC watermark below it.
-		res, err = db.gk().runProgram(ctx, program, params, nil)
-	} else {
+		res, err = db.gk().runProgram(ctx, program, comp, params, nil)
+	default:
 		s, release, err2 := db.atSnapshot(at)
 		if err2 != nil {
 			return nil, err2
 		}
 		if isProg {
-			res, err = db.gks[s.Owner].runProgram(ctx, program, params, &s)
+			res, err = db.gks[s.Owner].runProgram(ctx, program, comp, params, &s)
 		} else {
 			res, err = db.analyze(ctx, program, params, s)
 		}
@@ -332,6 +346,35 @@ func mapProgErr(err error) error {
 		return fmt.Errorf("%w: %v", ErrOverloaded, err)
 	}
 	return err
+}
+
+// runLocal runs a Local program (one vertex read) as a snapshot read on the
+// vertex's shard: no coordinator, no runner state to release.
+func (db *DB) runLocal(ctx context.Context, name string, comp nodeprog.Compiled, at *Snapshot) (any, error) {
+	h, err := nodeprog.LocalStart(comp)
+	if err != nil {
+		return nil, err
+	}
+	s, release, err := db.atSnapshot(at)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var res any
+	var progErr error
+	err = db.read(ctx, db.shardOf(h.To), s, func(r *reader) {
+		res, progErr = nodeprog.RunLocal(comp, name, h, func(handle string) (nodeprog.Vertex, bool) {
+			v, ok := r.s.g.View(handle, s, r.ord)
+			if !ok {
+				return nil, false
+			}
+			return vertexView{v}, true
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, progErr
 }
 
 // analyze copies every shard's partition at s and runs a whole-snapshot
@@ -369,7 +412,7 @@ func (db *DB) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*Comm
 // Status implements API.
 func (db *DB) Status(ctx context.Context) (*Status, error) {
 	st := &Status{Gatekeepers: len(db.gks), Shards: len(db.shards), Epoch: db.epoch,
-		Commits: db.commits.Load(), Aborts: db.aborts.Load(), Programs: db.programs.Load()}
+		Commits: db.commits.Load(), Aborts: db.aborts.Load(), Programs: db.programs.Load(), NopRequests: db.nops.Load()}
 	st.KronosCalls, _ = db.oracle.Calls()
 	for _, s := range db.shards {
 		s.statsMu.Lock()

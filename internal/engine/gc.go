@@ -28,11 +28,14 @@ func (db *DB) gcLoop() {
 }
 
 func (db *DB) advanceWatermark(now time.Time) {
-	// A NOP from every gatekeeper to every shard keeps idle queues moving, so
-	// their positions do not hold the watermark back (NOPs coalesce).
+	// A NOP (or, from an idle gatekeeper, a delivered note) from every
+	// gatekeeper to every shard keeps idle queues moving, so their
+	// positions do not hold the watermark back (NOPs coalesce).
 	for _, g := range db.gks {
-		for s := range db.shards {
-			g.requestNop(uint32(s), vclock.Clock{})
+		for s, sh := range db.shards {
+			if g.requestNop(uint32(s), vclock.Clock{}) {
+				sh.wake()
+			}
 		}
 	}
 	var cur vclock.Clock

@@ -85,6 +85,16 @@ func (g *gkNode) sync() {
 
 func (g *gkNode) publish(s vclock.Stamp) { g.db.published[g.id].Store(s.Seq()) }
 
+// noteDelivered publishes c, the core's current clock, when the core is
+// idle. Called with mu held, after dispatch: the pushes happen before the
+// store, so a shard that loads the note before draining its inbox finds
+// those entries in it.
+func (g *gkNode) noteDelivered(c *vclock.Clock) {
+	if g.core.Idle() {
+		g.db.delivered[g.id].Store(c)
+	}
+}
+
 // dispatch hands the core's deliveries to the shards in order and releases
 // the commits whose entries went out. Called with mu held, so that two
 // dispatches of one gatekeeper never interleave (FIFO per shard).
@@ -100,12 +110,22 @@ func (g *gkNode) dispatch() {
 	}
 }
 
-func (g *gkNode) requestNop(shard uint32, c vclock.Clock) {
+// requestNop answers a shard waiting for this gatekeeper's queue to pass
+// clock c. An idle gatekeeper answers with a delivered note (its clock
+// after merging c; noted is true and the shard reads it with its next
+// inbox); a busy one queues a NOP behind its in-flight transactions.
+func (g *gkNode) requestNop(shard uint32, c vclock.Clock) (noted bool) {
+	g.db.nops.Add(1)
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	if note, ok := g.core.Note(c); ok {
+		g.db.delivered[g.id].Store(&note)
+		return true
+	}
 	g.core.RequestNop(shard, c)
 	g.publish(vclock.Stamp{Clock: g.core.Clock(), Owner: uint32(g.id)})
 	g.dispatch()
-	g.mu.Unlock()
+	return false
 }
 
 // stampRead returns a fresh stamp for a snapshot or program and registers it
@@ -116,6 +136,7 @@ func (g *gkNode) stampRead() vclock.Stamp {
 	g.sync()
 	s := g.core.Stamp()
 	g.publish(s)
+	g.noteDelivered(&s.Clock)
 	g.reading[s.Seq()] = s
 	return s
 }
@@ -238,7 +259,7 @@ func mapStoreErr(err error) error {
 
 // runProgram starts a node program at stamp at (nil: a fresh stamp, taken
 // under the same lock that registers the program) and waits for its result.
-func (g *gkNode) runProgram(ctx context.Context, name string, params json.RawMessage, at *vclock.Stamp) (any, error) {
+func (g *gkNode) runProgram(ctx context.Context, name string, comp nodeprog.Compiled, params json.RawMessage, at *vclock.Stamp) (any, error) {
 	g.mu.Lock()
 	if len(g.progs) >= g.db.cfg.ProgramsMax {
 		g.mu.Unlock()
@@ -251,14 +272,11 @@ func (g *gkNode) runProgram(ctx context.Context, name string, params json.RawMes
 		g.sync()
 		ts = g.core.Stamp()
 		g.publish(ts)
+		g.noteDelivered(&ts.Clock)
 	}
 	g.nextID++
 	id := nodeprog.ProgID(uint64(g.id)<<48 | g.nextID)
-	coord, batches, err := nodeprog.NewCoordinator(g.db.reg, id, name, params, g.db.shardOf, nodeprog.CoordinatorConfig{})
-	if err != nil {
-		g.mu.Unlock()
-		return nil, err
-	}
+	coord, batches := nodeprog.NewCoordinatorFor(comp, id, name, params, g.db.shardOf, nodeprog.CoordinatorConfig{})
 	run := &progRun{coord: coord, stamp: ts, done: make(chan struct{})}
 	if coord.Done() {
 		run.res, run.err = coord.Result()

@@ -35,6 +35,8 @@ type shardNode struct {
 
 	statsMu sync.Mutex
 	stats   graph.Stats
+	// notes are the delivered notes last given to the core, per gatekeeper.
+	notes []*vclock.Clock
 	// pos is, per gatekeeper queue, a stamp no later than any entry the
 	// queue will still execute (its head, else its last entry): the GC
 	// watermark may not pass it.
@@ -73,6 +75,7 @@ func newShardNode(db *DB, id int) (*shardNode, error) {
 	s := &shardNode{
 		db: db, id: id, g: graph.New(gcfg), alias: graph.NewAliasIndex(gcfg), runner: r,
 		signal: make(chan struct{}, 1), pos: make([]vclock.Stamp, db.cfg.Gatekeepers),
+		notes: make([]*vclock.Clock, db.cfg.Gatekeepers),
 	}
 	s.core = shard.New(shard.Config{ID: uint32(id), Gatekeepers: db.cfg.Gatekeepers, ReorderMax: 1 << 16, TasksMax: db.cfg.ShardTasksMax},
 		newResolver(db))
@@ -85,6 +88,12 @@ func (s *shardNode) push(m any) {
 	s.mu.Lock()
 	s.inbox = append(s.inbox, m)
 	s.mu.Unlock()
+	s.wake()
+}
+
+// wake makes the shard run a round: drain its inbox, read the delivered
+// notes, step its core.
+func (s *shardNode) wake() {
 	select {
 	case s.signal <- struct{}{}:
 	default:
@@ -101,6 +110,7 @@ func (s *shardNode) loop() {
 		case <-s.db.done:
 			return
 		}
+		s.loadNotes()
 		s.mu.Lock()
 		batch, s.inbox = s.inbox, batch[:0]
 		s.mu.Unlock()
@@ -111,15 +121,40 @@ func (s *shardNode) loop() {
 			}
 			batch[i] = nil
 		}
-		if err := s.core.Step(ctxBackground); err != nil {
+		if err := s.step(); err != nil {
 			s.db.fail(fmt.Errorf("shard %d: %w", s.id, err))
 			return
 		}
-		for _, r := range s.core.NopRequests() {
-			s.db.gks[r.GK].requestNop(uint32(s.id), r.Clock)
-		}
 		s.publish()
 	}
+}
+
+// loadNotes gives the core the gatekeepers' delivered notes. They are read
+// before the inbox is drained, so the entries they cover are in the batch
+// (see gkNode.noteDelivered).
+func (s *shardNode) loadNotes() {
+	for gk := range s.db.delivered {
+		if c := s.db.delivered[gk].Load(); c != nil && c != s.notes[gk] {
+			s.notes[gk] = c
+			s.core.Complete(uint32(gk), *c)
+		}
+	}
+}
+
+// step runs the core once and sends its NOP requests. An idle gatekeeper
+// answers with a note instead of a NOP; the shard then wakes itself, and
+// the next round reads the note before draining the inbox, so entries the
+// gatekeeper pushed before the note reach the core first.
+func (s *shardNode) step() error {
+	if err := s.core.Step(ctxBackground); err != nil {
+		return err
+	}
+	for _, r := range s.core.NopRequests() {
+		if s.db.gks[r.GK].requestNop(uint32(s.id), r.Clock) {
+			s.wake()
+		}
+	}
+	return nil
 }
 
 func (s *shardNode) handle(m any) error {

@@ -195,6 +195,23 @@ func (c *Core) Acked() []vclock.Stamp {
 	return a
 }
 
+// Idle reports that every stamp so far has been resolved and handed to
+// Ready: nothing this gatekeeper stamped is still to be delivered.
+func (c *Core) Idle() bool { return len(c.slots) == 0 && len(c.out) == 0 }
+
+// Note answers a NOP request without a NOP when the gatekeeper is idle: it
+// merges clock and returns its own clock, which then bounds everything it
+// will still send from below (shard.Core.Complete). ok is false when
+// entries are in flight; the shell then asks RequestNop. Only a shell whose
+// deliveries reach the shard before the note may use it (one process).
+func (c *Core) Note(clock vclock.Clock) (vclock.Clock, bool) {
+	if !c.Idle() {
+		return vclock.Clock{}, false
+	}
+	c.Merge(clock)
+	return c.clock.Clone(), true
+}
+
 // Inflight returns the stamps of unresolved transactions, oldest first.
 func (c *Core) Inflight() []vclock.Stamp {
 	var out []vclock.Stamp

@@ -46,6 +46,9 @@ type queue struct {
 	lastNop bool
 	asked   bool         // a NOP request is outstanding
 	tail    vclock.Stamp // the newest entry received (FIFO stamps increase)
+	// note is the latest Complete clock: nothing still to come from this
+	// gatekeeper is at or before it (zero: none).
+	note vclock.Clock
 }
 
 // Core schedules writes and tasks for one shard.
@@ -62,6 +65,8 @@ type Core struct {
 	Run func(t Task) error
 
 	Executed, Consumed, Ran uint64
+	// CompleteSkips counts queue checks that Complete answered without a NOP.
+	CompleteSkips uint64
 }
 
 // New returns a core. Apply and Run must be set before Step.
@@ -129,17 +134,45 @@ func (q *queue) push(e gatekeeper.Entry) (droppedNop bool) {
 	return false
 }
 
+// Complete tells the shard that everything gatekeeper gk will still send
+// follows clock: it has delivered every entry it stamped so far, and its
+// clock is at least clock, so its later stamps come after it. It is a NOP
+// without a message, for a shell that sees its gatekeepers' state (one
+// process): the gatekeeper was idle when it noted its clock. Deliveries made
+// before the note must have been given to Deliver first. It also answers an
+// outstanding NOP request to gk.
+func (c *Core) Complete(gk uint32, clock vclock.Clock) {
+	q := &c.q[gk]
+	q.asked = false
+	if q.note.Counters == nil || vclock.Compare(q.note, clock) == vclock.Before {
+		q.note = clock
+	}
+}
+
+// noted reports that q's note covers t: nothing still to come precedes t.
+func (q *queue) noted(t vclock.Stamp) bool {
+	if q.note.Counters == nil {
+		return false
+	}
+	r := vclock.Compare(t.Clock, q.note)
+	return r == vclock.Before || r == vclock.Equal
+}
+
 // Positions writes, per gatekeeper queue, a stamp no later than any entry
-// the queue will still execute: its head, else the last entry it took (zero
-// when it never had one). A garbage-collection watermark must not pass them.
+// the queue will still execute: its head, else the newer of the last entry
+// it took and its Complete note (zero when it has neither). A garbage-collection watermark must not pass them.
 // out must have one slot per gatekeeper; the stamps share the entries' clocks
 // (read-only).
 func (c *Core) Positions(out []vclock.Stamp) []vclock.Stamp {
 	for i := range c.q {
-		if len(c.q[i].fifo) > 0 {
-			out[i] = c.q[i].fifo[0].Stamp
-		} else {
-			out[i] = c.q[i].last
+		q := &c.q[i]
+		switch {
+		case len(q.fifo) > 0:
+			out[i] = q.fifo[0].Stamp
+		case q.note.Counters != nil && (q.last.IsZero() || vclock.Compare(q.last.Clock, q.note) == vclock.Before):
+			out[i] = vclock.Stamp{Clock: q.note, Owner: uint32(i)}
+		default:
+			out[i] = q.last
 		}
 	}
 	return out
@@ -186,7 +219,7 @@ func (c *Core) runTasks(ctx context.Context) (bool, error) {
 	ran := false
 	kept := c.tasks[:0]
 	for i, t := range c.tasks {
-		ok, err := c.runnable(ctx, t.Stamp)
+		ok, err := c.runnable(ctx, t)
 		if err != nil {
 			c.tasks = append(kept, c.tasks[i:]...)
 			return ran, err
@@ -211,7 +244,8 @@ func (c *Core) runTasks(ctx context.Context) (bool, error) {
 
 // runnable decides whether every queue has moved past t, consuming NOP heads
 // that do not follow t and asking for NOPs where a queue says nothing yet.
-func (c *Core) runnable(ctx context.Context, t vclock.Stamp) (bool, error) {
+func (c *Core) runnable(ctx context.Context, task Task) (bool, error) {
+	t := task.Stamp
 	ok := true
 	for i := range c.q {
 		q := &c.q[i]
@@ -235,6 +269,10 @@ func (c *Core) runnable(ctx context.Context, t vclock.Stamp) (bool, error) {
 				ok = false
 			}
 			continue
+		}
+		if q.noted(t) {
+			c.CompleteSkips++
+			continue // nothing still to come from this gatekeeper precedes t
 		}
 		if after, err := c.lastAfter(ctx, q, t); err != nil {
 			return false, err
@@ -265,6 +303,9 @@ func (c *Core) lastAfter(ctx context.Context, q *queue, t vclock.Stamp) (bool, e
 	return false, nil
 }
 
+// ask requests a NOP from gatekeeper gk after clock. While the request is
+// not yet taken by NopRequests, later asks merge into it, so that one NOP
+// covers every task waiting in this Step, not only the first.
 func (c *Core) ask(gk uint32, clock vclock.Clock) {
 	q := &c.q[gk]
 	if q.asked {
@@ -308,6 +349,9 @@ func (c *Core) executeWrite(ctx context.Context) (bool, error) {
 			}
 			if len(q.fifo) > 0 {
 				continue // a later NOP, or a write the search put after w
+			}
+			if q.noted(w.Stamp) {
+				continue
 			}
 			if after, err := c.lastAfter(ctx, q, w.Stamp); err != nil {
 				return false, err
