@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package check
+
+const invariantsOn = false
