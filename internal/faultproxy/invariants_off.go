@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package faultproxy
+
+const invariantsOn = false
