@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package monitor
+
+const invariantsOn = false
