@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package schema
+
+const invariantsOn = false

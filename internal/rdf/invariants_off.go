@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package rdf
+
+const invariantsOn = false
