@@ -41,6 +41,9 @@ func DecodeParams(prog string, raw json.RawMessage, dst any) error {
 	if raw[0] != '{' {
 		return badParam(prog, "", "params must be a JSON object")
 	}
+	if fastDecode(raw, dst) {
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
