@@ -47,8 +47,13 @@ type DB struct {
 	watermark vclock.Clock // reads must be at or after it (vector clock)
 	samples   []clockSample
 
-	done      chan struct{}
-	failed    chan struct{} // closed by fail
+	done   chan struct{}
+	failed chan struct{} // closed by fail
+	// stopped is closed by Close or fail, whichever comes first; closing is
+	// set before Close wakes the shards.
+	stopped   chan struct{}
+	stopOnce  sync.Once
+	closing   atomic.Bool
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	failErr   atomic.Pointer[error]
@@ -88,7 +93,7 @@ func Open(cfg Config) (*DB, error) {
 		st.Close()
 		return nil, err
 	}
-	db := &DB{cfg: cfg, log: log, st: st, oracle: oracle, reg: nodeprog.Builtins(), done: make(chan struct{}), failed: make(chan struct{}),
+	db := &DB{cfg: cfg, log: log, st: st, oracle: oracle, reg: nodeprog.Builtins(), done: make(chan struct{}), failed: make(chan struct{}), stopped: make(chan struct{}),
 		published: make([]atomic.Uint64, cfg.Gatekeepers), delivered: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers)}
 	if db.epoch, err = db.startEpoch(); err != nil {
 		st.Close()
@@ -171,6 +176,7 @@ func (db *DB) fail(err error) {
 	if db.failErr.CompareAndSwap(nil, &err) {
 		db.log.Error("weft engine failed", "err", err)
 		close(db.failed)
+		db.stopOnce.Do(func() { close(db.stopped) })
 	}
 }
 
@@ -190,7 +196,12 @@ func (db *DB) check() error {
 func (db *DB) Close() error {
 	var err error
 	db.closeOnce.Do(func() {
+		db.closing.Store(true)
 		close(db.done)
+		db.stopOnce.Do(func() { close(db.stopped) })
+		for _, s := range db.shards {
+			s.wake()
+		}
 		db.wg.Wait()
 		err = db.st.Close()
 	})
@@ -259,21 +270,37 @@ func (db *DB) atSnapshot(snap *Snapshot) (vclock.Stamp, func(), error) {
 
 // read runs fn on shard sh at stamp s and waits for it.
 func (db *DB) read(ctx context.Context, sh int, s vclock.Stamp, fn func(r *reader)) error {
-	done := make(chan struct{})
-	var failed error
-	db.shards[sh].push(readMsg{stamp: s, fn: func(r *reader) { fn(r); close(done) },
-		fail: func(err error) { failed = err; close(done) }})
+	w := waiters.Get().(*waiter)
+	db.shards[sh].push(readMsg{stamp: s, fn: fn, w: w})
+	var cancel <-chan struct{}
+	if ctx != nil {
+		cancel = ctx.Done()
+	}
 	select {
-	case <-done:
-		return failed
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-db.done:
+	case <-w.ch:
+		err := w.err
+		w.err = nil
+		waiters.Put(w) // the shard is done with it
+		return err
+	case <-cancel:
+		return ctx.Err() // the shard may still use w: it is not reused
+	case <-db.stopped:
+		if err := db.check(); err != nil {
+			return err
+		}
 		return ErrClosed
-	case <-db.failed:
-		return db.check()
 	}
 }
+
+// waiter is how a shard tells a reader that its read ran (err nil) or
+// could not (err set): one send on a one-slot channel. Waiters are reused
+// once their send has been received.
+type waiter struct {
+	ch  chan struct{}
+	err error
+}
+
+var waiters = sync.Pool{New: func() any { return &waiter{ch: make(chan struct{}, 1)} }}
 
 // Programs implements API.
 func (db *DB) Programs() []ProgramInfo {

@@ -54,7 +54,7 @@ type (
 	readMsg   struct {
 		stamp vclock.Stamp
 		fn    func(r *reader) // runs on the shard goroutine when runnable
-		fail  func(error)     // instead of fn, when the shard cannot take the read
+		w     *waiter         // told when fn ran, or why it could not
 	}
 	gcMsg struct{ watermark vclock.Stamp }
 )
@@ -105,9 +105,8 @@ func (s *shardNode) loop() {
 	defer s.db.wg.Done()
 	var batch []any
 	for {
-		select {
-		case <-s.signal:
-		case <-s.db.done:
+		<-s.signal // Close sets closing, then wakes every shard
+		if s.db.closing.Load() {
 			return
 		}
 		s.loadNotes()
@@ -168,7 +167,8 @@ func (s *shardNode) handle(m any) error {
 		}
 	case readMsg:
 		if err := s.core.Submit(shard.Task{Stamp: m.stamp, Payload: m}); err != nil {
-			m.fail(fmt.Errorf("%w: shard %d: %v", ErrOverloaded, s.id, err))
+			m.w.err = fmt.Errorf("%w: shard %d: %v", ErrOverloaded, s.id, err)
+			m.w.ch <- struct{}{}
 		}
 	case finishMsg:
 		s.runner.Finish(m.prog)
@@ -237,6 +237,7 @@ func (s *shardNode) run(t shard.Task) error {
 	switch m := t.Payload.(type) {
 	case readMsg:
 		m.fn(&reader{s: s, ord: ord})
+		m.w.ch <- struct{}{}
 	case progMsg:
 		s.runProgram(m, ord)
 	}
