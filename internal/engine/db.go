@@ -358,7 +358,12 @@ func (db *DB) Run(ctx context.Context, program string, params json.RawMessage, a
 	if err != nil {
 		return nil, mapProgErr(err)
 	}
-	b, err := json.Marshal(res)
+	var b []byte
+	if a, ok := res.(nodeprog.JSONAppender); ok {
+		b, err = a.AppendJSON(nil)
+	} else {
+		b, err = json.Marshal(res)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: encoding the result of %s: %w", program, err)
 	}
