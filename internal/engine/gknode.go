@@ -9,7 +9,6 @@ import (
 
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/nodeprog"
-	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
@@ -180,7 +179,7 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 	}
 	res, err := txn.Exec{Shards: uint32(g.db.cfg.Shards)}.Run(st, ts, reads, ops)
 	if err == nil {
-		err = st.Commit(ctx, func(c store.Critical) error { return g.order(ctx, c, ts, res.Access) })
+		err = st.Commit(ctx, func(c store.Critical) error { return gatekeeper.OrderAfterAccess(ctx, g.db.oracle, c, ts, res.Access) })
 	}
 	if err != nil {
 		g.resolve(ts, nil)
@@ -191,38 +190,6 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 	<-ack // never blocks for long: earlier stamps resolve in bounded time
 	g.db.commits.Add(1)
 	return &CommitResult{Handles: res.Handles, Snapshot: encodeSnapshot(ts)}, nil
-}
-
-// order runs inside the store's serialized commit section: the transaction
-// must follow the last access of every vertex and alias it touched.
-func (g *gkNode) order(ctx context.Context, c store.Critical, ts vclock.Stamp, access [][]byte) error {
-	prevs := make([]vclock.Stamp, 0, len(access))
-	for _, k := range access {
-		b, ok, err := c.Get(k)
-		if err != nil {
-			return err
-		}
-		if ok {
-			p, err := txn.DecodeStamp(b)
-			if err != nil {
-				return err
-			}
-			prevs = append(prevs, p)
-		}
-	}
-	if err := order.Must(ctx, g.db.oracle, prevs, ts); err != nil {
-		if errors.Is(err, order.ErrStale) {
-			return fmt.Errorf("%w: %v", txn.ErrAborted, err)
-		}
-		return err
-	}
-	enc := txn.EncodeStamp(ts)
-	for _, k := range access {
-		if err := c.Set(k, enc); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // resolve ends a stamped transaction (ops nil: aborted) and returns the

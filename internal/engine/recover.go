@@ -1,19 +1,12 @@
 package engine
 
 import (
-	"fmt"
-
-	"github.com/weft-db/weft/internal/graph"
-	"github.com/weft-db/weft/internal/txn"
-	"github.com/weft-db/weft/internal/value"
+	"github.com/weft-db/weft/internal/shard"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
 // recover rebuilds every shard's partition and alias index from the store
-// (dissertation §4.6: shards restore their graph from the backing store).
-// Everything is created at the epoch's start stamp, which precedes every
-// stamp of this run; last-write stamps come from the store, so reads keep
-// validating against it.
+// at the epoch's start stamp (shard.Recover).
 func (db *DB) recover() error {
 	t, err := db.st.Begin()
 	if err != nil {
@@ -21,80 +14,8 @@ func (db *DB) recover() error {
 	}
 	defer t.Discard()
 	w := vclock.Stamp{Clock: vclock.New(db.epoch, db.cfg.Gatekeepers)}
-	recs := map[string]*graph.VertexRecord{}
-	var order []string
-	start, end := txn.VertexRange()
-	if err := t.Scan(start, end, 0, func(k, v []byte) error {
-		rec, err := txn.DecodeVertexRec(v)
-		if err != nil {
-			return err
-		}
-		h := string(k[1:])
-		recs[h] = &graph.VertexRecord{Handle: h, Deleted: !rec.Exists, LastWrite: rec.LastWrite}
-		order = append(order, h)
-		return nil
-	}); err != nil {
-		return err
-	}
-	if err := scanTable(t, 'P', func(parts []string, v []byte) error {
-		val, _, err := value.Decode(v)
-		if err != nil {
-			return err
-		}
-		if r := recs[parts[0]]; r != nil && !r.Deleted {
-			r.Props = append(r.Props, graph.Prop{Key: parts[1], Val: val})
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	if err := scanTable(t, 'E', func(parts []string, v []byte) error {
-		e, err := txn.DecodeEdgeRec(v)
-		if err != nil {
-			return err
-		}
-		er := graph.EdgeRecord{Handle: parts[1], Dst: e.Dst}
-		for _, p := range e.Props {
-			er.Props = append(er.Props, graph.Prop{Key: p.Key, Val: p.Value})
-		}
-		if r := recs[parts[0]]; r != nil && !r.Deleted {
-			r.Edges = append(r.Edges, er)
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	if err := scanTable(t, 'W', func(parts []string, _ []byte) error {
-		if r := recs[parts[0]]; r != nil && !r.Deleted {
-			r.Aliases = append(r.Aliases, parts[1])
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	for _, h := range order {
-		if err := db.shards[db.shardOf(h)].g.Load(recs[h], w); err != nil {
-			return err
-		}
-		delete(recs, h)
-	}
-	return scanTable(t, 'A', func(parts []string, v []byte) error {
-		a, err := txn.DecodeAliasRec(v)
-		if err != nil {
-			return err
-		}
-		return db.shards[db.shardOf(parts[0])].alias.Load(parts[0], a.Handle, a.LastWrite, w)
-	})
-}
-
-// scanTable scans every key of one table, split into its parts.
-func scanTable(t interface {
-	Scan(start, end []byte, limit int, fn func(k, v []byte) error) error
-}, tag byte, fn func(parts []string, v []byte) error) error {
-	return t.Scan([]byte{tag}, []byte{tag + 1}, 0, func(k, v []byte) error {
-		if err := fn(txn.KeyParts(k), v); err != nil {
-			return fmt.Errorf("store key %q: %w", k, err)
-		}
-		return nil
+	return shard.Recover(t, w, func(h string) shard.Partition {
+		s := db.shards[db.shardOf(h)]
+		return shard.Partition{Graph: s.g, Alias: s.alias}
 	})
 }

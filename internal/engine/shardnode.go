@@ -10,7 +10,6 @@ import (
 	"github.com/weft-db/weft/internal/graph"
 	"github.com/weft-db/weft/internal/nodeprog"
 	"github.com/weft-db/weft/internal/shard"
-	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -62,7 +61,7 @@ type (
 // reader is what a read task sees: the shard's graph at one stamp.
 type reader struct {
 	s   *shardNode
-	ord *readOrderer
+	ord *shard.ReadOrderer
 }
 
 func newShardNode(db *DB, id int) (*shardNode, error) {
@@ -189,43 +188,10 @@ func (s *shardNode) publish() {
 	s.statsMu.Unlock()
 }
 
-// apply executes one transaction's operations for this shard. The store
-// validated them, so an error here is a bug (or a corrupt store).
+// apply executes one transaction's operations for this shard.
 func (s *shardNode) apply(e gatekeeper.Entry) error {
-	w := e.Stamp
-	for _, op := range e.Ops {
-		var err error
-		switch op.Kind {
-		case txn.OpCreateVertex:
-			err = s.g.CreateVertex(op.Vertex, w)
-		case txn.OpDeleteVertex:
-			err = s.g.DeleteVertex(op.Vertex, w)
-		case txn.OpCreateEdge:
-			err = s.g.CreateEdge(op.Vertex, op.Edge, op.Dst, w)
-		case txn.OpDeleteEdge:
-			err = s.g.DeleteEdge(op.Vertex, op.Edge, w)
-		case txn.OpSetVertexProp:
-			err = s.g.SetVertexProp(op.Vertex, op.Key, op.Value, w)
-		case txn.OpDeleteVertexProp:
-			err = s.g.DeleteVertexProp(op.Vertex, op.Key, w)
-		case txn.OpSetEdgeProp:
-			err = s.g.SetEdgeProp(op.Vertex, op.Edge, op.Key, op.Value, w)
-		case txn.OpDeleteEdgeProp:
-			err = s.g.DeleteEdgeProp(op.Vertex, op.Edge, op.Key, w)
-		case txn.OpAddAlias:
-			err = s.g.AddAlias(op.Vertex, op.Alias, w)
-		case txn.OpRemoveAlias:
-			err = s.g.RemoveAlias(op.Vertex, op.Alias, w)
-		case txn.OpBindAlias:
-			err = s.alias.Bind(op.Alias, op.Vertex, w)
-		case txn.OpUnbindAlias:
-			err = s.alias.Unbind(op.Alias, op.Vertex, w)
-		default:
-			err = fmt.Errorf("unknown shard operation %d", op.Kind)
-		}
-		if err != nil {
-			return fmt.Errorf("%v %q: %w", op.Kind, op.Vertex, err)
-		}
+	if err := shard.Apply(s.g, s.alias, e.Ops, e.Stamp); err != nil {
+		return err
 	}
 	s.db.applied.Add(1)
 	return nil
@@ -233,7 +199,7 @@ func (s *shardNode) apply(e gatekeeper.Entry) error {
 
 // run executes a runnable task at its stamp.
 func (s *shardNode) run(t shard.Task) error {
-	ord := &readOrderer{res: s.core.Resolver(), t: t.Stamp}
+	ord := &shard.ReadOrderer{Res: s.core.Resolver(), T: t.Stamp}
 	switch m := t.Payload.(type) {
 	case readMsg:
 		m.fn(&reader{s: s, ord: ord})
@@ -241,13 +207,13 @@ func (s *shardNode) run(t shard.Task) error {
 	case progMsg:
 		s.runProgram(m, ord)
 	}
-	if ord.err != nil {
-		return ord.err // the oracle failed: the shard cannot order safely
+	if ord.Err != nil {
+		return ord.Err // the oracle failed: the shard cannot order safely
 	}
 	return nil
 }
 
-func (s *shardNode) runProgram(m progMsg, ord *readOrderer) {
+func (s *shardNode) runProgram(m progMsg, ord *shard.ReadOrderer) {
 	lookup := func(h string) (nodeprog.Vertex, bool) {
 		v, ok := s.g.View(h, m.stamp, ord)
 		if !ok {

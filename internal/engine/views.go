@@ -3,38 +3,8 @@ package engine
 import (
 	"github.com/weft-db/weft/internal/graph"
 	"github.com/weft-db/weft/internal/nodeprog"
-	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/value"
-	"github.com/weft-db/weft/internal/vclock"
 )
-
-// readOrderer decides visibility for a read at stamp t: an applied write
-// concurrent with t is ordered before it unless Kronos already holds the
-// opposite ("writes before programs", dissertation §3.5.1).
-type readOrderer struct {
-	res *order.Resolver
-	t   vclock.Stamp
-	err error
-}
-
-func (o *readOrderer) Before(a, b vclock.Stamp) bool {
-	var before bool
-	var err error
-	switch {
-	case vclock.CompareStamps(b, o.t) == vclock.Equal && a.Owner == o.t.Owner:
-		before, err = o.res.Prefer(ctxBackground, a, o.t)
-	case vclock.CompareStamps(a, o.t) == vclock.Equal && a.Owner == o.t.Owner:
-		var bBefore bool
-		bBefore, err = o.res.Prefer(ctxBackground, b, o.t)
-		before = !bBefore
-	default:
-		before, err = o.res.Prefer(ctxBackground, a, b)
-	}
-	if err != nil && o.err == nil {
-		o.err = err
-	}
-	return before
-}
 
 // vertexView adapts a graph view to a node program's Vertex.
 type vertexView struct{ v graph.VertexView }
