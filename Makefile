@@ -9,7 +9,7 @@ PY      := $(VENV)/bin/python
 GOFLAGS_TEST ?=
 
 .PHONY: all build run test test-go test-race test-invariants test-py lint vet fmt-check \
-        bench bench-kronos fuzz lin generate pydeps clean
+        bench bench-kronos fuzz lin faults adya generate pydeps clean
 
 all: build
 
@@ -59,6 +59,25 @@ bench-kronos: build
 lin: build
 	WEFT_LIN_DURATION=120s $(GO) test ./internal/kronos/ -run Lineariz -v -timeout 30m
 
+# The real-process fault test (docs/testing.md): DURATION of mixed workloads
+# against `weft serve` under kill -9, SIGSTOP/SIGCONT, partitions and clogs;
+# histories, logs and report.txt in FAULTS_OUT. Extra flags: FAULTS_FLAGS,
+# e.g. FAULTS_FLAGS='--seed 42 --nemesis kill,partition'.
+DURATION     ?= 10m
+FAULTS_OUT   ?= weft-data/faults
+FAULTS_FLAGS ?=
+CARGO        ?= $(shell command -v cargo || echo $$HOME/.cargo/bin/cargo)
+
+faults: build
+	-@$(MAKE) --no-print-directory adya
+	./$(BIN) faults --duration $(DURATION) --out $(FAULTS_OUT) $(FAULTS_FLAGS)
+
+# adya, the independent list-append/rw-register checker the fault test
+# cross-checks with; `weft faults` reports "not available" without it.
+adya:
+	@command -v adya >/dev/null || test -x $$HOME/.cargo/bin/adya || \
+		timeout 900 $(CARGO) install adya --no-default-features
+
 fuzz:
 	$(GO) test ./internal/vclock/ -run '^$$' -fuzz FuzzParse -fuzztime 30s
 	$(GO) test ./internal/kronos/ -run '^$$' -fuzz FuzzRestore -fuzztime 30s
@@ -68,3 +87,9 @@ generate:
 
 clean:
 	rm -rf bin weft-data
+
+# More simulation seeds than CI's 200: make sim SEEDS=5000 OPS=3000.
+SEEDS ?= 2000
+OPS   ?= 1500
+sim:
+	$(GO) test ./internal/sim -run TestSimulation -count=1 -timeout 0 -v -sim.seeds=$(SEEDS) -sim.ops=$(OPS) | grep -v -e '^=== ' -e '--- PASS'

@@ -1,0 +1,295 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/weft-db/weft/internal/check"
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/shard"
+	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/value"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// The workload is Elle's list-append over the graph: key k is vertex "k<k>"
+// whose property "v" is a list of integers. A transaction reads its keys
+// at a snapshot (a read task on each key's shard) and appends by writing
+// the extended list, committed with the reads in its read set, so the
+// store's OCC validates them.
+
+const propKey = "v"
+
+func vertexOf(k int64) string { return "k" + strconv.FormatInt(k, 10) }
+
+// timeout is how long a client waits for a reply before giving up.
+const timeout = 400
+
+type client struct {
+	w       *world
+	id      int
+	op      int // sequence of the current operation; replies of older ones are ignored
+	done    int // operations completed
+	inv     check.Txn
+	mops    []check.Mop
+	reads   map[int64]readResult
+	waiting int
+	sent    bool // the commit went out: a lost reply is indeterminate
+}
+
+type readResult struct {
+	list    []int64
+	exists  bool
+	version []byte
+}
+
+// next starts the client's next operation.
+func (c *client) next() {
+	w := c.w
+	if w.stopping {
+		return
+	}
+	c.op++
+	op := c.op
+	n := 1 + w.rng.IntN(3)
+	readOnly := w.rng.Float64() < w.cfg.ReadOnly
+	c.mops, c.reads, c.sent = nil, map[int64]readResult{}, false
+	for i := 0; i < n; i++ {
+		k := int64(w.rng.IntN(w.cfg.Keys))
+		if readOnly || w.rng.IntN(2) == 0 {
+			c.mops = append(c.mops, check.ReadNil(k))
+		} else {
+			w.nextVal++
+			c.mops = append(c.mops, check.Append(k, w.nextVal))
+		}
+	}
+	c.inv = append(check.Txn(nil), c.mops...)
+	w.rec.Invoke(c.id, check.FTxn, c.inv, w.now)
+	w.stats.Ops++
+	keys := c.keys()
+	c.waiting = len(keys)
+	g := w.rng.IntN(w.cfg.Gatekeepers)
+	w.toServer(c.id, func(s *server) { w.begin(s, g, c, op, keys) })
+	w.after(timeout, func() { c.timeout(op) })
+}
+
+// keys are the distinct keys the transaction touches, in first-use order.
+func (c *client) keys() []int64 {
+	var ks []int64
+	seen := map[int64]bool{}
+	for _, m := range c.mops {
+		if !seen[m.Key] {
+			seen[m.Key] = true
+			ks = append(ks, m.Key)
+		}
+	}
+	return ks
+}
+
+// begin: gatekeeper g stamps the snapshot and sends a read task to each
+// key's shard.
+func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
+	w.syncThen(s, g, func() { w.stampReads(s, g, c, op, keys) })
+}
+
+func (w *world) stampReads(s *server, g int, c *client, op int, keys []int64) {
+	t := s.gks[g].Stamp()
+	for _, k := range keys {
+		n := s.shards[txn.ShardOf(vertexOf(k), uint32(w.cfg.Shards))]
+		task := &readTask{w: w, c: c, op: op, key: k}
+		w.after(w.delay(), func() {
+			if w.srv != s {
+				return
+			}
+			if err := n.core.Submit(shard.Task{Stamp: t, Payload: task}); err != nil {
+				panic(fmt.Sprintf("sim: submit: %v", err))
+			}
+			w.stepShard(s, n)
+		})
+	}
+}
+
+// readTask reads one key at the snapshot on its shard.
+type readTask struct {
+	w   *world
+	c   *client
+	op  int
+	key int64
+}
+
+func (r *readTask) run(n *shardNode, t vclock.Stamp) error {
+	r.w.stats.Reads++
+	ord := &shard.ReadOrderer{Res: n.core.Resolver(), T: t}
+	h := vertexOf(r.key)
+	res := readResult{version: txn.EncodeStamp(n.part.Graph.LastWrite(h, t, ord))}
+	if v, ok := n.part.Graph.View(h, t, ord); ok {
+		res.exists = true
+		if p, ok := v.Prop(propKey); ok {
+			for _, e := range p.List() {
+				res.list = append(res.list, e.Int())
+			}
+		}
+	}
+	if ord.Err != nil {
+		return ord.Err
+	}
+	c, op, k := r.c, r.op, r.key
+	r.w.toClient(c.id, func() { c.readDone(op, k, res) })
+	return nil
+}
+
+func (c *client) readDone(op int, k int64, res readResult) {
+	if op != c.op {
+		return
+	}
+	if _, dup := c.reads[k]; dup {
+		return
+	}
+	c.reads[k] = res
+	c.waiting--
+	if c.waiting > 0 {
+		return
+	}
+	// Fill in the reads: a read after an append to the same key in this
+	// transaction sees the append (the transaction's own write).
+	own := map[int64][]int64{}
+	out := make(check.Txn, len(c.mops))
+	var reads []txn.Read
+	var ops []txn.Op
+	for _, k := range c.keys() {
+		reads = append(reads, txn.Read{Vertex: vertexOf(k), Version: c.reads[k].version})
+		own[k] = append([]int64(nil), c.reads[k].list...)
+	}
+	for i, m := range c.mops {
+		if m.F == check.MopAppend {
+			own[m.Key] = append(own[m.Key], m.Value)
+			out[i] = m
+			continue
+		}
+		out[i] = check.ReadList(m.Key, append([]int64(nil), own[m.Key]...))
+	}
+	created := map[int64]bool{}
+	for _, m := range c.mops {
+		if m.F != check.MopAppend {
+			continue
+		}
+		if !c.reads[m.Key].exists && !created[m.Key] {
+			created[m.Key] = true
+			ops = append(ops, txn.Op{Kind: txn.CreateVertex, Vertex: vertexOf(m.Key)})
+		}
+	}
+	for _, k := range c.keys() {
+		if l := own[k]; len(l) > len(c.reads[k].list) {
+			vals := make([]value.Value, len(l))
+			for i, x := range l {
+				vals[i] = value.I64(x)
+			}
+			ops = append(ops, txn.Op{Kind: txn.SetVertexProp, Vertex: vertexOf(k), Key: propKey, Value: value.ListOf(vals...)})
+		}
+	}
+	w := c.w
+	if len(ops) == 0 {
+		c.finish(check.OK, out)
+		return
+	}
+	c.sent = true
+	op = c.op
+	g := w.rng.IntN(w.cfg.Gatekeepers)
+	w.toServer(c.id, func(s *server) { w.commit(s, g, c, op, reads, ops, out) })
+}
+
+// commit runs the engine's commit path at gatekeeper g: stamp, execute on
+// a store transaction, order after the last accesses (Kronos when
+// concurrent) inside the commit section, then, in a later event, resolve
+// and hand the writes to the shards; the client hears back once they are
+// handed (gatekeeper.Core.Acked).
+func (w *world) commit(s *server, g int, c *client, op int, reads []txn.Read, ops []txn.Op, out check.Txn) {
+	w.syncThen(s, g, func() { w.commitStamped(s, g, c, op, reads, ops, out) })
+}
+
+func (w *world) commitStamped(s *server, g int, c *client, op int, reads []txn.Read, ops []txn.Op, out check.Txn) {
+	reply := func(t check.Type) { w.toClient(c.id, func() { c.committed(op, t, out) }) }
+	st, err := s.st.Begin()
+	if err != nil {
+		panic(err)
+	}
+	defer st.Discard()
+	ts, err := s.gks[g].BeginCommit()
+	if err != nil {
+		reply(check.Fail) // overloaded: nothing happened
+		return
+	}
+	res, err := txn.Exec{Shards: uint32(w.cfg.Shards)}.Run(st, ts, reads, ops)
+	if err == nil {
+		err = st.Commit(ctx, func(cr store.Critical) error {
+			return gatekeeper.OrderAfterAccess(ctx, s.oracle, cr, ts, res.Access)
+		})
+	}
+	if err != nil {
+		if !errors.Is(err, txn.ErrAborted) && !store.IsRetryable(err) {
+			panic(fmt.Sprintf("sim: commit: %v", err))
+		}
+		w.stats.Aborts++
+		if err := s.gks[g].Resolve(ts, nil); err != nil {
+			panic(err)
+		}
+		w.dispatch(s, g)
+		reply(check.Fail)
+		return
+	}
+	w.stats.Commits++
+	// The commit is durable; the hand-off to the shards is a later event,
+	// so a crash can fall between them (the client then never hears).
+	w.after(int64(w.rng.IntN(3)), func() {
+		if w.srv != s {
+			return
+		}
+		s.acks[g][ts.Seq()] = func() { reply(check.OK) }
+		if err := s.gks[g].Resolve(ts, res.Ops); err != nil {
+			panic(err)
+		}
+		w.dispatch(s, g)
+	})
+}
+
+func (c *client) committed(op int, t check.Type, out check.Txn) {
+	if op != c.op {
+		return
+	}
+	if t == check.OK {
+		c.finish(check.OK, out)
+		return
+	}
+	c.finish(t, c.inv)
+}
+
+// timeout ends an operation that got no answer: indeterminate once its
+// commit was sent, failed (nothing happened) before.
+func (c *client) timeout(op int) {
+	if op != c.op {
+		return
+	}
+	if c.sent {
+		c.finish(check.Info, c.inv)
+		return
+	}
+	c.finish(check.Fail, c.inv)
+}
+
+func (c *client) finish(t check.Type, v check.Txn) {
+	w := c.w
+	w.rec.Complete(c.id, t, check.FTxn, v, w.now)
+	switch t {
+	case check.OK:
+		w.stats.OK++
+	case check.Fail:
+		w.stats.Fail++
+	default:
+		w.stats.Info++
+	}
+	c.op++ // later replies to this operation are ignored
+	c.done++
+	w.after(int64(w.rng.IntN(5)), c.next)
+}

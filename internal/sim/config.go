@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Config is one simulation: the cluster's shape, the workload, the faults
+// and (for the harness's own tests) planted bugs. Draw makes one from a
+// seed; every field can be set by hand too.
+type Config struct {
+	Seed uint64
+	// Gatekeepers (1–5) and Shards (1–8) of the simulated server.
+	Gatekeepers, Shards int
+	// Clients run operations one at a time each; Keys is how many list
+	// keys they share (fewer keys, more conflicts).
+	Clients, Keys int
+	// Ops is how many client operations complete in the safety phase;
+	// LivenessOps how many more each client must complete once the faults
+	// are healed.
+	Ops, LivenessOps int
+	// ReadOnly is the fraction of read-only transactions.
+	ReadOnly float64
+	// DelayMax is the longest network delay (logical ticks); messages
+	// overtake each other across links, and gatekeeper→shard entries may
+	// arrive out of order and twice (the FIFO layer restores order).
+	DelayMax int
+	// Duplicate is the probability that a gatekeeper→shard entry is
+	// delivered twice.
+	Duplicate float64
+	// CrashEvery is the mean number of events between process crashes (0:
+	// none). A crash loses everything in memory and the store's unsynced
+	// writes (Pebble's crashable memory file system); the process restarts
+	// in a new epoch and the shards rebuild from the store.
+	CrashEvery int
+	// PartitionEvery is the mean number of events between client
+	// partitions (0: none): requests of the partitioned clients are lost
+	// for a while, and the clients time out (commits become indeterminate).
+	PartitionEvery int
+	// SyncLagMax is the longest time (ticks) between a gatekeeper reading
+	// the others' clocks and stamping. Stamps taken by other gatekeepers in
+	// between are concurrent with its stamp: a longer lag means more pairs
+	// for Kronos to refine.
+	SyncLagMax int
+	// Notes lets idle gatekeepers answer NOP requests with a note, as the
+	// engine's do in one process.
+	Notes bool
+	// OracleCacheMax bounds each shard's cache of Kronos answers.
+	OracleCacheMax int
+
+	// Planted bugs, for showing that the checkers catch them.
+	//
+	// PlantSkipRefine makes shards order concurrent stamps by gatekeeper
+	// id instead of asking Kronos (a shard that skips refinement).
+	PlantSkipRefine bool
+	// PlantNoSync runs the store without fsync: a crash can lose
+	// acknowledged commits.
+	PlantNoSync bool
+}
+
+// Draw returns the configuration seed chooses (swarm testing: every seed
+// draws its own shape, workload and fault mix), with ops operations in the
+// safety phase.
+func Draw(seed uint64, ops int) Config {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	c := Config{
+		Seed:           seed,
+		Gatekeepers:    1 + r.IntN(5),
+		Shards:         1 + r.IntN(8),
+		Clients:        2 + r.IntN(5),
+		Keys:           2 + r.IntN(8),
+		Ops:            ops,
+		LivenessOps:    3,
+		ReadOnly:       []float64{0, 0.2, 0.5}[r.IntN(3)],
+		DelayMax:       1 + r.IntN(20),
+		SyncLagMax:     []int{0, 3, 30}[r.IntN(3)],
+		Notes:          r.IntN(2) == 0,
+		OracleCacheMax: []int{2, 64, 4096}[r.IntN(3)],
+	}
+	if r.IntN(2) == 0 {
+		c.Duplicate = 0.1
+	}
+	if r.IntN(3) > 0 {
+		c.CrashEvery = 500 + r.IntN(3000)
+	}
+	if r.IntN(2) == 0 {
+		c.PartitionEvery = 300 + r.IntN(2000)
+	}
+	return c
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case c.Gatekeepers < 1 || c.Gatekeepers > 16:
+		return fmt.Errorf("sim: %d gatekeepers, want 1–16", c.Gatekeepers)
+	case c.Shards < 1 || c.Shards > 64:
+		return fmt.Errorf("sim: %d shards, want 1–64", c.Shards)
+	case c.Clients < 1 || c.Keys < 1 || c.Ops < 1:
+		return fmt.Errorf("sim: clients, keys and ops must be positive")
+	case c.DelayMax < 1:
+		return fmt.Errorf("sim: DelayMax must be at least 1")
+	}
+	return nil
+}
+
+func (c Config) String() string {
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f delay≤%d lag≤%d dup=%.1f crash/%d partition/%d notes=%v cache=%d",
+		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.DelayMax, c.SyncLagMax, c.Duplicate,
+		c.CrashEvery, c.PartitionEvery, c.Notes, c.OracleCacheMax)
+}

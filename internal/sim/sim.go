@@ -1,0 +1,100 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/weft-db/weft/internal/check"
+)
+
+// Result is one simulation's outcome.
+type Result struct {
+	Config  Config
+	Stats   Stats
+	History check.History
+	Check   check.Result
+}
+
+// Valid reports a run without anomalies.
+func (r *Result) Valid() bool { return r.Check.Valid }
+
+func (r *Result) String() string {
+	return fmt.Sprintf("%s\n  %d events, %d ops (%d ok, %d fail, %d info), %d commits, %d aborts, %d reads, %d crashes, %d partitions, %d NOP requests, %d notes, %d duplicates\n  %s",
+		r.Config, r.Stats.Events, r.Stats.Ops, r.Stats.OK, r.Stats.Fail, r.Stats.Info, r.Stats.Commits, r.Stats.Aborts,
+		r.Stats.Reads, r.Stats.Crashes, r.Stats.Partitions, r.Stats.NopRequests, r.Stats.Notes, r.Stats.Duplicates, r.Check.String())
+}
+
+// eventsPerOpMax bounds a run: a simulation that needs more events than
+// this per operation is stuck (a liveness failure), not slow.
+const eventsPerOpMax = 2000
+
+// Run runs one simulation: a safety phase with faults until cfg.Ops
+// operations completed, then a liveness phase with every fault healed in
+// which each client must complete cfg.LivenessOps more; then the history
+// goes through the list-append checker (strict serializability). An error
+// is a liveness failure or a broken harness; anomalies are in the result.
+func Run(cfg Config) (*Result, error) {
+	w, err := newWorld(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if w.srv != nil {
+			_ = w.srv.st.Close()
+		}
+	}()
+	budget := eventsPerOpMax * (cfg.Ops + cfg.Clients*cfg.LivenessOps)
+	for w.stats.OK+w.stats.Fail+w.stats.Info < cfg.Ops {
+		if !w.step() || w.events > budget {
+			return nil, fmt.Errorf("%w: %s: the safety phase stalled after %d events, %d operations done", errLiveness, cfg, w.events, w.stats.OK+w.stats.Fail+w.stats.Info)
+		}
+	}
+	w.heal()
+	target := make([]int, len(w.clients))
+	for i, c := range w.clients {
+		target[i] = c.done + cfg.LivenessOps
+	}
+	for i := 0; i < len(w.clients); {
+		if w.clients[i].done >= target[i] {
+			i++
+			continue
+		}
+		if !w.step() || w.events > budget {
+			return nil, fmt.Errorf("%w: %s: client %d finished %d of %d operations after the faults healed", errLiveness, cfg, i, w.clients[i].done, target[i])
+		}
+	}
+	// Let the operations in flight finish, so the history ends cleanly.
+	w.stopping = true
+	for w.pending() > 0 {
+		if !w.step() {
+			return nil, fmt.Errorf("%w: %s: %d operations never finished", errLiveness, cfg, w.pending())
+		}
+	}
+	w.stats.Events = w.events
+	res := &Result{Config: cfg, Stats: w.stats, History: w.rec.History()}
+	res.Stats.KronosCalls = int(w.kronosCalls())
+	res.Check, err = check.CheckListAppend(res.History)
+	if err != nil {
+		return res, fmt.Errorf("sim: %s: the checker refused the history: %w", cfg, err)
+	}
+	return res, nil
+}
+
+// pending counts clients with an operation in flight.
+func (w *world) pending() int {
+	n := 0
+	for _, c := range w.clients {
+		if c.op%2 == 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// kronosCalls counts the oracle calls of the current process.
+func (w *world) kronosCalls() uint64 {
+	if w.srv == nil {
+		return 0
+	}
+	calls, _ := w.srv.oracle.Calls()
+	return calls
+}

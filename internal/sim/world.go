@@ -1,0 +1,414 @@
+package sim
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/weft-db/weft/internal/check"
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/graph"
+	"github.com/weft-db/weft/internal/kronos"
+	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/shard"
+	pstore "github.com/weft-db/weft/internal/store/pebble"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+var ctx = context.Background()
+
+// event is something that happens at a logical time; ties run in the order
+// they were scheduled, so a seed replays exactly.
+type event struct {
+	at  int64
+	seq uint64
+	fn  func()
+}
+
+type events []*event
+
+func (e events) Len() int { return len(e) }
+func (e events) Less(i, j int) bool {
+	return e[i].at < e[j].at || (e[i].at == e[j].at && e[i].seq < e[j].seq)
+}
+func (e events) Swap(i, j int) { e[i], e[j] = e[j], e[i] }
+func (e *events) Push(x any)   { *e = append(*e, x.(*event)) }
+func (e *events) Pop() any {
+	old := *e
+	x := old[len(old)-1]
+	*e = old[:len(old)-1]
+	return x
+}
+
+// world is one simulation: a seeded scheduler, a simulated network, the
+// server (one process: gatekeepers, shards, Kronos, the store) and clients.
+// Everything runs on the caller's goroutine.
+type world struct {
+	cfg    Config
+	rng    *rand.Rand
+	now    int64
+	seq    uint64
+	queue  events
+	events int // events run
+
+	srv     *server
+	fs      *vfs.MemFS // the store's disk; survives crashes as a crash clone
+	epoch   uint64
+	clients []*client
+	rec     check.Recorder
+	nextVal int64
+
+	stopping bool // clients start no new operations
+
+	// faults
+	faultsOn    bool
+	partitioned []bool // per client: its requests and replies are lost
+	stats       Stats
+}
+
+// Stats counts what a run did.
+type Stats struct {
+	Events, Ops, OK, Fail, Info        int
+	Commits, Aborts, Reads, Crashes    int
+	Partitions, NopRequests, Notes     int
+	Duplicates, KronosCalls, Recovered int
+}
+
+// server is the process: it dies with a crash and comes back in a new epoch.
+type server struct {
+	epoch  uint64
+	st     *pstore.Store
+	oracle *order.Local
+	gks    []*gatekeeper.Core
+	shards []*shardNode
+	// inTransit counts entries sent and not yet delivered, per
+	// (gatekeeper, shard): a note may only be sent on an empty channel.
+	inTransit map[[2]int]int
+	// acks maps a gatekeeper's stamp sequence to the reply for its client.
+	acks []map[uint64]func()
+}
+
+type shardNode struct {
+	id   int
+	core *shard.Core
+	part shard.Partition
+}
+
+func newWorld(cfg Config) (*world, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	w := &world{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x51)), fs: vfs.NewCrashableMem(),
+		faultsOn: true, partitioned: make([]bool, cfg.Clients)}
+	if err := w.start(); err != nil {
+		return nil, err
+	}
+	for i := 0; i < cfg.Clients; i++ {
+		c := &client{w: w, id: i}
+		w.clients = append(w.clients, c)
+		w.after(int64(w.rng.IntN(5)), c.next)
+	}
+	w.scheduleFaults()
+	return w, nil
+}
+
+// after schedules fn d ticks from now.
+func (w *world) after(d int64, fn func()) {
+	w.seq++
+	heap.Push(&w.queue, &event{at: w.now + d, seq: w.seq, fn: fn})
+}
+
+func (w *world) delay() int64 { return 1 + int64(w.rng.IntN(w.cfg.DelayMax)) }
+
+// step runs the next event; false when nothing is scheduled.
+func (w *world) step() bool {
+	if len(w.queue) == 0 {
+		return false
+	}
+	e := heap.Pop(&w.queue).(*event)
+	w.now = e.at
+	w.events++
+	e.fn()
+	return true
+}
+
+// start opens the store on the (crash-cloned) disk and rebuilds the
+// shards from it in a new epoch, as weft serve does on restart.
+func (w *world) start() error {
+	w.epoch++
+	o := pstore.DefaultOptions()
+	o.FS, o.Sync = w.fs, !w.cfg.PlantNoSync
+	o.CacheBytes, o.MemTableBytes = 1<<20, 1<<20
+	st, err := pstore.Open("db", o)
+	if err != nil {
+		return fmt.Errorf("sim: opening the store: %w", err)
+	}
+	oracle, err := order.NewLocal(kronos.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	s := &server{epoch: w.epoch, st: st, oracle: oracle, inTransit: map[[2]int]int{}}
+	var shardOracle order.Oracle = oracle
+	if w.cfg.PlantSkipRefine {
+		shardOracle = skipRefine{Oracle: oracle, rng: w.rng}
+	}
+	for i := 0; i < w.cfg.Gatekeepers; i++ {
+		s.gks = append(s.gks, gatekeeper.New(gatekeeper.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers,
+			Shards: w.cfg.Shards, Epoch: w.epoch, InflightMax: 64}))
+		s.acks = append(s.acks, map[uint64]func(){})
+	}
+	gcfg := graph.DefaultConfig()
+	for i := 0; i < w.cfg.Shards; i++ {
+		n := &shardNode{id: i, part: shard.Partition{Graph: graph.New(gcfg), Alias: graph.NewAliasIndex(gcfg)}}
+		n.core = shard.New(shard.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers, ReorderMax: 1 << 12, TasksMax: 1 << 12},
+			order.NewResolver(shardOracle, max(1, w.cfg.OracleCacheMax)))
+		n.core.Apply = func(e gatekeeper.Entry) error { return shard.Apply(n.part.Graph, n.part.Alias, e.Ops, e.Stamp) }
+		n.core.Run = func(t shard.Task) error { return t.Payload.(*readTask).run(n, t.Stamp) }
+		s.shards = append(s.shards, n)
+	}
+	t, err := st.Begin()
+	if err != nil {
+		return err
+	}
+	defer t.Discard()
+	start := vclock.Stamp{Clock: vclock.New(w.epoch, w.cfg.Gatekeepers)}
+	if err := shard.Recover(t, start, func(h string) shard.Partition {
+		w.stats.Recovered++
+		return s.shards[txn.ShardOf(h, uint32(w.cfg.Shards))].part
+	}); err != nil {
+		return fmt.Errorf("sim: recovery: %w", err)
+	}
+	w.srv = s
+	return nil
+}
+
+// crash kills the process: memory is lost, the disk keeps what was synced
+// (and, of what was not, a random part).
+func (w *world) crash() {
+	if w.srv == nil {
+		return
+	}
+	w.stats.Crashes++
+	w.rec.Record(check.Op{Process: check.Nemesis, Type: check.Info, F: "crash", Time: w.now})
+	clone := w.fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: w.rng.IntN(101),
+		RNG: rand.New(rand.NewPCG(w.rng.Uint64(), 0))})
+	_ = w.srv.st.Close() // its goroutines stop; what it wrote after the clone is gone with it
+	w.srv, w.fs = nil, clone
+	w.after(20+int64(w.rng.IntN(100)), w.restart)
+}
+
+func (w *world) restart() {
+	if w.srv != nil {
+		return
+	}
+	if err := w.start(); err != nil {
+		panic(err) // a store that does not reopen after a crash is a bug worth stopping for
+	}
+	w.rec.Record(check.Op{Process: check.Nemesis, Type: check.Info, F: "restart", Time: w.now})
+}
+
+// scheduleFaults plans the next crash and partition while faults are on.
+func (w *world) scheduleFaults() {
+	if w.cfg.CrashEvery > 0 {
+		w.after(int64(w.rng.IntN(2*w.cfg.CrashEvery)), func() {
+			if w.faultsOn {
+				w.crash()
+				w.scheduleCrashOnly()
+			}
+		})
+	}
+	if w.cfg.PartitionEvery > 0 {
+		w.after(int64(w.rng.IntN(2*w.cfg.PartitionEvery)), w.partition)
+	}
+}
+
+func (w *world) scheduleCrashOnly() {
+	w.after(int64(1+w.rng.IntN(2*w.cfg.CrashEvery)), func() {
+		if w.faultsOn {
+			w.crash()
+			w.scheduleCrashOnly()
+		}
+	})
+}
+
+// partition cuts a random set of clients off for a while.
+func (w *world) partition() {
+	if !w.faultsOn {
+		return
+	}
+	w.stats.Partitions++
+	var cut []int
+	for i := range w.partitioned {
+		if w.rng.IntN(2) == 0 {
+			w.partitioned[i] = true
+			cut = append(cut, i)
+		}
+	}
+	w.rec.Record(check.Op{Process: check.Nemesis, Type: check.Info, F: fmt.Sprintf("partition %v", cut), Time: w.now})
+	w.after(50+int64(w.rng.IntN(300)), func() {
+		for i := range w.partitioned {
+			w.partitioned[i] = false
+		}
+		w.rec.Record(check.Op{Process: check.Nemesis, Type: check.Info, F: "heal", Time: w.now})
+		w.after(int64(w.rng.IntN(2*w.cfg.PartitionEvery)), w.partition)
+	})
+}
+
+// heal ends all faults for the liveness phase.
+func (w *world) heal() {
+	w.faultsOn = false
+	for i := range w.partitioned {
+		w.partitioned[i] = false
+	}
+	if w.srv == nil {
+		w.restart()
+	}
+}
+
+// toServer delivers fn on the server after a network delay, unless the
+// client is partitioned or the server is down (then the request is lost).
+func (w *world) toServer(c int, fn func(s *server)) {
+	if w.partitioned[c] {
+		return
+	}
+	epoch := w.epoch
+	w.after(w.delay(), func() {
+		if w.srv != nil && w.srv.epoch == epoch {
+			fn(w.srv)
+		}
+	})
+}
+
+// toClient delivers a reply to client c after a network delay, unless it
+// is partitioned by then.
+func (w *world) toClient(c int, fn func()) {
+	w.after(w.delay(), func() {
+		if !w.partitioned[c] {
+			fn()
+		}
+	})
+}
+
+// syncThen is gatekeeper g about to stamp: it reads every gatekeeper's
+// clock now (the engine's gatekeepers read the counters the others
+// publish) and merges them a few ticks later, just before fn stamps. Other
+// gatekeepers may stamp in between, as they do concurrently in the engine,
+// and those stamps are concurrent with g's: the pairs Kronos refines.
+// Everything acknowledged before now is covered, which is what real-time
+// order needs.
+func (w *world) syncThen(s *server, g int, fn func()) {
+	seen := make([]vclock.Clock, len(s.gks))
+	for j, o := range s.gks {
+		if j != g {
+			seen[j] = o.Clock()
+		}
+	}
+	w.after(int64(w.rng.IntN(w.cfg.SyncLagMax+1)), func() {
+		if w.srv != s {
+			return
+		}
+		for _, c := range seen {
+			if c.Counters != nil {
+				s.gks[g].Merge(c)
+			}
+		}
+		fn()
+	})
+}
+
+// dispatch sends gatekeeper g's deliveries to the shards (each over the
+// network, possibly twice) and answers the clients whose commits went out.
+func (w *world) dispatch(s *server, g int) {
+	for _, d := range s.gks[g].Ready() {
+		w.sendEntry(s, g, d)
+	}
+	for _, st := range s.gks[g].Acked() {
+		if reply, ok := s.acks[g][st.Seq()]; ok {
+			delete(s.acks[g], st.Seq())
+			reply()
+		}
+	}
+}
+
+func (w *world) sendEntry(s *server, g int, d gatekeeper.Delivery) {
+	key := [2]int{g, int(d.Shard)}
+	s.inTransit[key]++
+	deliver := func(first bool) {
+		if w.srv != s {
+			return
+		}
+		if first {
+			s.inTransit[key]--
+		}
+		n := s.shards[d.Shard]
+		if err := n.core.Deliver(d.Entry); err != nil {
+			panic(fmt.Sprintf("sim: shard %d deliver: %v", d.Shard, err))
+		}
+		w.stepShard(s, n)
+	}
+	w.after(w.delay(), func() { deliver(true) })
+	if w.rng.Float64() < w.cfg.Duplicate {
+		w.stats.Duplicates++
+		w.after(w.delay()+int64(w.rng.IntN(w.cfg.DelayMax)), func() { deliver(false) })
+	}
+}
+
+// stepShard runs a shard until it waits, and sends its NOP requests.
+func (w *world) stepShard(s *server, n *shardNode) {
+	if err := n.core.Step(ctx); err != nil {
+		panic(fmt.Sprintf("sim: shard %d: %v", n.id, err))
+	}
+	for _, r := range n.core.NopRequests() {
+		w.stats.NopRequests++
+		w.after(w.delay(), func() {
+			if w.srv == s {
+				w.nopRequest(s, int(r.GK), n, r.Clock)
+			}
+		})
+	}
+}
+
+// nopRequest is gatekeeper g answering shard n: with a note when it is
+// idle and nothing of its is in flight to n (Notes), else with a NOP.
+func (w *world) nopRequest(s *server, g int, n *shardNode, c vclock.Clock) {
+	if w.cfg.Notes && s.inTransit[[2]int{g, n.id}] == 0 {
+		if note, ok := s.gks[g].Note(c); ok {
+			w.stats.Notes++
+			w.after(w.delay(), func() {
+				if w.srv == s {
+					n.core.Complete(uint32(g), note)
+					w.stepShard(s, n)
+				}
+			})
+			return
+		}
+	}
+	s.gks[g].RequestNop(uint32(n.id), c)
+	w.dispatch(s, g)
+}
+
+// skipRefine is the planted bug PlantSkipRefine: a shard breaks ties
+// between concurrent stamps on its own (a coin, drawn from the seed)
+// instead of asking Kronos, so shards may disagree on the order.
+type skipRefine struct {
+	order.Oracle
+	rng *rand.Rand
+}
+
+func (s skipRefine) Assign(_ context.Context, as []kronos.Assignment) ([]kronos.AssignResult, error) {
+	out := make([]kronos.AssignResult, len(as))
+	for i := range as {
+		out[i].Order = kronos.Before
+		if s.rng.IntN(2) == 0 {
+			out[i].Order = kronos.After
+		}
+	}
+	return out, nil
+}
+
+var errLiveness = errors.New("sim: liveness")
