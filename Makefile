@@ -78,9 +78,10 @@ adya:
 	@command -v adya >/dev/null || test -x $$HOME/.cargo/bin/adya || \
 		timeout 900 $(CARGO) install adya --no-default-features
 
+# Every fuzz target for FUZZTIME each: make fuzz FUZZTIME=5m.
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./internal/vclock/ -run '^$$' -fuzz FuzzParse -fuzztime 30s
-	$(GO) test ./internal/kronos/ -run '^$$' -fuzz FuzzRestore -fuzztime 30s
+	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 generate:
 	./scripts/generate.sh

@@ -87,8 +87,14 @@ func splitNUL(b []byte) []string {
 	return append(out, string(b[start:]))
 }
 
-// KeyParts splits a composite key (after its tag) into its parts.
-func KeyParts(k []byte) []string { return splitTail(k, 0) }
+// KeyParts splits a composite key (after its tag) into its parts; a key
+// without even a tag (a corrupt store) has none.
+func KeyParts(k []byte) []string {
+	if len(k) == 0 {
+		return nil
+	}
+	return splitTail(k, 0)
+}
 
 // AppendStamp encodes a stamp; the zero stamp encodes as nothing.
 func AppendStamp(dst []byte, s vclock.Stamp) []byte {
