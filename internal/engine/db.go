@@ -17,6 +17,7 @@ import (
 	"github.com/weft-db/weft/internal/kronos"
 	"github.com/weft-db/weft/internal/nodeprog"
 	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/shard"
 	"github.com/weft-db/weft/internal/store"
 	pebblestore "github.com/weft-db/weft/internal/store/pebble"
 	"github.com/weft-db/weft/internal/txn"
@@ -400,7 +401,7 @@ func (db *DB) runLocal(ctx context.Context, name string, comp nodeprog.Compiled,
 			if !ok {
 				return nil, false
 			}
-			return vertexView{v}, true
+			return shard.ProgramVertex(v), true
 		})
 	})
 	if err != nil {

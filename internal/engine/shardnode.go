@@ -219,7 +219,7 @@ func (s *shardNode) runProgram(m progMsg, ord *shard.ReadOrderer) {
 		if !ok {
 			return nil, false
 		}
-		return vertexView{v}, true
+		return shard.ProgramVertex(v), true
 	}
 	out, rep, err := s.runner.Run([]nodeprog.Batch{m.batch}, lookup, s.db.shardOf)
 	if errors.Is(err, nodeprog.ErrFinished) {

@@ -53,9 +53,23 @@ func (c *client) next() {
 	}
 	c.op++
 	op := c.op
+	c.mops, c.reads, c.sent = nil, map[int64]readResult{}, false
+	if w.rng.Float64() < w.cfg.Programs {
+		// A chain_read program: a read of every key, across shards.
+		for k := 0; k < w.cfg.Keys; k++ {
+			c.mops = append(c.mops, check.ReadNil(int64(k)))
+		}
+		c.inv = append(check.Txn(nil), c.mops...)
+		w.rec.Invoke(c.id, check.FTxn, c.inv, w.now)
+		w.stats.Ops++
+		w.stats.Programs++
+		g := w.rng.IntN(w.cfg.Gatekeepers)
+		w.toServer(c.id, func(s *server) { w.startProgram(s, g, c, op) })
+		w.after(timeout, func() { c.timeout(op) })
+		return
+	}
 	n := 1 + w.rng.IntN(3)
 	readOnly := w.rng.Float64() < w.cfg.ReadOnly
-	c.mops, c.reads, c.sent = nil, map[int64]readResult{}, false
 	for i := 0; i < n; i++ {
 		k := int64(w.rng.IntN(w.cfg.Keys))
 		if readOnly || w.rng.IntN(2) == 0 {

@@ -19,8 +19,10 @@ type Config struct {
 	// LivenessOps how many more each client must complete once the faults
 	// are healed.
 	Ops, LivenessOps int
-	// ReadOnly is the fraction of read-only transactions.
-	ReadOnly float64
+	// ReadOnly is the fraction of read-only transactions; Programs the
+	// fraction of operations that are chain_read node programs reading
+	// every key across shards.
+	ReadOnly, Programs float64
 	// DelayMax is the longest network delay (logical ticks); messages
 	// overtake each other across links, and gatekeeper→shard entries may
 	// arrive out of order and twice (the FIFO layer restores order).
@@ -72,6 +74,7 @@ func Draw(seed uint64, ops int) Config {
 		Ops:            ops,
 		LivenessOps:    3,
 		ReadOnly:       []float64{0, 0.2, 0.5}[r.IntN(3)],
+		Programs:       []float64{0, 0.1, 0.3}[r.IntN(3)],
 		DelayMax:       1 + r.IntN(20),
 		SyncLagMax:     []int{0, 3, 30}[r.IntN(3)],
 		Notes:          r.IntN(2) == 0,
@@ -105,7 +108,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f delay≤%d lag≤%d dup=%.1f crash/%d partition/%d notes=%v cache=%d",
-		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.DelayMax, c.SyncLagMax, c.Duplicate,
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d dup=%.1f crash/%d partition/%d notes=%v cache=%d",
+		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.Duplicate,
 		c.CrashEvery, c.PartitionEvery, c.Notes, c.OracleCacheMax)
 }

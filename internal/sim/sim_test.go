@@ -58,10 +58,11 @@ func TestSimulation(t *testing.T) {
 		total.Commits += r.Stats.Commits
 		total.Notes += r.Stats.Notes
 		total.Duplicates += r.Stats.Duplicates
+		total.ProgramsOK += r.Stats.ProgramsOK
 	}
-	t.Logf("%d seeds: %d events, %d operations (%d ok, %d fail, %d info), %d commits, %d shard reads, %d crashes, %d partitions, %d notes, %d duplicate deliveries; no anomalies",
-		n, total.Events, total.Ops, total.OK, total.Fail, total.Info, total.Commits, total.Reads, total.Crashes, total.Partitions, total.Notes, total.Duplicates)
-	if n == seeds && (total.Crashes == 0 || total.Partitions == 0 || total.Info == 0) {
+	t.Logf("%d seeds: %d events, %d operations (%d ok, %d fail, %d info), %d commits, %d shard reads, %d crashes, %d partitions, %d notes, %d duplicate deliveries, %d node programs answered; no anomalies",
+		n, total.Events, total.Ops, total.OK, total.Fail, total.Info, total.Commits, total.Reads, total.Crashes, total.Partitions, total.Notes, total.Duplicates, total.ProgramsOK)
+	if n == seeds && (total.Crashes == 0 || total.Partitions == 0 || total.Info == 0 || total.ProgramsOK == 0) {
 		t.Fatalf("the swarm injected no faults worth the name: %+v", total)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/graph"
 	"github.com/weft-db/weft/internal/kronos"
+	"github.com/weft-db/weft/internal/nodeprog"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/shard"
 	pstore "github.com/weft-db/weft/internal/store/pebble"
@@ -77,6 +78,7 @@ type Stats struct {
 	Commits, Aborts, Reads, Crashes    int
 	Partitions, NopRequests, Notes     int
 	Duplicates, KronosCalls, Recovered int
+	Programs, ProgramsOK               int
 }
 
 // server is the process: it dies with a crash and comes back in a new epoch.
@@ -90,13 +92,15 @@ type server struct {
 	// (gatekeeper, shard): a note may only be sent on an empty channel.
 	inTransit map[[2]int]int
 	// acks maps a gatekeeper's stamp sequence to the reply for its client.
-	acks []map[uint64]func()
+	acks     []map[uint64]func()
+	nextProg uint64
 }
 
 type shardNode struct {
-	id   int
-	core *shard.Core
-	part shard.Partition
+	id     int
+	core   *shard.Core
+	part   shard.Partition
+	runner *nodeprog.Runner
 }
 
 func newWorld(cfg Config) (*world, error) {
@@ -106,6 +110,9 @@ func newWorld(cfg Config) (*world, error) {
 	w := &world{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x51)), fs: vfs.NewCrashableMem(),
 		faultsOn: true, partitioned: make([]bool, cfg.Clients)}
 	if err := w.start(); err != nil {
+		return nil, err
+	}
+	if err := w.setup(); err != nil {
 		return nil, err
 	}
 	for i := 0; i < cfg.Clients; i++ {
@@ -164,11 +171,23 @@ func (w *world) start() error {
 	}
 	gcfg := graph.DefaultConfig()
 	for i := 0; i < w.cfg.Shards; i++ {
-		n := &shardNode{id: i, part: shard.Partition{Graph: graph.New(gcfg), Alias: graph.NewAliasIndex(gcfg)}}
+		runner, err := nodeprog.NewRunner(registry, i, nodeprog.Config{})
+		if err != nil {
+			return err
+		}
+		n := &shardNode{id: i, part: shard.Partition{Graph: graph.New(gcfg), Alias: graph.NewAliasIndex(gcfg)}, runner: runner}
 		n.core = shard.New(shard.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers, ReorderMax: 1 << 12, TasksMax: 1 << 12},
 			order.NewResolver(shardOracle, max(1, w.cfg.OracleCacheMax)))
 		n.core.Apply = func(e gatekeeper.Entry) error { return shard.Apply(n.part.Graph, n.part.Alias, e.Ops, e.Stamp) }
-		n.core.Run = func(t shard.Task) error { return t.Payload.(*readTask).run(n, t.Stamp) }
+		n.core.Run = func(t shard.Task) error {
+			switch p := t.Payload.(type) {
+			case *readTask:
+				return p.run(n, t.Stamp)
+			case *progTask:
+				return p.runBatch(n, t.Stamp)
+			}
+			return fmt.Errorf("sim: task %T", t.Payload)
+		}
 		s.shards = append(s.shards, n)
 	}
 	t, err := st.Begin()

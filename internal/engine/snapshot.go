@@ -6,49 +6,6 @@ import (
 	"github.com/weft-db/weft/internal/value"
 )
 
-// vertexView adapts a graph view to a node program's Vertex.
-type vertexView struct{ v graph.VertexView }
-
-func (x vertexView) Handle() string                      { return x.v.Handle() }
-func (x vertexView) Prop(key string) (value.Value, bool) { return x.v.Prop(key) }
-func (x vertexView) Props(fn func(string, value.Value) bool) {
-	for k, v := range x.v.Props() {
-		if !fn(k, v) {
-			return
-		}
-	}
-}
-func (x vertexView) Aliases() []string {
-	var out []string
-	for a := range x.v.Aliases() {
-		out = append(out, a)
-	}
-	return out
-}
-func (x vertexView) Edges(fn func(nodeprog.Edge) bool) {
-	ev := &edgeView{} // one per call: an Edge is valid only during fn
-	for e := range x.v.Edges() {
-		ev.e = e
-		if !fn(ev) {
-			return
-		}
-	}
-}
-func (x vertexView) EdgeCount() int { return x.v.EdgeCount() }
-
-type edgeView struct{ e graph.EdgeView }
-
-func (x *edgeView) Handle() string                      { return x.e.Handle() }
-func (x *edgeView) Dst() string                         { return x.e.Dst() }
-func (x *edgeView) Prop(key string) (value.Value, bool) { return x.e.Prop(key) }
-func (x *edgeView) Props(fn func(string, value.Value) bool) {
-	for k, v := range x.e.Props() {
-		if !fn(k, v) {
-			return
-		}
-	}
-}
-
 // snapVertex is a vertex copied out of a shard for a whole-snapshot
 // analysis, which runs after the shards have moved on.
 type snapVertex struct {

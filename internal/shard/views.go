@@ -1,0 +1,52 @@
+package shard
+
+import (
+	"github.com/weft-db/weft/internal/graph"
+	"github.com/weft-db/weft/internal/nodeprog"
+	"github.com/weft-db/weft/internal/value"
+)
+
+// ProgramVertex adapts a graph view to a node program's Vertex.
+func ProgramVertex(v graph.VertexView) nodeprog.Vertex { return vertexView{v} }
+
+type vertexView struct{ v graph.VertexView }
+
+func (x vertexView) Handle() string                      { return x.v.Handle() }
+func (x vertexView) Prop(key string) (value.Value, bool) { return x.v.Prop(key) }
+func (x vertexView) Props(fn func(string, value.Value) bool) {
+	for k, v := range x.v.Props() {
+		if !fn(k, v) {
+			return
+		}
+	}
+}
+func (x vertexView) Aliases() []string {
+	var out []string
+	for a := range x.v.Aliases() {
+		out = append(out, a)
+	}
+	return out
+}
+func (x vertexView) Edges(fn func(nodeprog.Edge) bool) {
+	ev := &edgeView{} // one per call: an Edge is valid only during fn
+	for e := range x.v.Edges() {
+		ev.e = e
+		if !fn(ev) {
+			return
+		}
+	}
+}
+func (x vertexView) EdgeCount() int { return x.v.EdgeCount() }
+
+type edgeView struct{ e graph.EdgeView }
+
+func (x *edgeView) Handle() string                      { return x.e.Handle() }
+func (x *edgeView) Dst() string                         { return x.e.Dst() }
+func (x *edgeView) Prop(key string) (value.Value, bool) { return x.e.Prop(key) }
+func (x *edgeView) Props(fn func(string, value.Value) bool) {
+	for k, v := range x.e.Props() {
+		if !fn(k, v) {
+			return
+		}
+	}
+}
