@@ -89,7 +89,6 @@ func (c *Core) Deliver(e gatekeeper.Entry) error {
 		return fmt.Errorf("shard: entry from unknown gatekeeper %d", e.GK)
 	}
 	q := &c.q[e.GK]
-	q.asked = false
 	switch {
 	case e.Seq < q.next:
 		return nil
@@ -100,6 +99,10 @@ func (c *Core) Deliver(e gatekeeper.Entry) error {
 		q.held[e.Seq] = e
 		return nil
 	}
+	// Only an entry that moves the queue answers an outstanding NOP
+	// request; one held behind a gap does not (else every held NOP would
+	// prompt another request: a storm while the gap lasts).
+	q.asked = false
 	if q.push(e) {
 		c.Consumed++
 	}

@@ -113,7 +113,7 @@ func (w *world) stampReads(s *server, g int, c *client, op int, keys []int64) {
 	for _, k := range keys {
 		n := s.shards[txn.ShardOf(vertexOf(k), uint32(w.cfg.Shards))]
 		task := &readTask{w: w, c: c, op: op, key: k}
-		w.after(w.delay(), func() {
+		w.after(w.linkDelay(gkNode(g), shardID(n.id)), func() {
 			if w.srv != s {
 				return
 			}

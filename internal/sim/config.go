@@ -44,6 +44,9 @@ type Config struct {
 	// between are concurrent with its stamp: a longer lag means more pairs
 	// for Kronos to refine.
 	SyncLagMax int
+	// ClogEvery is the mean number of events between swizzle-clogs of the
+	// server's internal links (0: none).
+	ClogEvery int
 	// Notes lets idle gatekeepers answer NOP requests with a note, as the
 	// engine's do in one process.
 	Notes bool
@@ -89,6 +92,9 @@ func Draw(seed uint64, ops int) Config {
 	if r.IntN(2) == 0 {
 		c.PartitionEvery = 300 + r.IntN(2000)
 	}
+	if r.IntN(2) == 0 {
+		c.ClogEvery = 300 + r.IntN(2000)
+	}
 	return c
 }
 
@@ -108,7 +114,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d dup=%.1f crash/%d partition/%d notes=%v cache=%d",
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d dup=%.1f crash/%d partition/%d clog/%d notes=%v cache=%d",
 		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.Duplicate,
-		c.CrashEvery, c.PartitionEvery, c.Notes, c.OracleCacheMax)
+		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.Notes, c.OracleCacheMax)
 }

@@ -129,6 +129,7 @@ type progRun struct {
 	c      *client
 	op     int
 	id     nodeprog.ProgID
+	gk     int
 	stamp  vclock.Stamp
 	coord  *nodeprog.Coordinator
 	shards map[int]bool
@@ -147,21 +148,21 @@ func (w *world) startProgram(s *server, g int, c *client, op int) {
 		if err != nil {
 			panic(err)
 		}
-		r := &progRun{w: w, s: s, c: c, op: op, id: id, stamp: t, coord: coord, shards: map[int]bool{}}
-		r.send(batches)
+		r := &progRun{w: w, s: s, c: c, op: op, id: id, gk: g, stamp: t, coord: coord, shards: map[int]bool{}}
+		r.send(gkNode(g), batches)
 	})
 }
 
 func (w *world) shardOf(h string) int { return int(txn.ShardOf(h, uint32(w.cfg.Shards))) }
 
 // send delivers batches to their shards as tasks at the program's stamp.
-func (r *progRun) send(batches []nodeprog.Batch) {
+func (r *progRun) send(from int, batches []nodeprog.Batch) {
 	w, s := r.w, r.s
 	for _, b := range batches {
 		r.shards[b.Shard] = true
 		n := s.shards[b.Shard]
 		task := &progTask{run: r, batch: b}
-		w.after(w.delay(), func() {
+		w.after(w.linkDelay(from, shardID(b.Shard)), func() {
 			if w.srv != s {
 				return
 			}
@@ -193,12 +194,12 @@ func (t *progTask) runBatch(n *shardNode, at vclock.Stamp) error {
 		return nil
 	}
 	s := r.s
-	w.after(w.delay(), func() {
+	w.after(w.linkDelay(shardID(n.id), gkNode(r.gk)), func() {
 		if w.srv == s {
 			r.report(rep)
 		}
 	})
-	r.send(out)
+	r.send(shardID(n.id), out)
 	return nil
 }
 
@@ -216,7 +217,7 @@ func (r *progRun) report(rep nodeprog.Report) {
 	r.done = true
 	for sh := range r.shards {
 		n := r.s.shards[sh]
-		w.after(w.delay(), func() {
+		w.after(w.linkDelay(gkNode(r.gk), shardID(sh)), func() {
 			if w.srv == r.s {
 				n.runner.Finish(r.id)
 			}

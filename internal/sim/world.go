@@ -68,7 +68,8 @@ type world struct {
 
 	// faults
 	faultsOn    bool
-	partitioned []bool // per client: its requests and replies are lost
+	partitioned []bool           // per client: its requests and replies are lost
+	clogged     map[[2]int]int64 // link → time it unclogs
 	stats       Stats
 }
 
@@ -78,7 +79,7 @@ type Stats struct {
 	Commits, Aborts, Reads, Crashes    int
 	Partitions, NopRequests, Notes     int
 	Duplicates, KronosCalls, Recovered int
-	Programs, ProgramsOK               int
+	Programs, ProgramsOK, Clogs        int
 }
 
 // server is the process: it dies with a crash and comes back in a new epoch.
@@ -108,7 +109,7 @@ func newWorld(cfg Config) (*world, error) {
 		return nil, err
 	}
 	w := &world{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x51)), fs: vfs.NewCrashableMem(),
-		faultsOn: true, partitioned: make([]bool, cfg.Clients)}
+		faultsOn: true, partitioned: make([]bool, cfg.Clients), clogged: map[[2]int]int64{}}
 	if err := w.start(); err != nil {
 		return nil, err
 	}
@@ -131,6 +132,52 @@ func (w *world) after(d int64, fn func()) {
 }
 
 func (w *world) delay() int64 { return 1 + int64(w.rng.IntN(w.cfg.DelayMax)) }
+
+// Node ids for links inside the server.
+func gkNode(g int) int  { return g }
+func shardID(s int) int { return 1000 + s }
+
+// linkDelay is the delay of a message from node a to node b: the network's
+// random delay, or, while the link is clogged, until it unclogs (the
+// message is held, as TCP holds bytes through a partition).
+func (w *world) linkDelay(a, b int) int64 {
+	d := w.delay()
+	if until, ok := w.clogged[[2]int{a, b}]; ok && until > w.now+d {
+		d = until - w.now + int64(w.rng.IntN(w.cfg.DelayMax))
+	}
+	return d
+}
+
+// swizzle is FoundationDB's swizzle-clog: clog a random subset of the
+// server's internal links one after another, then unclog them in a random
+// order (each link's clog ends at its own random time).
+func (w *world) swizzle() {
+	if !w.faultsOn {
+		return
+	}
+	w.stats.Clogs++
+	var links [][2]int
+	for g := 0; g < w.cfg.Gatekeepers; g++ {
+		for s := 0; s < w.cfg.Shards; s++ {
+			links = append(links, [2]int{gkNode(g), shardID(s)}, [2]int{shardID(s), gkNode(g)})
+		}
+	}
+	for s := 0; s < w.cfg.Shards; s++ {
+		for t := 0; t < w.cfg.Shards; t++ {
+			if s != t {
+				links = append(links, [2]int{shardID(s), shardID(t)})
+			}
+		}
+	}
+	w.rng.Shuffle(len(links), func(i, j int) { links[i], links[j] = links[j], links[i] })
+	links = links[:1+w.rng.IntN(len(links))]
+	start := w.now
+	for i, l := range links {
+		w.clogged[l] = start + int64(i*w.rng.IntN(10)) + 50 + int64(w.rng.IntN(400))
+	}
+	w.rec.Record(check.Op{Process: check.Nemesis, Type: check.Info, F: fmt.Sprintf("swizzle-clog %d links", len(links)), Time: w.now})
+	w.after(int64(1+w.rng.IntN(2*w.cfg.ClogEvery)), w.swizzle)
+}
 
 // step runs the next event; false when nothing is scheduled.
 func (w *world) step() bool {
@@ -244,6 +291,9 @@ func (w *world) scheduleFaults() {
 	if w.cfg.PartitionEvery > 0 {
 		w.after(int64(w.rng.IntN(2*w.cfg.PartitionEvery)), w.partition)
 	}
+	if w.cfg.ClogEvery > 0 {
+		w.after(int64(w.rng.IntN(2*w.cfg.ClogEvery)), w.swizzle)
+	}
 }
 
 func (w *world) scheduleCrashOnly() {
@@ -284,6 +334,7 @@ func (w *world) heal() {
 	for i := range w.partitioned {
 		w.partitioned[i] = false
 	}
+	clear(w.clogged)
 	if w.srv == nil {
 		w.restart()
 	}
@@ -366,14 +417,14 @@ func (w *world) sendEntry(s *server, g int, d gatekeeper.Delivery) {
 		}
 		n := s.shards[d.Shard]
 		if err := n.core.Deliver(d.Entry); err != nil {
-			panic(fmt.Sprintf("sim: shard %d deliver: %v", d.Shard, err))
+			panic(fmt.Sprintf("sim: shard %d deliver %d/%d at %d: %v\n%s", d.Shard, d.Entry.GK, d.Entry.Seq, w.now, err, n.core))
 		}
 		w.stepShard(s, n)
 	}
-	w.after(w.delay(), func() { deliver(true) })
+	w.after(w.linkDelay(gkNode(g), shardID(int(d.Shard))), func() { deliver(true) })
 	if w.rng.Float64() < w.cfg.Duplicate {
 		w.stats.Duplicates++
-		w.after(w.delay()+int64(w.rng.IntN(w.cfg.DelayMax)), func() { deliver(false) })
+		w.after(w.linkDelay(gkNode(g), shardID(int(d.Shard)))+int64(w.rng.IntN(w.cfg.DelayMax)), func() { deliver(false) })
 	}
 }
 
@@ -384,7 +435,7 @@ func (w *world) stepShard(s *server, n *shardNode) {
 	}
 	for _, r := range n.core.NopRequests() {
 		w.stats.NopRequests++
-		w.after(w.delay(), func() {
+		w.after(w.linkDelay(shardID(n.id), gkNode(int(r.GK))), func() {
 			if w.srv == s {
 				w.nopRequest(s, int(r.GK), n, r.Clock)
 			}
@@ -398,7 +449,7 @@ func (w *world) nopRequest(s *server, g int, n *shardNode, c vclock.Clock) {
 	if w.cfg.Notes && s.inTransit[[2]int{g, n.id}] == 0 {
 		if note, ok := s.gks[g].Note(c); ok {
 			w.stats.Notes++
-			w.after(w.delay(), func() {
+			w.after(w.linkDelay(gkNode(g), shardID(n.id)), func() {
 				if w.srv == s {
 					n.core.Complete(uint32(g), note)
 					w.stepShard(s, n)
