@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package dql
+
+const invariantsOn = false
