@@ -41,9 +41,14 @@ SIGINT or SIGTERM stops accepting requests, lets those in flight finish (up
 to --shutdown-timeout) and closes the store.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if inMemory {
+			switch {
+			case cfg.Store == engine.StorePostgres:
+				if cfg.PostgresURL == "" {
+					return errors.New("serve: --store postgres needs --postgres-url")
+				}
+			case inMemory:
 				cfg.DataDir = ""
-			} else if cfg.DataDir == "" {
+			case cfg.DataDir == "":
 				return errors.New("serve: --data-dir is empty (use --in-memory for a store that is not kept)")
 			}
 			cfg.Logger, acfg.Logger = slog.Default(), slog.Default()
@@ -64,6 +69,9 @@ to --shutdown-timeout) and closes the store.`,
 	f.StringVar(&acfg.HTTPAddr, "http-addr", acfg.HTTPAddr, "HTTP/JSON listen address (\"\": no HTTP)")
 	f.Int64Var(&acfg.RequestBytesMax, "request-bytes-max", acfg.RequestBytesMax, "largest HTTP request body or gRPC message, in bytes")
 	f.StringVar(&cfg.DataDir, "data-dir", "weft-data/serve", "the store's directory")
+	f.StringVar(&cfg.Store, "store", cfg.Store, `backing store: "pebble" (embedded, in --data-dir) or "postgres" (at --postgres-url; gatekeepers of several processes can share it)`)
+	f.StringVar(&cfg.PostgresURL, "postgres-url", "", "PostgreSQL connection string for --store postgres, e.g. postgres://weft@db:5432/weft (password: PGPASSWORD or ~/.pgpass)")
+	f.StringVar(&cfg.PostgresSchema, "postgres-schema", cfg.PostgresSchema, "schema holding the PostgreSQL store's tables (created if missing)")
 	f.BoolVar(&inMemory, "in-memory", false, "keep the store in memory (tests and demos: nothing survives a restart)")
 	f.BoolVar(&cfg.Sync, "sync", cfg.Sync, "fsync every commit group before acknowledging; false can lose acknowledged commits on a crash")
 	f.IntVar(&cfg.Gatekeepers, "gatekeepers", cfg.Gatekeepers, "gatekeepers (1..64)")
@@ -100,7 +108,10 @@ func serve(ctx context.Context, cmd *cobra.Command, cfg engine.Config, acfg api.
 		return err
 	}
 	where := cfg.DataDir
-	if where == "" {
+	switch {
+	case cfg.Store == engine.StorePostgres:
+		where = "postgres schema " + cfg.PostgresSchema
+	case where == "":
 		where = "memory"
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "weft serving gRPC on %s, HTTP on %s (store: %s)\n", orOff(srv.GRPCAddr()), orOff(srv.HTTPAddr()), where)

@@ -8,9 +8,19 @@ import (
 
 // Config configures an embedded Weft: every role in one process.
 type Config struct {
+	// Store selects the backing store: StorePebble (default; embedded, in
+	// DataDir) or StorePostgres (a PostgreSQL-wire server at PostgresURL,
+	// which gatekeepers of several processes can share). "" means Pebble.
+	Store string
 	// DataDir is the Pebble store's directory. Empty: an in-memory store
 	// (tests and demos only; nothing survives Close).
 	DataDir string
+	// PostgresURL is the connection string of the PostgreSQL store
+	// (postgres://user@host:port/db), required when Store is StorePostgres.
+	PostgresURL string
+	// PostgresSchema is the schema holding the PostgreSQL store's tables,
+	// created if missing (default "weft").
+	PostgresSchema string
 	// Sync fsyncs every commit group before acknowledging (default true).
 	Sync bool
 	// Gatekeepers is the number of gatekeepers (default 2).
@@ -41,6 +51,8 @@ type Config struct {
 // DefaultConfig returns the defaults documented on Config.
 func DefaultConfig() Config {
 	return Config{
+		Store:            StorePebble,
+		PostgresSchema:   "weft",
 		Sync:             true,
 		Gatekeepers:      2,
 		Shards:           4,
@@ -55,6 +67,10 @@ func DefaultConfig() Config {
 // Validate reports the first bad field.
 func (c *Config) Validate() error {
 	switch {
+	case c.Store != "" && c.Store != StorePebble && c.Store != StorePostgres:
+		return fmt.Errorf("engine: Store %q is neither %q nor %q", c.Store, StorePebble, StorePostgres)
+	case c.Store == StorePostgres && c.PostgresURL == "":
+		return fmt.Errorf("engine: Store %q needs PostgresURL", StorePostgres)
 	case c.Gatekeepers < 1 || c.Gatekeepers > 64:
 		return fmt.Errorf("engine: Gatekeepers %d out of range [1, 64]", c.Gatekeepers)
 	case c.Shards < 1 || c.Shards > 1024:

@@ -12,14 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2/vfs"
-
 	"github.com/weft-db/weft/internal/kronos"
 	"github.com/weft-db/weft/internal/nodeprog"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/shard"
 	"github.com/weft-db/weft/internal/store"
-	pebblestore "github.com/weft-db/weft/internal/store/pebble"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -78,14 +75,7 @@ func Open(cfg Config) (*DB, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	opts := pebblestore.DefaultOptions()
-	opts.Sync = cfg.Sync
-	dir := cfg.DataDir
-	if dir == "" {
-		opts.FS = vfs.NewMem()
-		dir = "mem"
-	}
-	st, err := pebblestore.Open(dir, opts)
+	st, err := openStore(cfg, log)
 	if err != nil {
 		return nil, fmt.Errorf("engine: opening the store: %w", err)
 	}

@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/weft-db/weft/internal/store"
+	pebblestore "github.com/weft-db/weft/internal/store/pebble"
+	pgstore "github.com/weft-db/weft/internal/store/postgres"
+)
+
+// Backing stores Config.Store selects.
+const (
+	StorePebble   = "pebble"
+	StorePostgres = "postgres"
+)
+
+// openStore opens the backing store cfg selects: Pebble in DataDir (in
+// memory when empty), or PostgreSQL at PostgresURL.
+func openStore(cfg Config, log *slog.Logger) (store.Store, error) {
+	if cfg.Store == StorePostgres {
+		o := pgstore.DefaultOptions(cfg.PostgresURL)
+		if cfg.PostgresSchema != "" {
+			o.Schema = cfg.PostgresSchema
+		}
+		o.Sync, o.Logger = cfg.Sync, log
+		return pgstore.Open(context.Background(), o)
+	}
+	opts := pebblestore.DefaultOptions()
+	opts.Sync = cfg.Sync
+	dir := cfg.DataDir
+	if dir == "" {
+		opts.FS = vfs.NewMem()
+		dir = "mem"
+	}
+	return pebblestore.Open(dir, opts)
+}

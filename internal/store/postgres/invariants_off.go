@@ -1,0 +1,7 @@
+//go:build !invariants
+
+package postgres
+
+const invariantsOn = false
+
+func assert(bool, string, ...any) {}

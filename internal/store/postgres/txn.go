@@ -1,0 +1,376 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/weft-db/weft/internal/store"
+)
+
+// txn implements store.Txn: reads go to a REPEATABLE READ READ ONLY
+// transaction held open on a pool connection since Begin, overlaid with the
+// buffered writes, and are recorded for validation at Commit.
+type txn struct {
+	s    *Store
+	conn *pgxpool.Conn // nil once released; guarded by s.mu against Close
+	snap int64         // the commit version the snapshot includes
+	// floor is the meta floor at the snapshot (kept for the invariants
+	// check: a snapshot is never below its own floor).
+	floor  int64
+	writes writeSet
+	reads  readSet
+	done   bool  // committed or discarded
+	err    error // sticky: the Txn can no longer commit
+}
+
+var _ store.Txn = (*txn)(nil)
+
+func (t *txn) usable() error {
+	if t.done {
+		return store.ErrTxnDone
+	}
+	return t.err
+}
+
+// grow charges the Txn's budget; past it the Txn is spoiled.
+func (t *txn) grow(int) error {
+	if n := t.writes.bytes + t.reads.bytes; n > t.s.opts.TxnBytesMax {
+		t.err = fmt.Errorf("%w: %d bytes of writes and reads > %d", store.ErrTxnTooLarge, n, t.s.opts.TxnBytesMax)
+		return t.err
+	}
+	return nil
+}
+
+// spoil records a failed read: the snapshot transaction is aborted or its
+// connection gone, so the Txn can neither read on nor commit.
+func (t *txn) spoil(err error) error {
+	if t.err == nil {
+		t.err = err
+	}
+	return err
+}
+
+// Get implements store.Txn.
+func (t *txn) Get(key []byte) ([]byte, bool, error) {
+	if err := t.usable(); err != nil {
+		return nil, false, err
+	}
+	if err := store.CheckKey(key); err != nil {
+		return nil, false, err
+	}
+	if w, ok := t.writes.get(key); ok {
+		return w.val, !w.del, nil
+	}
+	if err := t.grow(t.reads.addPoint(key)); err != nil {
+		return nil, false, err
+	}
+	if err := t.s.enter(); err != nil {
+		return nil, false, err
+	}
+	defer t.s.exit()
+	ctx, cancel := t.s.bound()
+	defer cancel()
+	v, ok, err := getRow(ctx, t.conn.Conn(), t.s.q.get, key)
+	if err != nil {
+		return nil, false, t.spoil(classify("get", err))
+	}
+	return v, ok, nil
+}
+
+// getRow reads one key's live value with q.
+func getRow(ctx context.Context, c *pgx.Conn, q string, key []byte) ([]byte, bool, error) {
+	var v []byte
+	err := c.QueryRow(ctx, q, nonNil(key)).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v, true, nil
+}
+
+// nonNil turns a nil key into the empty key: nil would travel as NULL.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// row is one stored pair fetched by a Scan.
+type row struct{ k, v []byte }
+
+// Scan implements store.Txn. It fetches the range page by page (whole pages,
+// so fn may call back into the Txn, whose connection is then free) and
+// merges each page with the buffered writes in it: a buffered write shadows
+// the stored key, a buffered deletion hides it.
+func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	if err := store.CheckRange(start, end); err != nil {
+		return err
+	}
+	if err := t.s.enter(); err != nil {
+		return err
+	}
+	defer t.s.exit()
+	if end != nil && string(start) == string(end) {
+		return nil // an empty range reads nothing
+	}
+	sp := span{start: string(start), end: string(end), inf: end == nil}
+	own := t.writes.between(sp.start, sp.end, sp.inf)
+	cursor, n := sp.start, 0
+	for {
+		page := t.s.opts.ScanPageMax
+		if limit > 0 {
+			page = max(1, min(page, limit-n))
+		}
+		rows, err := t.fetch(cursor, sp, page)
+		if err != nil {
+			return t.spoil(classify("scan", err))
+		}
+		full := len(rows) == page
+		// This page covers [cursor, upto): the own writes below upto merge
+		// into it; the rest wait for the next page.
+		upto, last := sp.end, !full
+		if full {
+			upto = string(rows[len(rows)-1].k) + "\x00"
+		}
+		var stop bool
+		var k []byte
+		own, n, k, stop, err = t.merge(rows, own, upto, last && sp.inf, n, limit, fn)
+		if err != nil {
+			t.readTo(sp, k)
+			return err
+		}
+		if stop {
+			return t.readTo(sp, k)
+		}
+		if last {
+			break
+		}
+		cursor = upto
+	}
+	return t.grow(t.reads.addSpan(sp))
+}
+
+// merge passes fn the rows and the own writes below upto (all of them when
+// all), in key order, up to limit visible keys counting from n. It returns
+// the own writes left, the new count, the last key passed to fn, and
+// whether the scan ends here (limit reached, or fn failed: err).
+func (t *txn) merge(rows []row, own []string, upto string, all bool, n, limit int,
+	fn func(k, v []byte) error) ([]string, int, []byte, bool, error) {
+	var last []byte
+	for len(rows) > 0 || (len(own) > 0 && (all || own[0] < upto)) {
+		var k, v []byte
+		if len(own) > 0 && (all || own[0] < upto) && (len(rows) == 0 || own[0] <= string(rows[0].k)) {
+			w := t.writes.m[own[0]]
+			if len(rows) > 0 && own[0] == string(rows[0].k) {
+				rows = rows[1:] // shadowed by the own write
+			}
+			k, v = bytesOf(own[0]), w.val
+			own = own[1:]
+			if w.del {
+				continue
+			}
+		} else {
+			k, v = rows[0].k, rows[0].v
+			rows = rows[1:]
+		}
+		n++
+		last = k
+		if err := fn(k, v); err != nil {
+			return own, n, last, true, err
+		}
+		if limit > 0 && n >= limit {
+			return own, n, last, true, nil
+		}
+	}
+	return own, n, last, false, nil
+}
+
+// fetch reads up to page live rows of sp from cursor on, at the snapshot.
+func (t *txn) fetch(cursor string, sp span, page int) ([]row, error) {
+	ctx, cancel := t.s.bound()
+	defer cancel()
+	var rs pgx.Rows
+	var err error
+	if sp.inf {
+		rs, err = t.conn.Conn().Query(ctx, t.s.q.scan, bytesOf(cursor), page)
+	} else {
+		rs, err = t.conn.Conn().Query(ctx, t.s.q.scanTo, bytesOf(cursor), bytesOf(sp.end), page)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]row, 0, min(page, 64))
+	for rs.Next() {
+		var r row
+		if err := rs.Scan(&r.k, &r.v); err != nil {
+			rs.Close()
+			return nil, err
+		}
+		if r.v == nil {
+			r.v = []byte{}
+		}
+		out = append(out, r)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	checkPage(out, cursor, sp)
+	return out, nil
+}
+
+// readTo records sp cut just after last, the last key the scan passed on.
+func (t *txn) readTo(sp span, last []byte) error {
+	sp.end, sp.inf = string(last)+"\x00", false
+	return t.grow(t.reads.addSpan(sp))
+}
+
+// Set implements store.Txn.
+func (t *txn) Set(key, val []byte) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	return t.put(key, val, false)
+}
+
+// Delete implements store.Txn.
+func (t *txn) Delete(key []byte) error {
+	if err := t.usable(); err != nil {
+		return err
+	}
+	return t.put(key, nil, true)
+}
+
+func (t *txn) put(key, val []byte, del bool) error {
+	if err := store.CheckKey(key); err != nil {
+		return err
+	}
+	if err := store.CheckValue(val); err != nil {
+		return err
+	}
+	return t.grow(t.writes.put(key, val, del))
+}
+
+// Commit implements store.Txn. The snapshot transaction is ended first (its
+// connection goes back to the pool); a read-only Txn is then validated by
+// one statement, anything else goes to the committer.
+func (t *txn) Commit(ctx context.Context, hook func(c store.Critical) error) error {
+	if t.done {
+		return store.ErrTxnDone
+	}
+	defer t.Discard()
+	if t.err != nil {
+		return t.err
+	}
+	readOnly := t.writes.len() == 0 && hook == nil
+	var err error
+	switch {
+	case ctx.Err() != nil:
+		err = ctx.Err()
+	case readOnly:
+		err = t.commitReadOnly()
+	default:
+		// The read set is recorded: a snapshot transaction that fails to
+		// roll back costs its connection, not the commit.
+		_ = t.release()
+		err = t.s.commitGroup(ctx, t, hook)
+	}
+	t.s.count(err, readOnly)
+	return err
+}
+
+// commitReadOnly validates the read set against the latest state: if no key
+// it read was written since its snapshot, its reads are still current, so
+// it serializes now, with no write and no WAL flush.
+func (t *txn) commitReadOnly() error {
+	if err := t.s.enter(); err != nil {
+		return err
+	}
+	defer t.s.exit()
+	if err := t.s.failure(); err != nil {
+		return err
+	}
+	if t.reads.empty() {
+		_ = t.release()
+		return nil
+	}
+	ctx, cancel := t.s.bound()
+	defer cancel()
+	var v validation
+	b := &pgx.Batch{}
+	b.Queue(`ROLLBACK`)
+	queueValidate(b, t.s.q.validate, t, &v)
+	if err := t.conn.Conn().SendBatch(ctx, b).Close(); err != nil {
+		return classify("validate", err)
+	}
+	t.release()
+	return v.verdict(t)
+}
+
+// release ends the snapshot transaction and returns the connection to the
+// pool. It is safe after Close (which took the connection) and repeated.
+func (t *txn) release() error {
+	t.s.mu.Lock()
+	c := t.conn
+	t.conn = nil
+	delete(t.s.held, t)
+	t.s.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	var err error
+	if c.Conn().PgConn().TxStatus() != 'I' {
+		ctx, cancel := t.s.bound()
+		_, err = c.Exec(ctx, `ROLLBACK`)
+		cancel()
+	}
+	c.Release() // destroyed if the ROLLBACK failed
+	if err != nil {
+		return classify("rollback", err)
+	}
+	return nil
+}
+
+// Discard implements store.Txn.
+func (t *txn) Discard() {
+	t.done = true
+	_ = t.release() // a failed ROLLBACK only costs the connection
+}
+
+// validation is the answer of the validate statement for one Txn.
+type validation struct {
+	floor    int64
+	conflict bool
+	key      []byte // a key read and written since the snapshot
+}
+
+// queueValidate adds t's validation to b, answered into v.
+func queueValidate(b *pgx.Batch, q string, t *txn, v *validation) {
+	points, los, his := t.reads.arrays()
+	b.Queue(q, t.snap, points, los, his).QueryRow(func(r pgx.Row) error {
+		return r.Scan(&v.floor, &v.conflict, &v.key)
+	})
+}
+
+// verdict turns a validation into Commit's error, or nil.
+func (v *validation) verdict(t *txn) error {
+	switch {
+	case t.snap < v.floor:
+		return fmt.Errorf("%w: snapshot at version %d, deletions kept from version %d on", store.ErrTooOld, t.snap, v.floor)
+	case v.conflict:
+		return fmt.Errorf("%w: %s was written after snapshot version %d", store.ErrConflict, store.Brief(v.key), t.snap)
+	}
+	return nil
+}
