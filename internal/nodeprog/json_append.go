@@ -95,6 +95,9 @@ func appendEdges(dst []byte, edges []EdgeView) ([]byte, error) {
 
 // AppendJSON implements JSONAppender.
 func (l EdgeList) AppendJSON(dst []byte) ([]byte, error) {
+	if dst == nil {
+		dst = make([]byte, 0, 16+64*len(l.Edges)) // most edges encode in under 64 bytes
+	}
 	dst = append(dst, `{"edges":`...)
 	dst, err := appendEdges(dst, l.Edges)
 	if err != nil {

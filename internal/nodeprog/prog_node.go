@@ -259,7 +259,11 @@ var getEdges = &Def[getEdgesParams, struct{}, EdgeList]{
 	},
 	Start: func(p *getEdgesParams) []Hop { return startAt(p.Node) },
 	Step: func(c *Ctx, p *getEdgesParams, v Vertex, _ struct{}) error {
-		out := EdgeList{Edges: []EdgeView{}}
+		n := v.EdgeCount()
+		if p.Limit > 0 && p.Limit < n {
+			n = p.Limit
+		}
+		out := EdgeList{Edges: make([]EdgeView, 0, n)}
 		v.Edges(func(e Edge) bool {
 			if p.match(e) {
 				out.Edges = append(out.Edges, edgeView(v.Handle(), e, p.withProps))
