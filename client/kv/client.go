@@ -1,0 +1,356 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	ikv "github.com/weft-db/weft/internal/kv"
+)
+
+// Types shared with the server.
+type (
+	// Version is a vector clock over client sessions.
+	Version = ikv.Version
+	// Sibling is one ⟨version, value⟩ of a key.
+	Sibling = ikv.Sibling
+	// Meta is a server's description of the store.
+	Meta = ikv.Meta
+	// CandidatesResponse is a page of a server's detector candidates.
+	CandidatesResponse = ikv.CandidatesResponse
+)
+
+// Errors (test with errors.Is).
+var (
+	ErrQuorum          = ikv.ErrQuorum
+	ErrTooManySiblings = ikv.ErrTooManySiblings
+	ErrInvalid         = ikv.ErrInvalid
+	ErrUnavailable     = ikv.ErrUnavailable
+	ErrOverloaded      = ikv.ErrOverloaded
+	ErrClosed          = ikv.ErrClosed
+)
+
+// Options configure a Client. The zero value takes every default.
+type Options struct {
+	// R and W are the session's quorum; 0 takes the servers' suggestion.
+	R, W int
+	// Preferred is the first round's fan-out; 0 means all N replicas.
+	Preferred int
+	// RoundTimeout is how long a round waits for answers before the
+	// second round (or failure). Default 500 ms.
+	RoundTimeout time.Duration
+	// Tick is the timeout granularity. Default 10 ms.
+	Tick time.Duration
+	// NoReadRepair turns read repair off.
+	NoReadRepair bool
+	// Actor is the session's actor id; 0 draws a random one. Two live
+	// sessions must never share one.
+	Actor uint64
+	// HTTPClient is used for every call; nil uses a private one.
+	HTTPClient *http.Client
+}
+
+// Client is one session against the store.
+type Client struct {
+	meta  Meta
+	peers []string
+	hc    *http.Client
+	tick  time.Duration
+	round time.Duration
+
+	mu     sync.Mutex
+	sess   *ikv.Session
+	closed bool
+	bg     sync.WaitGroup // read repairs and trailing replica calls
+}
+
+// Dial fetches the metadata from the first server of servers that answers
+// and returns a client for the whole ring.
+func Dial(ctx context.Context, servers []string, opts Options) (*Client, error) {
+	if len(servers) == 0 {
+		return nil, fmt.Errorf("%w: no server addresses", ErrInvalid)
+	}
+	c := &Client{hc: opts.HTTPClient, tick: opts.Tick, round: opts.RoundTimeout}
+	if c.hc == nil {
+		c.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}
+	}
+	if c.tick <= 0 {
+		c.tick = ikv.TickDefault
+	}
+	if c.round <= 0 {
+		c.round = 500 * time.Millisecond
+	}
+	var errs []error
+	for _, addr := range servers {
+		err := c.call(ctx, addr, http.MethodGet, "/v1/kv/meta", nil, &c.meta)
+		if err == nil {
+			break
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) == len(servers) {
+		return nil, fmt.Errorf("kv: no server answered: %w", errors.Join(errs...))
+	}
+	c.peers = c.meta.Peers
+	ring, err := ikv.NewRing(len(c.peers), c.meta.VNodes)
+	if err != nil {
+		return nil, err
+	}
+	q := ikv.Quorum{N: c.meta.N, R: c.meta.R, W: c.meta.W, Preferred: opts.Preferred, ReadRepair: !opts.NoReadRepair,
+		RoundTicks: max(1, int(c.round/c.tick))}
+	if opts.R > 0 {
+		q.R = opts.R
+	}
+	if opts.W > 0 {
+		q.W = opts.W
+	}
+	actor := opts.Actor
+	for actor == 0 {
+		actor = rand.Uint64()
+	}
+	if c.sess, err = ikv.NewSession(ring, actor, q); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Meta is the metadata the client joined with.
+func (c *Client) Meta() Meta { return c.meta }
+
+// Quorum is the session's quorum.
+func (c *Client) Quorum() ikv.Quorum {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess.Quorum()
+}
+
+// Close waits for background calls (read repairs, replicas still being
+// written after a PUT's quorum) and makes further calls fail.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.bg.Wait()
+	return nil
+}
+
+// ReqOption adjusts one request.
+type ReqOption func(*ikv.Quorum)
+
+// WithQuorum sets R and W for one request (0 keeps the session's).
+func WithQuorum(r, w int) ReqOption {
+	return func(q *ikv.Quorum) {
+		if r > 0 {
+			q.R = r
+		}
+		if w > 0 {
+			q.W = w
+		}
+	}
+}
+
+// GetResult is a GET's answer.
+type GetResult struct {
+	// Siblings are the key's concurrent values (none: never written).
+	Siblings []Sibling
+	// Context is their versions: pass it to Put to supersede them.
+	Context []Version
+	// Acks is the replicas that answered in time; Round the round (1, 2).
+	Acks, Round int
+}
+
+// Get reads key's siblings from R of its replicas.
+func (c *Client) Get(ctx context.Context, key string, opts ...ReqOption) (GetResult, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return GetResult{}, ErrClosed
+	}
+	q := c.requestQuorum(opts)
+	op, err := c.sess.Get(key, q)
+	c.mu.Unlock()
+	if err != nil {
+		return GetResult{}, err
+	}
+	res, err := c.run(ctx, op)
+	if err != nil {
+		return GetResult{}, err
+	}
+	return GetResult{Siblings: res.Siblings, Context: ikv.Versions(res.Siblings), Acks: res.Acks, Round: res.Round}, nil
+}
+
+// Put writes value to key on W of its replicas, superseding the versions in
+// context (nil: a blind write, which leaves existing values as siblings).
+// It returns the version written.
+func (c *Client) Put(ctx context.Context, key string, value []byte, context []Version, opts ...ReqOption) (Version, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return Version{}, ErrClosed
+	}
+	q := c.requestQuorum(opts)
+	op, err := c.sess.Put(key, value, context, q)
+	c.mu.Unlock()
+	if err != nil {
+		return Version{}, err
+	}
+	res, err := c.run(ctx, op)
+	if err != nil {
+		return Version{}, err
+	}
+	return res.Version, nil
+}
+
+// Write reads key and writes value superseding every sibling it read: the
+// last-writer-wins update most callers want (Voldemort's StoreClient.put).
+func (c *Client) Write(ctx context.Context, key string, value []byte, opts ...ReqOption) (Version, error) {
+	g, err := c.Get(ctx, key, opts...)
+	if err != nil {
+		return Version{}, err
+	}
+	return c.Put(ctx, key, value, g.Context, opts...)
+}
+
+// Candidates fetches a page of server's detector candidates after index after.
+func (c *Client) Candidates(ctx context.Context, server int, after uint64, limit int) (CandidatesResponse, error) {
+	var out CandidatesResponse
+	if server < 0 || server >= len(c.peers) {
+		return out, fmt.Errorf("%w: no server %d", ErrInvalid, server)
+	}
+	path := fmt.Sprintf("/v1/kv/candidates?after=%d&max=%d", after, limit)
+	err := c.call(ctx, c.peers[server], http.MethodGet, path, nil, &out)
+	return out, err
+}
+
+func (c *Client) requestQuorum(opts []ReqOption) *ikv.Quorum {
+	if len(opts) == 0 {
+		return nil
+	}
+	q := c.sess.Quorum()
+	for _, o := range opts {
+		o(&q)
+	}
+	return &q
+}
+
+// run drives op to its end: it sends its messages (one goroutine per
+// replica call), feeds the answers back, and ticks it.
+func (c *Client) run(ctx context.Context, op *ikv.Op) (ikv.Result, error) {
+	// At most 2N sends per op (each round asks each replica at most once).
+	replies := make(chan ikv.Reply, 2*c.meta.N)
+	tick := time.NewTicker(c.tick)
+	defer tick.Stop()
+	op.Start()
+	for {
+		c.dispatch(op.Ready(), replies)
+		op.Advance()
+		if res, done := op.Done(); done {
+			c.mu.Lock()
+			c.sess.Finish(res)
+			c.mu.Unlock()
+			return res, res.Err
+		}
+		select {
+		case r := <-replies:
+			op.Step(r)
+		case <-tick.C:
+			op.Tick()
+		case <-ctx.Done():
+			return ikv.Result{}, ctx.Err()
+		}
+	}
+}
+
+// dispatch starts one call per message. Calls outlive the op if they must
+// (a PUT still reaching its last replicas, a read repair); each is bounded
+// by two round timeouts.
+func (c *Client) dispatch(sends []ikv.Send, replies chan<- ikv.Reply) {
+	for _, s := range sends {
+		c.bg.Add(1)
+		go func() {
+			defer c.bg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*c.round)
+			defer cancel()
+			r := c.send(ctx, s)
+			if s.Repair {
+				return
+			}
+			select {
+			case replies <- r:
+			default: // the op is over and nobody reads; never block
+			}
+		}()
+	}
+}
+
+func (c *Client) send(ctx context.Context, s ikv.Send) ikv.Reply {
+	r := ikv.Reply{From: s.To, Op: s.Op, Round: s.Round}
+	addr := c.peers[s.To]
+	switch s.Kind {
+	case ikv.KindGet:
+		var out ikv.GetResponse
+		r.Err = c.call(ctx, addr, http.MethodPost, "/v1/kv/get", ikv.GetRequest{Key: s.Key, HVC: ikv.ToHVCJSON(s.HVC)}, &out)
+		r.Siblings, r.HVC = out.Siblings, out.HVC.HVC()
+	case ikv.KindPut:
+		var out ikv.PutResponse
+		r.Err = c.call(ctx, addr, http.MethodPost, "/v1/kv/put", ikv.PutRequest{Key: s.Key, Sibling: s.Sibling, HVC: ikv.ToHVCJSON(s.HVC)}, &out)
+		if r.Err == nil {
+			o, ok := ikv.ParseOutcome(out.Outcome)
+			if !ok {
+				r.Err = fmt.Errorf("%w: server %d answered outcome %q", ErrUnavailable, s.To, out.Outcome)
+			}
+			r.Outcome, r.HVC = o, out.HVC.HVC()
+		}
+	}
+	return r
+}
+
+// responseBytesMax bounds an answer read from a server.
+const responseBytesMax = 256 << 20
+
+// call does one HTTP exchange, mapping error answers back to kv errors and
+// transport failures to ErrUnavailable.
+func (c *Client) call(ctx context.Context, addr, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, body)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrUnavailable, addr, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, responseBytesMax))
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrUnavailable, addr, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e ikv.ErrorJSON
+		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
+			return fmt.Errorf("%w: %s: HTTP %d", ErrUnavailable, addr, resp.StatusCode)
+		}
+		return ikv.ErrorOf(e.Error.Code, e.Error.Message)
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%w: %s: bad answer: %v", ErrUnavailable, addr, err)
+	}
+	return nil
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	kvclient "github.com/weft-db/weft/client/kv"
+	"github.com/weft-db/weft/internal/kv"
+	"github.com/weft-db/weft/internal/monitor"
+)
+
+func init() { subcommands = append(subcommands, newKVCmd) }
+
+func newKVCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "kv",
+		Short: "The replicated key-value face: serve a replica, or get and put keys",
+		Long: `Weft's key-value face (Voldemort-style, as in "Optimistic Execution in
+Key-Value Store" §II): keys map to lists of ⟨version, value⟩ siblings, where a
+version is a vector clock; N replicas per key on a consistent-hash ring; the
+client chooses R and W per request (sequential when W+R>N and W>N/2,
+eventual when W+R≤N). Start one 'weft kv serve' per server, each with the
+same --peers list:
+
+  weft kv serve --id 0 --peers 127.0.0.1:7600,127.0.0.1:7601,127.0.0.1:7602 --data-dir kv0
+  weft kv serve --id 1 --peers ... --data-dir kv1     (and --id 2)
+  weft kv put --servers 127.0.0.1:7600 greeting hello
+  weft kv get --servers 127.0.0.1:7600 --r 2 greeting`,
+	}
+	cmd.AddCommand(newKVServeCmd(), newKVGetCmd(), newKVPutCmd())
+	return cmd
+}
+
+func newKVServeCmd() *cobra.Command {
+	cfg := kv.DefaultServerConfig()
+	var peers, predicates string
+	var epsilon time.Duration
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run one replica of the key-value store (HTTP/JSON)",
+		Long: `Run server --id of the ring --peers (addresses in ring order; every server and
+client must use the same list). The replica keeps its keys in Pebble under
+--data-dir, stamps every request with its hybrid vector clock, and, with
+--predicates (a monitor spec in JSON, see internal/monitor), runs a local
+predicate detector on every applied PUT and serves its candidates at
+GET /v1/kv/candidates?after=<index>.
+
+Endpoints: POST /v1/kv/get, POST /v1/kv/put (one replica's share; clients
+replicate), GET /v1/kv/meta, GET /v1/kv/stats, GET /v1/kv/candidates,
+GET /healthz. SIGINT or SIGTERM stops it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Peers = splitList(peers)
+			cfg.Replica.Epsilon = uint64(epsilon.Nanoseconds())
+			if cfg.Replica.Dir == "" {
+				cfg.Replica.Dir = fmt.Sprintf("weft-data/kv-%d", cfg.Replica.Self)
+			}
+			if predicates != "" {
+				data, err := os.ReadFile(predicates)
+				if err != nil {
+					return err
+				}
+				if cfg.Spec, err = monitor.ParseJSON(data); err != nil {
+					return fmt.Errorf("%s: %w", predicates, err)
+				}
+			}
+			s, err := kv.NewServer(cfg, slog.Default())
+			if err != nil {
+				return err
+			}
+			if err := s.Start(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "weft kv serving on %s (server %d of %d)\n", s.Addr(), cfg.Replica.Self, len(cfg.Peers))
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			<-ctx.Done()
+			return s.Stop()
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Replica.Self, "id", 0, "this server's position in --peers (0-based): its ring number, HVC entry and monitor server number")
+	f.StringVar(&peers, "peers", "", "every server's host:port, comma-separated, in ring order (required)")
+	f.StringVar(&cfg.Addr, "addr", "", "listen address (default: this server's entry in --peers)")
+	f.StringVar(&cfg.Replica.Dir, "data-dir", "", "Pebble directory (default weft-data/kv-<id>)")
+	f.BoolVar(&cfg.Replica.Sync, "sync", cfg.Replica.Sync, "fsync every applied PUT before acknowledging; false can lose acknowledged writes on a crash")
+	f.IntVar(&cfg.N, "n", cfg.N, "replicas per key (the same on every server and client)")
+	f.IntVar(&cfg.VNodes, "vnodes", cfg.VNodes, "virtual nodes per server on the ring (the same everywhere)")
+	f.IntVar(&cfg.R, "r", cfg.R, "R suggested to clients")
+	f.IntVar(&cfg.W, "w", cfg.W, "W suggested to clients")
+	f.DurationVar(&epsilon, "epsilon", time.Duration(cfg.Replica.Epsilon), "HVC ε: the bound on clock skew between servers (monitors must use the same)")
+	f.IntVar(&cfg.Replica.SiblingsMax, "siblings-max", cfg.Replica.SiblingsMax, "concurrent values a key may hold; a PUT beyond it fails until they are resolved")
+	f.IntVar(&cfg.Replica.ValueBytesMax, "value-bytes-max", cfg.Replica.ValueBytesMax, "largest value, in bytes")
+	f.IntVar(&cfg.RequestsMax, "requests-max", cfg.RequestsMax, "requests served at once before OVERLOADED")
+	f.StringVar(&predicates, "predicates", "", "monitor spec (JSON) whose predicates this server's detector watches")
+	f.IntVar(&cfg.CandidatesMax, "candidates-max", cfg.CandidatesMax, "detector candidates kept for monitors to fetch")
+	f.DurationVar(&cfg.FlushEvery, "flush-every", cfg.FlushEvery, "detector heartbeat period (0: none)")
+	return cmd
+}
+
+// kvClientFlags are the flags get and put share.
+type kvClientFlags struct {
+	servers      string
+	r, w         int
+	roundTimeout time.Duration
+	timeout      time.Duration
+	asJSON       bool
+}
+
+func (f *kvClientFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.servers, "servers", "127.0.0.1:7600", "any servers of the ring, comma-separated (the first that answers gives the metadata)")
+	fl.IntVar(&f.r, "r", 0, "R: replicas that must answer a read (0: the servers' suggestion)")
+	fl.IntVar(&f.w, "w", 0, "W: replicas that must acknowledge a write (0: the servers' suggestion)")
+	fl.DurationVar(&f.roundTimeout, "round-timeout", 500*time.Millisecond, "how long a round waits before the second round")
+	fl.DurationVar(&f.timeout, "timeout", 10*time.Second, "overall deadline")
+	fl.BoolVar(&f.asJSON, "json", false, "print the answer as JSON")
+}
+
+func (f *kvClientFlags) dial(ctx context.Context) (*kvclient.Client, error) {
+	return kvclient.Dial(ctx, splitList(f.servers), kvclient.Options{R: f.r, W: f.w, RoundTimeout: f.roundTimeout})
+}
+
+func newKVGetCmd() *cobra.Command {
+	var cf kvClientFlags
+	cmd := &cobra.Command{
+		Use:   "get KEY",
+		Short: "Read a key from R of its replicas: every concurrent value, one per line",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+			defer cancel()
+			c, err := cf.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			res, err := c.Get(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if cf.asJSON {
+				return json.NewEncoder(out).Encode(map[string]any{"key": args[0], "siblings": res.Siblings, "acks": res.Acks, "round": res.Round})
+			}
+			if len(res.Siblings) == 0 {
+				return fmt.Errorf("kv get: %q: not found", args[0])
+			}
+			for _, s := range res.Siblings {
+				fmt.Fprintf(out, "%s\t%s\n", printable(s.Value), s.Version)
+			}
+			return nil
+		},
+	}
+	cf.add(cmd)
+	return cmd
+}
+
+func newKVPutCmd() *cobra.Command {
+	var cf kvClientFlags
+	var blind bool
+	cmd := &cobra.Command{
+		Use:   "put KEY VALUE",
+		Short: "Write a key to W of its replicas, superseding the values a read (R) returns",
+		Long: `Write VALUE to KEY. By default put first reads the key (R replicas) and
+writes a version that supersedes every value it read (Voldemort's put). With
+--blind it writes without reading: values it did not see stay as siblings.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
+			defer cancel()
+			c, err := cf.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var v kv.Version
+			if blind {
+				v, err = c.Put(ctx, args[0], []byte(args[1]), nil)
+			} else {
+				v, err = c.Write(ctx, args[0], []byte(args[1]))
+			}
+			if err != nil {
+				return err
+			}
+			if cf.asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"key": args[0], "version": v})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "ok %s\n", v)
+			return nil
+		},
+	}
+	cf.add(cmd)
+	cmd.Flags().BoolVar(&blind, "blind", false, "write without reading first (concurrent values stay as siblings)")
+	return cmd
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// printable shows a value as text when it is UTF-8, else quoted.
+func printable(b []byte) string {
+	if utf8.Valid(b) && !strings.ContainsAny(string(b), "\t\n") {
+		return string(b)
+	}
+	return fmt.Sprintf("%q", b)
+}

@@ -1,0 +1,152 @@
+package kv
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// Hard limits that bound what a config may ask for.
+const (
+	// SiblingsLimit caps SiblingsMax (and what the decoder accepts).
+	SiblingsLimit = 1024
+	// KeyBytesLimit caps KeyBytesMax.
+	KeyBytesLimit = 64 << 10
+	// ValueBytesLimit caps ValueBytesMax.
+	ValueBytesLimit = 64 << 20
+)
+
+// ReplicaConfig configures one replica (one server's share of the store).
+type ReplicaConfig struct {
+	// Dir is the Pebble directory. Required.
+	Dir string
+	// FS is the file system; nil means the OS's. Simulations pass a
+	// vfs.NewCrashableMem and crash it with CrashClone.
+	FS vfs.FS
+	// Sync fsyncs every applied PUT before it is acknowledged, so an
+	// acknowledged write survives kill -9 and power loss. Default true;
+	// false is for benchmarks only.
+	Sync bool
+	// Self is this server's number on the ring (0..Servers−1): its entry in
+	// the hybrid vector clock and its server number in a monitor spec.
+	Self int
+	// Servers is the number of servers on the ring: the HVC's size.
+	Servers int
+	// Epsilon is the HVC's ε, in the unit of Now (nanoseconds in the
+	// shell): the assumed bound on clock skew between servers. It must
+	// equal the monitors' ε. Default 10 ms (10_000_000).
+	Epsilon uint64
+	// Now is the physical clock the HVC reads. Required; the shell passes
+	// wall-clock nanoseconds, the simulator its own clock.
+	Now vclock.PhysicalClock
+	// SiblingsMax bounds the concurrent values of one key; a PUT that would
+	// exceed it fails with ErrTooManySiblings (see Apply). Default 8.
+	SiblingsMax int
+	// KeyBytesMax bounds a key's length in bytes. Default 1024.
+	KeyBytesMax int
+	// ValueBytesMax bounds a value's length in bytes. Default 1 MiB.
+	ValueBytesMax int
+	// Hook, if set, sees every PUT that changed the store, in HVC order:
+	// the predicate detector's interception point (§V). It runs under the
+	// replica's clock lock and must not block.
+	Hook PutHook
+	// Logger receives Pebble's errors. nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultReplicaConfig returns the defaults documented on ReplicaConfig; the
+// caller sets Dir, Self, Servers and Now.
+func DefaultReplicaConfig() ReplicaConfig {
+	return ReplicaConfig{
+		Sync:          true,
+		Servers:       1,
+		Epsilon:       10_000_000,
+		SiblingsMax:   8,
+		KeyBytesMax:   1024,
+		ValueBytesMax: 1 << 20,
+	}
+}
+
+// Validate reports the first bad field.
+func (c ReplicaConfig) Validate() error {
+	switch {
+	case c.Dir == "":
+		return fmt.Errorf("kv: ReplicaConfig.Dir is required")
+	case c.Now == nil:
+		return fmt.Errorf("kv: ReplicaConfig.Now is required")
+	case c.Servers < 1 || c.Servers > ServersMax:
+		return fmt.Errorf("kv: Servers %d not in [1, %d]", c.Servers, ServersMax)
+	case c.Self < 0 || c.Self >= c.Servers:
+		return fmt.Errorf("kv: Self %d not in [0, %d)", c.Self, c.Servers)
+	case c.SiblingsMax < 1 || c.SiblingsMax > SiblingsLimit:
+		return fmt.Errorf("kv: SiblingsMax %d not in [1, %d]", c.SiblingsMax, SiblingsLimit)
+	case c.KeyBytesMax < 1 || c.KeyBytesMax > KeyBytesLimit:
+		return fmt.Errorf("kv: KeyBytesMax %d not in [1, %d]", c.KeyBytesMax, KeyBytesLimit)
+	case c.ValueBytesMax < 0 || c.ValueBytesMax > ValueBytesLimit:
+		return fmt.Errorf("kv: ValueBytesMax %d not in [0, %d]", c.ValueBytesMax, ValueBytesLimit)
+	}
+	return nil
+}
+
+// Quorum is what one request asks for (§II-B): the client sends to the
+// key's N replicas and succeeds with R answers (GET) or W acknowledgements
+// (PUT). W + R > N with W > N/2 gives sequential consistency; W + R ≤ N is
+// eventual consistency: a GET may miss an acknowledged PUT.
+type Quorum struct {
+	// N is the replication factor: the length of the preference list. It is
+	// the store's setting (servers and clients must agree); a request may
+	// not change it. Default 3.
+	N int
+	// R is the answers a GET needs. Default 2.
+	R int
+	// W is the acknowledgements a PUT needs. Default 2.
+	W int
+	// Preferred is the first round's fan-out: the first Preferred replicas
+	// of the preference list get the request at once; the rest only in the
+	// second round. 0 means N (every replica at once, the paper's setup).
+	Preferred int
+	// RoundTicks is how many ticks a round waits for answers before the
+	// second round starts (or, in the second round, before the request
+	// fails). Default 50 (500 ms at the shell's 10 ms tick).
+	RoundTicks int
+	// ReadRepair makes a successful GET send the merged result to every
+	// replica that answered with less. Default true.
+	ReadRepair bool
+}
+
+// DefaultQuorum returns N=3, R=2, W=2 (sequential), both rounds of 50
+// ticks, read repair on.
+func DefaultQuorum() Quorum {
+	return Quorum{N: 3, R: 2, W: 2, RoundTicks: 50, ReadRepair: true}
+}
+
+// Validate reports a setting that cannot work.
+func (q Quorum) Validate() error {
+	switch {
+	case q.N < 1 || q.N > ServersMax:
+		return fmt.Errorf("%w: N=%d not in [1, %d]", ErrInvalid, q.N, ServersMax)
+	case q.R < 1 || q.R > q.N:
+		return fmt.Errorf("%w: R=%d not in [1, N=%d]", ErrInvalid, q.R, q.N)
+	case q.W < 1 || q.W > q.N:
+		return fmt.Errorf("%w: W=%d not in [1, N=%d]", ErrInvalid, q.W, q.N)
+	case q.Preferred < 0 || q.Preferred > q.N:
+		return fmt.Errorf("%w: Preferred=%d not in [0, N=%d]", ErrInvalid, q.Preferred, q.N)
+	case q.RoundTicks < 1:
+		return fmt.Errorf("%w: RoundTicks=%d must be positive", ErrInvalid, q.RoundTicks)
+	}
+	return nil
+}
+
+// Sequential reports whether q gives sequential consistency (W + R > N and
+// W > N/2); otherwise the store is only eventually consistent for it.
+func (q Quorum) Sequential() bool { return q.W+q.R > q.N && 2*q.W > q.N }
+
+// String is "N3R2W2".
+func (q Quorum) String() string { return fmt.Sprintf("N%dR%dW%d", q.N, q.R, q.W) }
+
+// TickDefault is the shells' tick: the unit of Quorum.RoundTicks.
+const TickDefault = 10 * time.Millisecond

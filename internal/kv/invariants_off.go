@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package kv
+
+const invariantsOn = false

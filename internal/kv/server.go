@@ -1,0 +1,381 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/weft-db/weft/internal/monitor"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// ServerConfig configures `weft kv serve`: one replica on the ring behind
+// an HTTP/JSON API.
+type ServerConfig struct {
+	// Addr is the listen address. Default: Peers[Self].
+	Addr string
+	// Peers lists every server's address in ring order (server i is
+	// Peers[i]); clients get it from /v1/kv/meta. Required.
+	Peers []string
+	// N is the replication factor (the ring's preference-list length).
+	// Default 3, capped at len(Peers) (and R and W at N).
+	N int
+	// VNodes is the virtual nodes per server. Default 64.
+	VNodes int
+	// R and W are the suggested quorum sent to clients in the metadata;
+	// each client may choose its own per session or request. Default 2, 2.
+	R, W int
+	// Replica configures the store (Dir, Sync, Epsilon, limits). Self and
+	// Servers are the ring's; Now defaults to wall-clock nanoseconds.
+	Replica ReplicaConfig
+	// Spec, if set, is the monitored predicates: a detector on this server
+	// sees every applied PUT and buffers candidates for the monitors. Its
+	// server count must equal len(Peers).
+	Spec *monitor.Spec
+	// CandidatesMax bounds the detector's buffer. Default 65536.
+	CandidatesMax int
+	// FlushEvery is the detector's heartbeat period (0: none). Default 1 s.
+	FlushEvery time.Duration
+	// RequestsMax bounds the requests served at once; beyond it the server
+	// answers OVERLOADED. Default 1024.
+	RequestsMax int
+	// BodyBytesMax bounds a request body. Default ValueBytesMax + 64 KiB.
+	BodyBytesMax int64
+	// ShutdownTimeout is how long Stop lets in-flight requests finish
+	// before closing their connections. Default 1 s.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultServerConfig returns the defaults documented on ServerConfig.
+func DefaultServerConfig() ServerConfig {
+	return ServerConfig{
+		N: 3, VNodes: 64, R: 2, W: 2, Replica: DefaultReplicaConfig(),
+		CandidatesMax: 1 << 16, FlushEvery: time.Second, RequestsMax: 1024, ShutdownTimeout: time.Second,
+	}
+}
+
+// resolved fills in what depends on other fields: Addr, Replica.Servers,
+// Replica.Now, N (capped at the server count, R and W at N) and
+// BodyBytesMax.
+func (c ServerConfig) resolved() ServerConfig {
+	c.Replica.Servers = len(c.Peers)
+	if c.Addr == "" && c.Replica.Self >= 0 && c.Replica.Self < len(c.Peers) {
+		c.Addr = c.Peers[c.Replica.Self]
+	}
+	if c.Replica.Now == nil {
+		c.Replica.Now = WallClock
+	}
+	if len(c.Peers) > 0 {
+		c.N = min(c.N, len(c.Peers))
+		c.R, c.W = min(c.R, c.N), min(c.W, c.N)
+	}
+	if c.BodyBytesMax <= 0 {
+		c.BodyBytesMax = int64(c.Replica.ValueBytesMax) + 64<<10
+	}
+	return c
+}
+
+// Validate reports the first bad field.
+func (c ServerConfig) Validate() error {
+	if len(c.Peers) == 0 {
+		return fmt.Errorf("kv: Peers is required")
+	}
+	c = c.resolved()
+	if c.Replica.Self < 0 || c.Replica.Self >= len(c.Peers) {
+		return fmt.Errorf("kv: server id %d not in [0, %d)", c.Replica.Self, len(c.Peers))
+	}
+	q := Quorum{N: c.N, R: c.R, W: c.W, RoundTicks: 1}
+	if err := q.Validate(); err != nil {
+		return err
+	}
+	if c.RequestsMax < 1 {
+		return fmt.Errorf("kv: RequestsMax %d must be positive", c.RequestsMax)
+	}
+	if c.Spec != nil && c.Spec.Servers != len(c.Peers) {
+		return fmt.Errorf("kv: the predicate spec names %d servers, the ring has %d", c.Spec.Servers, len(c.Peers))
+	}
+	return c.Replica.Validate()
+}
+
+// WallClock is the shells' physical clock: Unix nanoseconds.
+func WallClock() uint64 { return uint64(time.Now().UnixNano()) }
+
+// Server is the shell around a Replica: HTTP/JSON on a listener, the
+// detector's heartbeat, nothing else (the client does the replication).
+type Server struct {
+	cfg  ServerConfig
+	log  *slog.Logger
+	rep  *Replica
+	det  *Detector
+	ring *Ring
+	sem  chan struct{}
+	http *http.Server
+	ln   net.Listener
+	stop chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+	err  error
+}
+
+// NewServer opens the replica (and detector) of cfg.
+func NewServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.resolved()
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	ring, err := NewRing(len(cfg.Peers), cfg.VNodes)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, ring: ring, sem: make(chan struct{}, cfg.RequestsMax), stop: make(chan struct{})}
+	if cfg.Spec != nil {
+		if s.det, err = NewDetector(cfg.Spec, cfg.Replica.Self, vclock.HVC{}, cfg.CandidatesMax); err != nil {
+			return nil, err
+		}
+		cfg.Replica.Hook = s.det
+	}
+	cfg.Replica.Logger = log
+	if s.rep, err = OpenReplica(cfg.Replica); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Replica returns the server's replica.
+func (s *Server) Replica() *Replica { return s.rep }
+
+// Handler returns the HTTP API.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/kv/get", s.handle(s.get))
+	mux.Handle("POST /v1/kv/put", s.handle(s.put))
+	mux.Handle("GET /v1/kv/meta", s.handle(s.meta))
+	mux.Handle("GET /v1/kv/stats", s.handle(s.stats))
+	mux.Handle("GET /v1/kv/candidates", s.handle(s.candidates))
+	mux.Handle("GET /healthz", s.handle(func(*http.Request) (any, error) { return map[string]bool{"ok": true}, nil }))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, ErrorBody{Code: CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
+	})
+	return mux
+}
+
+// Start listens and serves in the background.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		s.rep.Close()
+		return fmt.Errorf("kv: listen %s: %w", s.cfg.Addr, err)
+	}
+	s.ln = ln
+	s.http = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.log.Error("kv: serve", "err", err, "role", "kv", "node", s.cfg.Replica.Self)
+		}
+	}()
+	if s.det != nil && s.cfg.FlushEvery > 0 {
+		s.wg.Add(1)
+		go s.heartbeat()
+	}
+	return nil
+}
+
+// Addr is the listening address (after Start).
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Stop stops serving (in-flight requests get a few seconds) and closes the
+// replica. Later calls return the first's result.
+func (s *Server) Stop() error {
+	s.once.Do(func() {
+		close(s.stop)
+		if s.http != nil {
+			// Shutdown waits for idle connections, and the client's
+			// transport may hold a fresh one that never carried a request
+			// (those count as busy for 5 s), so after the grace period the
+			// rest are closed.
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+			defer cancel()
+			if s.http.Shutdown(ctx) != nil {
+				_ = s.http.Close()
+			}
+		}
+		s.wg.Wait()
+		s.err = s.rep.Close()
+	})
+	return s.err
+}
+
+func (s *Server) heartbeat() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.FlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.rep.Stamp(s.det.Flush)
+		}
+	}
+}
+
+type handlerFunc func(r *http.Request) (any, error)
+
+// handle bounds concurrency, runs fn and writes its answer or error.
+func (s *Server) handle(fn handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case s.sem <- struct{}{}:
+			defer func() { <-s.sem }()
+		default:
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeOverloaded, Message: ErrOverloaded.Error(), Retryable: true})
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.BodyBytesMax)
+		out, err := fn(r)
+		if err != nil {
+			code := CodeOf(err)
+			writeError(w, httpStatus(code), ErrorBody{Code: code, Message: err.Error(), Retryable: code.Retryable()})
+			return
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			writeError(w, http.StatusInternalServerError, ErrorBody{Code: CodeInternal, Message: err.Error()})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(buf.Bytes())
+	})
+}
+
+func (s *Server) get(r *http.Request) (any, error) {
+	var req GetRequest
+	if err := decodeJSON(r.Body, &req); err != nil {
+		return nil, err
+	}
+	sibs, at, err := s.rep.Get(req.Key, req.HVC.HVC())
+	if err != nil {
+		return nil, err
+	}
+	if sibs == nil {
+		sibs = []Sibling{}
+	}
+	return GetResponse{Siblings: sibs, HVC: ToHVCJSON(at)}, nil
+}
+
+func (s *Server) put(r *http.Request) (any, error) {
+	var req PutRequest
+	if err := decodeJSON(r.Body, &req); err != nil {
+		return nil, err
+	}
+	o, at, err := s.rep.Put(req.Key, req.Sibling, req.HVC.HVC())
+	if err != nil {
+		return nil, err
+	}
+	return PutResponse{Outcome: o.String(), HVC: ToHVCJSON(at)}, nil
+}
+
+func (s *Server) meta(*http.Request) (any, error) {
+	c := s.cfg
+	return Meta{
+		Self: c.Replica.Self, Peers: c.Peers, N: c.N, VNodes: c.VNodes, R: c.R, W: c.W,
+		Epsilon: c.Replica.Epsilon, SiblingsMax: c.Replica.SiblingsMax, VersionEntriesMax: VersionEntriesMax,
+		Monitoring: s.det != nil,
+	}, nil
+}
+
+func (s *Server) stats(*http.Request) (any, error) {
+	out := struct {
+		Replica  ReplicaStats   `json:"replica"`
+		Detector *DetectorStats `json:"detector,omitempty"`
+	}{Replica: s.rep.Stats()}
+	if s.det != nil {
+		st := s.det.Stats()
+		out.Detector = &st
+	}
+	return out, nil
+}
+
+// candidatesPageMax bounds one page of candidates.
+const candidatesPageMax = 4096
+
+func (s *Server) candidates(r *http.Request) (any, error) {
+	if s.det == nil {
+		return nil, fmt.Errorf("%w: this server monitors no predicates (start it with --predicates)", ErrInvalid)
+	}
+	q := r.URL.Query()
+	after, limit := uint64(0), candidatesPageMax
+	if v := q.Get("after"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: after=%q: want an index", ErrInvalid, v)
+		}
+		after = n
+	}
+	if v := q.Get("max"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%w: max=%q: want a positive count", ErrInvalid, v)
+		}
+		limit = min(n, candidatesPageMax)
+	}
+	cs, missed := s.det.Candidates(after, limit)
+	out := CandidatesResponse{Candidates: make([]CandidateJSON, 0, len(cs)), Missed: missed}
+	for _, c := range cs {
+		out.Candidates = append(out.Candidates, ToCandidateJSON(s.det.Spec(), c))
+	}
+	return out, nil
+}
+
+// decodeJSON reads exactly one JSON object with no unknown fields.
+func decodeJSON(r io.Reader, dst any) error {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return fmt.Errorf("%w: request body larger than %d bytes", ErrInvalid, tooBig.Limit)
+		}
+		return fmt.Errorf("%w: malformed JSON: %v", ErrInvalid, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: malformed JSON: data after the request object", ErrInvalid)
+	}
+	return nil
+}
+
+func httpStatus(c Code) int {
+	switch c {
+	case CodeInvalid:
+		return http.StatusBadRequest
+	case CodeTooManySiblings, CodeVersionReused, CodeConflict:
+		return http.StatusConflict
+	case CodeOverloaded, CodeUnavailable, CodeQuorum:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func writeError(w http.ResponseWriter, status int, b ErrorBody) {
+	body, _ := json.Marshal(ErrorJSON{Error: b})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
