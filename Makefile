@@ -91,6 +91,6 @@ clean:
 
 # More simulation seeds than CI's 200: make sim SEEDS=5000 OPS=3000.
 SEEDS ?= 2000
-OPS   ?= 1500
+OPS   ?= 2500
 sim:
 	$(GO) test ./internal/sim -run TestSimulation -count=1 -timeout 0 -v -sim.seeds=$(SEEDS) -sim.ops=$(OPS) | grep -v -e '^=== ' -e '--- PASS'

@@ -9,7 +9,7 @@ import (
 var (
 	flagSeed  = flag.Uint64("sim.seed", 0, "run only this seed (replay a failure)")
 	flagSeeds = flag.Int("sim.seeds", 200, "seeds to run (make sim SEEDS=N)")
-	flagOps   = flag.Int("sim.ops", 1500, "client operations per seed in the safety phase")
+	flagOps   = flag.Int("sim.ops", 2500, "client operations per seed in the safety phase")
 )
 
 // TestSimulation runs the swarm: every seed draws its own cluster shape,

@@ -68,7 +68,8 @@ type world struct {
 
 	// faults
 	faultsOn    bool
-	partitioned []bool           // per client: its requests and replies are lost
+	partitioned []bool           // per client: its requests are lost
+	deaf        []bool           // per client: replies to it are lost
 	clogged     map[[2]int]int64 // link → time it unclogs
 	stats       Stats
 }
@@ -109,7 +110,7 @@ func newWorld(cfg Config) (*world, error) {
 		return nil, err
 	}
 	w := &world{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x51)), fs: vfs.NewCrashableMem(),
-		faultsOn: true, partitioned: make([]bool, cfg.Clients), clogged: map[[2]int]int64{}}
+		faultsOn: true, partitioned: make([]bool, cfg.Clients), deaf: make([]bool, cfg.Clients), clogged: map[[2]int]int64{}}
 	if err := w.start(); err != nil {
 		return nil, err
 	}
@@ -312,16 +313,18 @@ func (w *world) partition() {
 	}
 	w.stats.Partitions++
 	var cut []int
+	dir := []string{"both ways", "client→server", "server→client"}[w.rng.IntN(3)]
 	for i := range w.partitioned {
 		if w.rng.IntN(2) == 0 {
-			w.partitioned[i] = true
+			w.partitioned[i] = dir != "server→client"
+			w.deaf[i] = dir != "client→server"
 			cut = append(cut, i)
 		}
 	}
-	w.rec.Record(check.Op{Process: check.Nemesis, Type: check.Info, F: fmt.Sprintf("partition %v", cut), Time: w.now})
+	w.rec.Record(check.Op{Process: check.Nemesis, Type: check.Info, F: fmt.Sprintf("partition %s %v", dir, cut), Time: w.now})
 	w.after(50+int64(w.rng.IntN(300)), func() {
 		for i := range w.partitioned {
-			w.partitioned[i] = false
+			w.partitioned[i], w.deaf[i] = false, false
 		}
 		w.rec.Record(check.Op{Process: check.Nemesis, Type: check.Info, F: "heal", Time: w.now})
 		w.after(int64(w.rng.IntN(2*w.cfg.PartitionEvery)), w.partition)
@@ -332,7 +335,7 @@ func (w *world) partition() {
 func (w *world) heal() {
 	w.faultsOn = false
 	for i := range w.partitioned {
-		w.partitioned[i] = false
+		w.partitioned[i], w.deaf[i] = false, false
 	}
 	clear(w.clogged)
 	if w.srv == nil {
@@ -354,11 +357,11 @@ func (w *world) toServer(c int, fn func(s *server)) {
 	})
 }
 
-// toClient delivers a reply to client c after a network delay, unless it
-// is partitioned by then.
+// toClient delivers a reply to client c after a network delay, unless
+// replies to it are cut off by then.
 func (w *world) toClient(c int, fn func()) {
 	w.after(w.delay(), func() {
-		if !w.partitioned[c] {
+		if !w.deaf[c] {
 			fn()
 		}
 	})
