@@ -39,7 +39,11 @@ type DB struct {
 	// later stamps follow the clock. A NOP without a message, read by the
 	// shards (shard.Core.Complete); the clock is never modified.
 	delivered []atomic.Pointer[vclock.Clock]
-	rr        atomic.Uint64 // round-robin gatekeeper choice
+	// shardNotes holds, per (gatekeeper, shard) at gk*Shards+shard, a note
+	// valid for that shard only: the gatekeeper's in-flight transactions
+	// are declared to write elsewhere (gatekeeper.Core.NoteFor).
+	shardNotes []atomic.Pointer[vclock.Clock]
+	rr         atomic.Uint64 // round-robin gatekeeper choice
 
 	wmMu      sync.Mutex
 	watermark vclock.Clock // reads must be at or after it (vector clock)
@@ -85,7 +89,8 @@ func Open(cfg Config) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{cfg: cfg, log: log, st: st, oracle: oracle, reg: nodeprog.Builtins(), done: make(chan struct{}), failed: make(chan struct{}), stopped: make(chan struct{}),
-		published: make([]atomic.Uint64, cfg.Gatekeepers), delivered: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers)}
+		published: make([]atomic.Uint64, cfg.Gatekeepers), delivered: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers),
+		shardNotes: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers*cfg.Shards)}
 	if db.epoch, err = db.startEpoch(); err != nil {
 		st.Close()
 		return nil, err

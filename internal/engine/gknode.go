@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/weft-db/weft/internal/gatekeeper"
@@ -117,8 +118,8 @@ func (g *gkNode) requestNop(shard uint32, c vclock.Clock) (noted bool) {
 	g.db.nops.Add(1)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if note, ok := g.core.Note(c); ok {
-		g.db.delivered[g.id].Store(&note)
+	if note, ok := g.core.NoteFor(shard, c); ok {
+		g.db.shardNotes[g.id*g.db.cfg.Shards+int(shard)].Store(&note)
 		return true
 	}
 	g.core.RequestNop(shard, c)
@@ -179,6 +180,15 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 	}
 	res, err := txn.Exec{Shards: uint32(g.db.cfg.Shards)}.Run(st, ts, reads, ops)
 	if err == nil {
+		// The shards it writes are known now, before the durable commit:
+		// reads on the others need not wait for its fsync.
+		g.mu.Lock()
+		derr := g.core.Declare(ts, shardsOf(res.Ops))
+		g.dispatch()
+		g.mu.Unlock()
+		if derr != nil {
+			panic(derr) // programmer error: ts is in flight
+		}
 		err = st.Commit(ctx, func(c store.Critical) error { return gatekeeper.OrderAfterAccess(ctx, g.db.oracle, c, ts, res.Access) })
 	}
 	if err != nil {
@@ -190,6 +200,17 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 	<-ack // never blocks for long: earlier stamps resolve in bounded time
 	g.db.commits.Add(1)
 	return &CommitResult{Handles: res.Handles, Snapshot: encodeSnapshot(ts)}, nil
+}
+
+// shardsOf lists the distinct shards of ops.
+func shardsOf(ops []txn.ShardOp) []uint32 {
+	var out []uint32
+	for _, op := range ops {
+		if !slices.Contains(out, op.Shard) {
+			out = append(out, op.Shard)
+		}
+	}
+	return out
 }
 
 // resolve ends a stamped transaction (ops nil: aborted) and returns the

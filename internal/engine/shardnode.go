@@ -35,7 +35,7 @@ type shardNode struct {
 	statsMu sync.Mutex
 	stats   graph.Stats
 	// notes are the delivered notes last given to the core, per gatekeeper.
-	notes []*vclock.Clock
+	notes, shardNotes []*vclock.Clock
 	// pos is, per gatekeeper queue, a stamp no later than any entry the
 	// queue will still execute (its head, else its last entry): the GC
 	// watermark may not pass it.
@@ -74,7 +74,7 @@ func newShardNode(db *DB, id int) (*shardNode, error) {
 	s := &shardNode{
 		db: db, id: id, g: graph.New(gcfg), alias: graph.NewAliasIndex(gcfg), runner: r,
 		signal: make(chan struct{}, 1), pos: make([]vclock.Stamp, db.cfg.Gatekeepers),
-		notes: make([]*vclock.Clock, db.cfg.Gatekeepers),
+		notes: make([]*vclock.Clock, db.cfg.Gatekeepers), shardNotes: make([]*vclock.Clock, db.cfg.Gatekeepers),
 	}
 	s.core = shard.New(shard.Config{ID: uint32(id), Gatekeepers: db.cfg.Gatekeepers, ReorderMax: 1 << 16, TasksMax: db.cfg.ShardTasksMax},
 		newResolver(db))
@@ -134,6 +134,10 @@ func (s *shardNode) loadNotes() {
 	for gk := range s.db.delivered {
 		if c := s.db.delivered[gk].Load(); c != nil && c != s.notes[gk] {
 			s.notes[gk] = c
+			s.core.Complete(uint32(gk), *c)
+		}
+		if c := s.db.shardNotes[gk*s.db.cfg.Shards+s.id].Load(); c != nil && c != s.shardNotes[gk] {
+			s.shardNotes[gk] = c
 			s.core.Complete(uint32(gk), *c)
 		}
 	}

@@ -39,6 +39,34 @@ type slot struct {
 	resolved bool
 	ops      []txn.ShardOp // nil: aborted, or a NOP
 	nopShard int           // ≥ 0 for a NOP slot
+	// declared: the transaction will write at most the shards in shards
+	// (Declare), so it holds back nothing addressed to other shards.
+	declared bool
+	shards   []uint32
+}
+
+// touches reports whether the slot may still send to shard: an undeclared
+// unresolved transaction may send anywhere.
+func (sl *slot) touches(shard uint32) bool {
+	switch {
+	case sl.nopShard >= 0:
+		return uint32(sl.nopShard) == shard
+	case sl.resolved:
+		for _, op := range sl.ops {
+			if op.Shard == shard {
+				return true
+			}
+		}
+		return false
+	case !sl.declared:
+		return true
+	}
+	for _, s := range sl.shards {
+		if s == shard {
+			return true
+		}
+	}
+	return false
 }
 
 // Core is the gatekeeper state machine.
@@ -108,6 +136,22 @@ func (c *Core) Resolve(s vclock.Stamp, ops []txn.ShardOp) error {
 	return fmt.Errorf("gatekeeper: resolve of unknown stamp %s", s)
 }
 
+// Declare narrows an unresolved transaction's reach before its (slow)
+// durable commit: it will write at most shards. NOPs for other shards then
+// need not wait behind it (flush), and NoteFor may answer for them. The
+// shell must not later Resolve it with operations on other shards.
+func (c *Core) Declare(s vclock.Stamp, shards []uint32) error {
+	for i := range c.slots {
+		sl := &c.slots[i]
+		if sl.nopShard < 0 && !sl.resolved && vclock.CompareStamps(sl.stamp, s) == vclock.Equal {
+			sl.declared, sl.shards = true, append([]uint32(nil), shards...)
+			c.flush()
+			return nil
+		}
+	}
+	return fmt.Errorf("gatekeeper: declare of unknown stamp %s", s)
+}
+
 // RequestNop answers a shard that needs this gatekeeper's queue to move past
 // clock: the clock is merged (so the NOP's stamp is after it) and a NOP is
 // queued for the shard behind any in-flight transactions. A NOP already
@@ -123,7 +167,10 @@ func (c *Core) RequestNop(shard uint32, clock vclock.Clock) {
 	c.flush()
 }
 
-// flush delivers resolved slots at the front, in stamp order.
+// flush delivers resolved slots at the front, in stamp order, then any NOP
+// that nothing still undelivered before it could send to its shard ahead
+// of (every earlier slot is declared or resolved, and none touches the
+// NOP's shard): per-shard FIFO order is all a shard needs.
 func (c *Core) flush() {
 	n := 0
 	for n < len(c.slots) && c.slots[n].resolved {
@@ -142,6 +189,29 @@ func (c *Core) flush() {
 	if n > 0 {
 		c.slots = append(c.slots[:0], c.slots[n:]...)
 	}
+	kept := c.slots[:0]
+	for i, sl := range c.slots {
+		if sl.nopShard >= 0 && !c.blocked(uint32(sl.nopShard), i) {
+			c.nopsWant[sl.nopShard] = false
+			c.deliver(uint32(sl.nopShard), sl.stamp, nil, true)
+			continue
+		}
+		kept = append(kept, sl)
+	}
+	for i := len(kept); i < len(c.slots); i++ {
+		c.slots[i] = slot{}
+	}
+	c.slots = kept
+}
+
+// blocked reports whether a slot before index end may still send to shard.
+func (c *Core) blocked(shard uint32, end int) bool {
+	for i := 0; i < end; i++ {
+		if c.slots[i].touches(shard) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Core) deliverOps(sl slot) {
@@ -206,6 +276,17 @@ func (c *Core) Idle() bool { return len(c.slots) == 0 && len(c.out) == 0 }
 // deliveries reach the shard before the note may use it (one process).
 func (c *Core) Note(clock vclock.Clock) (vclock.Clock, bool) {
 	if !c.Idle() {
+		return vclock.Clock{}, false
+	}
+	c.Merge(clock)
+	return c.clock.Clone(), true
+}
+
+// NoteFor is Note for one shard: it answers when nothing undelivered may
+// still send to shard (in-flight transactions declared elsewhere do not
+// count). The note is valid for that shard only.
+func (c *Core) NoteFor(shard uint32, clock vclock.Clock) (vclock.Clock, bool) {
+	if len(c.out) > 0 || c.blocked(shard, len(c.slots)) {
 		return vclock.Clock{}, false
 	}
 	c.Merge(clock)

@@ -65,3 +65,51 @@ func TestStampsIncreaseAndMergeOtherEpochs(t *testing.T) {
 		t.Fatalf("merge lost: %s", s)
 	}
 }
+
+// TestDeclaredTransactionHoldsBackOnlyItsShards: once an in-flight
+// transaction declares the shards it writes, NOPs and notes for the other
+// shards go out at once; its own shards still wait for it.
+func TestDeclaredTransactionHoldsBackOnlyItsShards(t *testing.T) {
+	c := New(Config{ID: 0, Gatekeepers: 1, Shards: 2, Epoch: 1})
+	s1, err := c.BeginCommit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.RequestNop(1, vclock.Clock{})
+	if got := c.Ready(); len(got) != 0 {
+		t.Fatalf("a NOP passed an undeclared transaction: %+v", got)
+	}
+	if _, ok := c.NoteFor(1, vclock.Clock{}); ok {
+		t.Fatal("a note for shard 1 while an undeclared transaction may write it")
+	}
+	if err := c.Declare(s1, []uint32{0}); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Ready()
+	if len(got) != 1 || got[0].Shard != 1 || !got[0].Entry.Nop {
+		t.Fatalf("after declaring shard 0 only, Ready = %+v, want the NOP for shard 1", got)
+	}
+	if _, ok := c.NoteFor(1, vclock.Clock{}); !ok {
+		t.Fatal("no note for shard 1, which the transaction does not write")
+	}
+	if _, ok := c.NoteFor(0, vclock.Clock{}); ok {
+		t.Fatal("a note for shard 0, which the transaction writes")
+	}
+	c.RequestNop(0, vclock.Clock{})
+	if got := c.Ready(); len(got) != 0 {
+		t.Fatalf("a NOP for shard 0 passed the transaction writing it: %+v", got)
+	}
+	if err := c.Resolve(s1, []txn.ShardOp{{Shard: 0, Kind: txn.OpCreateVertex, Vertex: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	got = c.Ready()
+	if len(got) != 2 || got[0].Entry.Nop || !got[1].Entry.Nop || got[0].Shard != 0 || got[1].Shard != 0 {
+		t.Fatalf("after resolving, Ready = %+v, want the write then the NOP, both to shard 0", got)
+	}
+	if vclock.CompareStamps(got[0].Entry.Stamp, got[1].Entry.Stamp) != vclock.Before {
+		t.Fatal("shard 0 got its entries out of stamp order")
+	}
+	if err := c.Declare(s1, nil); err == nil {
+		t.Fatal("declaring a resolved transaction succeeded")
+	}
+}

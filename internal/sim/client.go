@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/weft-db/weft/internal/check"
@@ -237,6 +238,16 @@ func (w *world) commitStamped(s *server, g int, c *client, op int, reads []txn.R
 	}
 	res, err := txn.Exec{Shards: uint32(w.cfg.Shards)}.Run(st, ts, reads, ops)
 	if err == nil {
+		// As the engine does: the shards it writes are declared before
+		// the durable commit, so NOPs to others pass it.
+		declared := shardsOf(res.Ops)
+		if w.cfg.PlantBadDeclare {
+			declared = nil
+		}
+		if err := s.gks[g].Declare(ts, declared); err != nil {
+			panic(err)
+		}
+		w.dispatch(s, g)
 		err = st.Commit(ctx, func(cr store.Critical) error {
 			return gatekeeper.OrderAfterAccess(ctx, s.oracle, cr, ts, res.Access)
 		})
@@ -306,4 +317,14 @@ func (c *client) finish(t check.Type, v check.Txn) {
 	c.op++ // later replies to this operation are ignored
 	c.done++
 	w.after(int64(w.rng.IntN(5)), c.next)
+}
+
+func shardsOf(ops []txn.ShardOp) []uint32 {
+	var out []uint32
+	for _, op := range ops {
+		if !slices.Contains(out, op.Shard) {
+			out = append(out, op.Shard)
+		}
+	}
+	return out
 }

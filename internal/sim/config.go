@@ -61,6 +61,9 @@ type Config struct {
 	// PlantNoSync runs the store without fsync: a crash can lose
 	// acknowledged commits.
 	PlantNoSync bool
+	// PlantBadDeclare declares every in-flight transaction to write no
+	// shard, so NOPs and notes overtake its writes.
+	PlantBadDeclare bool
 }
 
 // Draw returns the configuration seed chooses (swarm testing: every seed

@@ -32,7 +32,15 @@ const eventsPerOpMax = 2000
 // which each client must complete cfg.LivenessOps more; then the history
 // goes through the list-append checker (strict serializability). An error
 // is a liveness failure or a broken harness; anomalies are in the result.
-func Run(cfg Config) (*Result, error) {
+func Run(cfg Config) (res *Result, err error) {
+	// An assertion in the code under test (a shard receiving a FIFO
+	// channel out of stamp order, say) is a failure of this seed, not of
+	// the process running the swarm.
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("sim: %s: panic: %v", cfg, p)
+		}
+	}()
 	w, err := newWorld(cfg)
 	if err != nil {
 		return nil, err
@@ -70,7 +78,7 @@ func Run(cfg Config) (*Result, error) {
 		}
 	}
 	w.stats.Events = w.events
-	res := &Result{Config: cfg, Stats: w.stats, History: w.rec.History()}
+	res = &Result{Config: cfg, Stats: w.stats, History: w.rec.History()}
 	res.Stats.KronosCalls = int(w.kronosCalls())
 	res.Check, err = check.CheckListAppend(res.History)
 	if err != nil {

@@ -114,3 +114,19 @@ func TestPlantedNoSyncIsCaught(t *testing.T) {
 	}
 	t.Logf("caught: %s", got)
 }
+
+// TestPlantedBadDeclareIsCaught: a gatekeeper that declares an in-flight
+// transaction's shards wrongly (none) lets NOPs and notes overtake its
+// writes; the checker must notice.
+func TestPlantedBadDeclareIsCaught(t *testing.T) {
+	got := firstCaught(t, 20, func(seed uint64) Config {
+		c := Draw(seed, 400)
+		c.Keys, c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReadOnly = 3, 0, 0, 0, 0.3
+		c.PlantBadDeclare = true
+		return c
+	})
+	if got == "" {
+		t.Fatal("20 seeds of wrongly declared transactions went unnoticed")
+	}
+	t.Logf("caught: %s", got)
+}

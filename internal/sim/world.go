@@ -450,7 +450,7 @@ func (w *world) stepShard(s *server, n *shardNode) {
 // idle and nothing of its is in flight to n (Notes), else with a NOP.
 func (w *world) nopRequest(s *server, g int, n *shardNode, c vclock.Clock) {
 	if w.cfg.Notes && s.inTransit[[2]int{g, n.id}] == 0 {
-		if note, ok := s.gks[g].Note(c); ok {
+		if note, ok := s.gks[g].NoteFor(uint32(n.id), c); ok {
 			w.stats.Notes++
 			w.after(w.linkDelay(gkNode(g), shardID(n.id)), func() {
 				if w.srv == s {
