@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/rdf"
+)
+
+func init() { subcommands = append(subcommands, newLoadCmd) }
+
+func newLoadCmd() *cobra.Command {
+	cfg := engine.DefaultConfig()
+	lcfg := dgraph.DefaultLoadConfig()
+	var rdfFile, jsonFile, schemaFile string
+	var noProgress bool
+	cmd := &cobra.Command{
+		Use:   "load",
+		Short: "Load Dgraph RDF (N-Quads) or JSON files into an embedded Weft store",
+		Long: `Load data in Dgraph's formats into the store in --data-dir, the way Dgraph's
+live loader does: batches of --batch quads, each one transaction, committed
+by --loaders loaders in parallel, each with its own leased UID range. XIDs
+(<m.0abc>) become nodes once, across loads, through the XID index; blank
+nodes (_:x) are shared by the whole load. Files may be gzipped.
+
+  weft load --rdf film.rdf.gz --schema film.schema --data-dir weft-data/film
+
+Lines whose values Weft cannot hold (datetimes before 1677 or after 2262,
+integers beyond int64) are skipped and listed with file:line; other bad lines
+stop the load unless --skip-invalid.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rdfFile == "" && jsonFile == "" {
+				return errors.New("load: give --rdf or --json")
+			}
+			if cfg.DataDir == "" {
+				return errors.New("load: --data-dir is empty")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runLoad(ctx, cmd, cfg, lcfg, rdfFile, jsonFile, schemaFile, !noProgress)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&rdfFile, "rdf", "", "N-Quads file to load (.rdf, .nq, gzipped or not)")
+	f.StringVar(&jsonFile, "json", "", "JSON file to load: a list of Dgraph JSON mutation objects (gzipped or not)")
+	f.StringVar(&schemaFile, "schema", "", "DQL schema file to apply before loading")
+	f.StringVar(&cfg.DataDir, "data-dir", "weft-data/serve", "the store's directory (a stopped weft serve's)")
+	f.IntVar(&cfg.Shards, "shards", cfg.Shards, "shards vertices are hashed to (must match the store's)")
+	f.IntVar(&cfg.Gatekeepers, "gatekeepers", cfg.Gatekeepers, "gatekeepers (1..64)")
+	f.BoolVar(&cfg.Sync, "sync", cfg.Sync, "fsync every commit group")
+	f.IntVar(&lcfg.BatchQuads, "batch", lcfg.BatchQuads, "quads per transaction")
+	f.IntVar(&lcfg.Loaders, "loaders", lcfg.Loaders, "parallel loaders (transactions in flight), each with its own UID lease")
+	f.BoolVar(&lcfg.SkipInvalid, "skip-invalid", false, "skip (and list) lines that do not parse or that the schema rejects")
+	f.BoolVar(&noProgress, "no-progress", false, "no progress bar")
+	return cmd
+}
+
+// countingReader counts the bytes read from a file, for the progress bar.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func runLoad(ctx context.Context, cmd *cobra.Command, cfg engine.Config, lcfg dgraph.LoadConfig,
+	rdfFile, jsonFile, schemaFile string, progress bool) (err error) {
+	db, err := engine.Open(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	g, err := dgraph.Open(ctx, db, dgraph.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	if schemaFile != "" {
+		text, err := os.ReadFile(schemaFile)
+		if err != nil {
+			return err
+		}
+		diff, err := g.Alter(ctx, string(text))
+		if err != nil {
+			return fmt.Errorf("%s: %w", schemaFile, err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "schema %s applied: %d predicate and %d type changes\n", schemaFile, len(diff.Predicates), len(diff.Types))
+	}
+	for _, in := range []struct {
+		name string
+		load func(context.Context, io.Reader, string, dgraph.LoadConfig) (dgraph.LoadStats, error)
+	}{{rdfFile, g.LoadRDF}, {jsonFile, g.LoadJSON}} {
+		if in.name == "" {
+			continue
+		}
+		if err := loadFile(ctx, cmd, in.name, in.load, lcfg, progress); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func loadFile(ctx context.Context, cmd *cobra.Command, name string,
+	load func(context.Context, io.Reader, string, dgraph.LoadConfig) (dgraph.LoadStats, error), lcfg dgraph.LoadConfig, progress bool) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	cr := &countingReader{r: f}
+	r, err := rdf.Decompress(cr)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var quads atomic.Int64
+	lcfg.Progress = func(q int64) { quads.Store(q) }
+	start := time.Now()
+	stopBar := func() {}
+	if progress {
+		stopBar = drawProgress(cmd.ErrOrStderr(), name, info.Size(), cr, &quads, start)
+	}
+	st, err := load(ctx, r, name, lcfg)
+	stopBar()
+	out := cmd.OutOrStdout()
+	for _, s := range st.SkippedLines {
+		fmt.Fprintf(out, "skipped %s: %s\n", s.Where, s.Err)
+	}
+	if st.Skipped > int64(len(st.SkippedLines)) {
+		fmt.Fprintf(out, "(and %d more skipped lines)\n", st.Skipped-int64(len(st.SkippedLines)))
+	}
+	secs := st.Elapsed.Seconds()
+	fmt.Fprintf(out, "%s: %d quads (%d nodes created, %d edges, %d values) in %.1f s: %.0f quads/s; %d lines skipped; %d transactions, %d retries after conflicts\n",
+		name, st.Quads, st.Nodes, st.Edges, st.Values, secs, float64(st.Quads)/max(secs, 1e-9), st.Skipped, st.Batches, st.Attempts-st.Batches)
+	return err
+}
+
+// drawProgress redraws a bar over the file's bytes with the quad rate until
+// the returned function is called.
+func drawProgress(w io.Writer, name string, size int64, cr *countingReader, quads *atomic.Int64, start time.Time) func() {
+	bar := progressbar.NewOptions64(size,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				q := quads.Load()
+				bar.Describe(fmt.Sprintf("%s: %d quads, %.0f/s", name, q, float64(q)/time.Since(start).Seconds()))
+				_ = bar.Set64(cr.n.Load())
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		_ = bar.Finish()
+	}
+}
