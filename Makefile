@@ -9,7 +9,7 @@ PY      := $(VENV)/bin/python
 GOFLAGS_TEST ?=
 
 .PHONY: all build run test test-go test-race test-invariants test-py lint vet fmt-check \
-        bench bench-kronos fuzz lin faults adya generate pydeps clean
+        bench bench-kronos fuzz lin faults adya generate pydeps clean sim
 
 all: build
 
