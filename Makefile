@@ -93,4 +93,4 @@ clean:
 SEEDS ?= 2000
 OPS   ?= 2500
 sim:
-	$(GO) test ./internal/sim -run TestSimulation -count=1 -timeout 0 -v -sim.seeds=$(SEEDS) -sim.ops=$(OPS) | grep -v -e '^=== ' -e '--- PASS'
+	bash -o pipefail -c "$(GO) test ./internal/sim -run TestSimulation -count=1 -timeout 0 -v -sim.seeds=$(SEEDS) -sim.ops=$(OPS) | grep -v -e '^=== ' -e '--- PASS'"
