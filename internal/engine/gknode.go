@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/weft-db/weft/internal/gatekeeper"
@@ -183,7 +182,7 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 		// The shards it writes are known now, before the durable commit:
 		// reads on the others need not wait for its fsync.
 		g.mu.Lock()
-		derr := g.core.Declare(ts, shardsOf(res.Ops))
+		derr := g.core.Declare(ts, txn.ShardsOf(res.Ops))
 		g.dispatch()
 		g.mu.Unlock()
 		if derr != nil {
@@ -200,17 +199,6 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 	<-ack // never blocks for long: earlier stamps resolve in bounded time
 	g.db.commits.Add(1)
 	return &CommitResult{Handles: res.Handles, Snapshot: encodeSnapshot(ts)}, nil
-}
-
-// shardsOf lists the distinct shards of ops.
-func shardsOf(ops []txn.ShardOp) []uint32 {
-	var out []uint32
-	for _, op := range ops {
-		if !slices.Contains(out, op.Shard) {
-			out = append(out, op.Shard)
-		}
-	}
-	return out
 }
 
 // resolve ends a stamped transaction (ops nil: aborted) and returns the

@@ -3,7 +3,6 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/weft-db/weft/internal/check"
@@ -240,7 +239,7 @@ func (w *world) commitStamped(s *server, g int, c *client, op int, reads []txn.R
 	if err == nil {
 		// As the engine does: the shards it writes are declared before
 		// the durable commit, so NOPs to others pass it.
-		declared := shardsOf(res.Ops)
+		declared := txn.ShardsOf(res.Ops)
 		if w.cfg.PlantBadDeclare {
 			declared = nil
 		}
@@ -317,14 +316,4 @@ func (c *client) finish(t check.Type, v check.Txn) {
 	c.op++ // later replies to this operation are ignored
 	c.done++
 	w.after(int64(w.rng.IntN(5)), c.next)
-}
-
-func shardsOf(ops []txn.ShardOp) []uint32 {
-	var out []uint32
-	for _, op := range ops {
-		if !slices.Contains(out, op.Shard) {
-			out = append(out, op.Shard)
-		}
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -519,4 +520,15 @@ func (r *run) finish() error {
 		r.res.Access = append(r.res.Access, []byte(k))
 	}
 	return nil
+}
+
+// ShardsOf lists the distinct shards ops write, in first-use order.
+func ShardsOf(ops []ShardOp) []uint32 {
+	var out []uint32
+	for _, op := range ops {
+		if !slices.Contains(out, op.Shard) {
+			out = append(out, op.Shard)
+		}
+	}
+	return out
 }
