@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"path"
+	"runtime"
 	"time"
 
 	"google.golang.org/grpc"
@@ -25,7 +26,11 @@ type grpcService struct {
 // NewGRPCServer returns a gRPC server serving the Weft service over db, with
 // metrics recorded in m (nil: none). opts are added to the server's options.
 func NewGRPCServer(db engine.API, m *Metrics, opts ...grpc.ServerOption) *grpc.Server {
-	opts = append([]grpc.ServerOption{grpc.ChainUnaryInterceptor(unaryInterceptor(m))}, opts...)
+	// Stream workers serve RPCs on long-lived goroutines whose stacks have
+	// already grown, instead of a fresh goroutine (and stack copies) per
+	// call; when all are busy gRPC starts a goroutine as before.
+	opts = append([]grpc.ServerOption{grpc.ChainUnaryInterceptor(unaryInterceptor(m)),
+		grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0)))}, opts...)
 	s := grpc.NewServer(opts...)
 	pb.RegisterWeftServer(s, &grpcService{svc: service{db: db}})
 	reflection.Register(s) // for grpcurl and friends
