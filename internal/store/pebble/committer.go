@@ -89,7 +89,7 @@ func (s *Store) collect(group []*request, r *request) []*request {
 	for {
 		if r.state.CompareAndSwap(queued, taken) {
 			group = append(group, r)
-			bytes += r.t.writes.bytes
+			bytes += r.t.writes.Bytes
 		}
 		if len(group) >= s.opts.CommitGroupMax || bytes >= s.opts.GroupBytesMax {
 			return group
@@ -137,18 +137,18 @@ func (s *Store) commit(group []*request) {
 			continue
 		}
 		w := &r.t.writes
-		keys := w.keys()
+		keys := w.Keys()
 		if len(keys) == 0 {
 			continue
 		}
 		e := entry{version: version, keys: keys}
 		for _, k := range keys {
-			x := w.m[k]
+			x := w.M[k]
 			var err error
-			if x.del {
+			if x.Del {
 				err = b.Delete(bytesOf(k), nil)
 			} else {
-				err = b.Set(bytesOf(k), x.val, nil)
+				err = b.Set(bytesOf(k), x.Val, nil)
 			}
 			if err != nil {
 				// Pebble refuses only impossible batches (over 4 GiB):
@@ -156,7 +156,7 @@ func (s *Store) commit(group []*request) {
 				s.failGroup(group, err)
 				return
 			}
-			overlay.adopt(k, x)
+			overlay.Adopt(k, x)
 			e.bytes += len(k)
 		}
 		pending = append(pending, e)
@@ -263,11 +263,11 @@ func (c *critical) Get(key []byte) ([]byte, bool, error) {
 	if err := store.CheckKey(key); err != nil {
 		return nil, false, err
 	}
-	if w, ok := c.t.writes.get(key); ok {
-		return w.val, !w.del, nil
+	if w, ok := c.t.writes.Get(key); ok {
+		return w.Val, !w.Del, nil
 	}
-	if w, ok := c.overlay.get(key); ok {
-		return w.val, !w.del, nil
+	if w, ok := c.overlay.Get(key); ok {
+		return w.Val, !w.Del, nil
 	}
 	return getCopy(c.s.db, key)
 }

@@ -69,7 +69,7 @@ func (h *history) push(e entry) {
 // newer than snap. A Txn that read nothing has nothing to validate, however
 // old its snapshot.
 func (h *history) check(snap uint64, r *readSet) error {
-	if r.empty() {
+	if r.Empty() {
 		return nil
 	}
 	if snap < h.floor {
@@ -83,7 +83,7 @@ func (h *history) check(snap uint64, r *readSet) error {
 // checkEntries validates r against ents, all written after snapshot snap.
 func checkEntries(ents []entry, snap uint64, r *readSet) error {
 	for _, e := range ents {
-		if k, ok := r.hit(e.keys); ok {
+		if k, ok := r.Hit(e.keys); ok {
 			return fmt.Errorf("%w: key %s read at version %d, written at version %d",
 				store.ErrConflict, store.Brief(bytesOf(k)), snap, e.version)
 		}

@@ -11,10 +11,10 @@ func TestReadSetHit(t *testing.T) {
 	reads := func(points []string, spans ...span) *readSet {
 		r := &readSet{}
 		for _, p := range points {
-			r.addPoint([]byte(p))
+			r.AddPoint([]byte(p))
 		}
 		for _, sp := range spans {
-			r.addSpan(sp)
+			r.AddSpan(sp)
 		}
 		return r
 	}
@@ -30,15 +30,15 @@ func TestReadSetHit(t *testing.T) {
 		{"point miss", reads([]string{"bb"}), []string{"a", "b", "c"}, "", false},
 		{"many points, few writes", reads([]string{"a", "c", "e", "g"}), []string{"e"}, "e", true},
 		{"few points, many writes", reads([]string{"f"}), []string{"a", "b", "c", "d", "f"}, "f", true},
-		{"span start inclusive", reads(nil, span{start: "b", end: "d"}), []string{"a", "b"}, "b", true},
-		{"span end exclusive", reads(nil, span{start: "b", end: "d"}), []string{"a", "d", "e"}, "", false},
-		{"span inside", reads(nil, span{start: "b", end: "d"}), []string{"a", "c\xff", "z"}, "c\xff", true},
-		{"unbounded span", reads(nil, span{start: "m", inf: true}), []string{"a", "zzz"}, "zzz", true},
-		{"empty span", reads(nil, span{start: "b", end: "b"}), []string{"b"}, "", false},
+		{"span start inclusive", reads(nil, span{Start: "b", End: "d"}), []string{"a", "b"}, "b", true},
+		{"span end exclusive", reads(nil, span{Start: "b", End: "d"}), []string{"a", "d", "e"}, "", false},
+		{"span inside", reads(nil, span{Start: "b", End: "d"}), []string{"a", "c\xff", "z"}, "c\xff", true},
+		{"unbounded span", reads(nil, span{Start: "m", Inf: true}), []string{"a", "zzz"}, "zzz", true},
+		{"empty span", reads(nil, span{Start: "b", End: "b"}), []string{"b"}, "", false},
 		{"empty key is a key", reads([]string{""}), []string{"", "a"}, "", true},
 	}
 	for _, tc := range cases {
-		if got, ok := tc.r.hit(tc.written); ok != tc.ok || got != tc.hit {
+		if got, ok := tc.r.Hit(tc.written); ok != tc.ok || got != tc.hit {
 			t.Errorf("%s: hit = %q,%v, want %q,%v", tc.name, got, ok, tc.hit, tc.ok)
 		}
 	}
@@ -56,7 +56,7 @@ func TestHistory(t *testing.T) {
 	readOf := func(keys ...string) *readSet {
 		r := &readSet{}
 		for _, k := range keys {
-			r.addPoint([]byte(k))
+			r.AddPoint([]byte(k))
 		}
 		return r
 	}

@@ -32,9 +32,9 @@ func (t *txn) usable() error {
 
 // grow charges n bytes to the Txn's budget; past it the Txn is spoiled.
 func (t *txn) grow(n int) error {
-	if t.writes.bytes+t.reads.bytes > t.s.opts.TxnBytesMax {
+	if t.writes.Bytes+t.reads.Bytes > t.s.opts.TxnBytesMax {
 		t.err = fmt.Errorf("%w: %d bytes of writes and reads > %d", store.ErrTxnTooLarge,
-			t.writes.bytes+t.reads.bytes, t.s.opts.TxnBytesMax)
+			t.writes.Bytes+t.reads.Bytes, t.s.opts.TxnBytesMax)
 		return t.err
 	}
 	return nil
@@ -50,10 +50,10 @@ func (t *txn) Get(key []byte) ([]byte, bool, error) {
 	}
 	// A key this Txn wrote reads its own write, whatever others do: no
 	// need to record it.
-	if w, ok := t.writes.get(key); ok {
-		return w.val, !w.del, nil
+	if w, ok := t.writes.Get(key); ok {
+		return w.Val, !w.Del, nil
 	}
-	if err := t.grow(t.reads.addPoint(key)); err != nil {
+	if err := t.grow(t.reads.AddPoint(key)); err != nil {
 		return nil, false, err
 	}
 	if err := t.s.enter(); err != nil {
@@ -112,20 +112,20 @@ func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error)
 		return err
 	}
 	defer it.Close()
-	sp := span{start: string(start), end: string(end), inf: end == nil}
-	own := t.writes.between(sp.start, sp.end, sp.inf)
+	sp := span{Start: string(start), End: string(end), Inf: end == nil}
+	own := t.writes.Between(sp.Start, sp.End, sp.Inf)
 	n := 0
 	for ok := it.First(); ok || len(own) > 0; {
 		var k, v []byte
 		stored := false
 		if len(own) > 0 && (!ok || own[0] <= string(it.Key())) {
-			w := t.writes.m[own[0]]
+			w := t.writes.M[own[0]]
 			if ok && own[0] == string(it.Key()) {
 				ok = it.Next() // shadowed; k comes from own, so advancing is safe
 			}
-			k, v = bytesOf(own[0]), w.val
+			k, v = bytesOf(own[0]), w.Val
 			own = own[1:]
-			if w.del {
+			if w.Del {
 				continue
 			}
 		} else {
@@ -150,13 +150,13 @@ func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error)
 	if err := it.Error(); err != nil {
 		return err
 	}
-	return t.grow(t.reads.addSpan(sp))
+	return t.grow(t.reads.AddSpan(sp))
 }
 
 // readTo records sp cut just after last, the last key the scan passed on.
 func (t *txn) readTo(sp span, last []byte) error {
-	sp.end, sp.inf = string(last)+"\x00", false
-	return t.grow(t.reads.addSpan(sp))
+	sp.End, sp.Inf = string(last)+"\x00", false
+	return t.grow(t.reads.AddSpan(sp))
 }
 
 // Set implements store.Txn.
@@ -182,7 +182,7 @@ func (t *txn) put(key, val []byte, del bool) error {
 	if err := store.CheckValue(val); err != nil {
 		return err
 	}
-	return t.grow(t.writes.put(key, val, del))
+	return t.grow(t.writes.Put(key, val, del))
 }
 
 // Commit implements store.Txn.
@@ -194,7 +194,7 @@ func (t *txn) Commit(ctx context.Context, hook func(c store.Critical) error) err
 	if t.err != nil {
 		return t.err
 	}
-	readOnly := t.writes.len() == 0 && hook == nil
+	readOnly := t.writes.Len() == 0 && hook == nil
 	var err error
 	switch {
 	case ctx.Err() != nil:

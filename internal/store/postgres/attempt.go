@@ -49,7 +49,7 @@ func (a *groupRun) run() error {
 	b.Queue(s.q.bump).QueryRow(func(r pgx.Row) error { return r.Scan(&ver, &floor) })
 	for i, r := range a.group {
 		r.reset()
-		if !r.t.reads.empty() {
+		if !r.t.reads.Empty() {
 			queueValidate(b, s.q.validate, r.t, &vals[i])
 		}
 	}
@@ -65,11 +65,11 @@ func (a *groupRun) run() error {
 		if a.results[i] = err; err != nil {
 			continue
 		}
-		for _, k := range r.t.writes.keys() {
-			overlay.adopt(k, r.t.writes.m[k])
+		for _, k := range r.t.writes.Keys() {
+			overlay.Adopt(k, r.t.writes.M[k])
 		}
 	}
-	if overlay.len() == 0 {
+	if overlay.Len() == 0 {
 		// Nothing to write: validation and hooks were the point. Rolling
 		// back also undoes the version bump.
 		return a.abort(nil)
@@ -82,12 +82,12 @@ func (a *groupRun) run() error {
 // dbErr an error of the attempt (a hook's read failed).
 func (a *groupRun) admit(ctx context.Context, r *request, i int, v *validation, overlay *writeSet) (err, dbErr error) {
 	t := r.t
-	if !t.reads.empty() {
+	if !t.reads.Empty() {
 		if err := v.verdict(t); err != nil {
 			return err, nil
 		}
 	}
-	if k, ok := t.reads.hit(overlay.keys()); ok {
+	if k, ok := t.reads.Hit(overlay.Keys()); ok {
 		return fmt.Errorf("%w: %s was written by an earlier commit of the same group", store.ErrConflict, store.Brief(bytesOf(k))), nil
 	}
 	if r.hook == nil {
@@ -122,7 +122,7 @@ func (a *groupRun) runHook(r *request, i int, c *critical) (err error) {
 // finds out whether the commit happened.
 func (a *groupRun) write(ctx context.Context, ver, floor int64, overlay *writeSet) error {
 	s, conn := a.c.s, a.c.conn
-	keys, vals := overlay.arrays()
+	keys, vals := writeArrays(overlay)
 	token := newToken()
 	b := &pgx.Batch{}
 	b.Queue(s.q.apply, keys, vals, ver)
@@ -300,11 +300,11 @@ func (c *critical) Get(key []byte) ([]byte, bool, error) {
 	if err := store.CheckKey(key); err != nil {
 		return nil, false, err
 	}
-	if w, ok := c.t.writes.get(key); ok {
-		return w.val, !w.del, nil
+	if w, ok := c.t.writes.Get(key); ok {
+		return w.Val, !w.Del, nil
 	}
-	if w, ok := c.overlay.get(key); ok {
-		return w.val, !w.del, nil
+	if w, ok := c.overlay.Get(key); ok {
+		return w.Val, !w.Del, nil
 	}
 	if c.dbErr != nil {
 		return nil, false, c.dbErr

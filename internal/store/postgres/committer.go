@@ -43,11 +43,11 @@ func (r *request) reset() {
 		return
 	}
 	if r.base == nil {
-		b := r.t.writes.clone()
+		b := r.t.writes.Clone()
 		r.base = &b
 		return
 	}
-	r.t.writes, r.t.err = r.base.clone(), nil
+	r.t.writes, r.t.err = r.base.Clone(), nil
 }
 
 // commitGroup queues t for the committer and waits for its outcome.
@@ -131,7 +131,7 @@ func (s *Store) collect(r *request) []*request {
 	for {
 		if r.state.CompareAndSwap(queued, taken) {
 			group = append(group, r)
-			bytes += r.t.writes.bytes
+			bytes += r.t.writes.Bytes
 		}
 		if len(group) >= s.opts.CommitGroupMax || bytes >= s.opts.GroupBytesMax {
 			return group

@@ -1,7 +1,7 @@
 package postgres
 
 // checkPage asserts that a scan page is strictly increasing and inside
-// [cursor, sp.end).
+// [cursor, sp.End).
 func checkPage(rows []row, cursor string, sp span) {
 	if !invariantsOn {
 		return
@@ -9,7 +9,7 @@ func checkPage(rows []row, cursor string, sp span) {
 	prev := ""
 	for i, r := range rows {
 		k := string(r.k)
-		assert(k >= cursor && sp.has(k), "scan row %q outside [%q, %q)", k, cursor, sp.end)
+		assert(k >= cursor && sp.Has(k), "scan row %q outside [%q, %q)", k, cursor, sp.End)
 		assert(i == 0 || k > prev, "scan rows out of order: %q after %q", k, prev)
 		prev = k
 	}

@@ -10,10 +10,10 @@ import (
 
 func TestReadSetHit(t *testing.T) {
 	var r readSet
-	r.addPoint([]byte("p"))
-	r.addPoint([]byte("")) // the empty key is a key
-	r.addSpan(span{start: "m", end: "n"})
-	r.addSpan(span{start: "x", inf: true})
+	r.AddPoint([]byte("p"))
+	r.AddPoint([]byte("")) // the empty key is a key
+	r.AddSpan(span{Start: "m", End: "n"})
+	r.AddSpan(span{Start: "x", Inf: true})
 	cases := []struct {
 		written []string
 		hit     string
@@ -30,7 +30,7 @@ func TestReadSetHit(t *testing.T) {
 		{[]string{"b", "c", "zz"}, "zz", true},
 	}
 	for _, tc := range cases {
-		got, ok := r.hit(tc.written)
+		got, ok := r.Hit(tc.written)
 		if ok != tc.ok || got != tc.hit {
 			t.Errorf("hit(%q) = %q, %v; want %q, %v", tc.written, got, ok, tc.hit, tc.ok)
 		}
@@ -40,11 +40,11 @@ func TestReadSetHit(t *testing.T) {
 func TestReadSetArrays(t *testing.T) {
 	var r readSet
 	for _, k := range []string{"c", "a", "b"} {
-		r.addPoint([]byte(k))
+		r.AddPoint([]byte(k))
 	}
-	r.addSpan(span{start: "", end: "k"})
-	r.addSpan(span{start: "q", inf: true})
-	points, los, his := r.arrays()
+	r.AddSpan(span{Start: "", End: "k"})
+	r.AddSpan(span{Start: "q", Inf: true})
+	points, los, his := readArrays(&r)
 	if !slices.EqualFunc(points, [][]byte{[]byte("a"), []byte("b"), []byte("c")}, bytes.Equal) {
 		t.Errorf("points %q, want sorted a b c", points)
 	}
@@ -61,26 +61,26 @@ func TestReadSetArrays(t *testing.T) {
 
 func TestWriteSet(t *testing.T) {
 	var w writeSet
-	w.put([]byte("b"), []byte("1"), false)
-	w.put([]byte("a"), nil, true)
-	w.put([]byte("c"), []byte{}, false)
-	w.put([]byte("b"), []byte("22"), false)
-	if got := w.between("a", "c", false); !slices.Equal(got, []string{"a", "b"}) {
+	w.Put([]byte("b"), []byte("1"), false)
+	w.Put([]byte("a"), nil, true)
+	w.Put([]byte("c"), []byte{}, false)
+	w.Put([]byte("b"), []byte("22"), false)
+	if got := w.Between("a", "c", false); !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("between a c = %q", got)
 	}
-	if got := w.between("b", "", true); !slices.Equal(got, []string{"b", "c"}) {
+	if got := w.Between("b", "", true); !slices.Equal(got, []string{"b", "c"}) {
 		t.Errorf("between b ∞ = %q", got)
 	}
-	keys, vals := w.arrays()
+	keys, vals := writeArrays(&w)
 	if len(keys) != 3 || vals[0] != nil || string(vals[1]) != "22" || vals[2] == nil || len(vals[2]) != 0 {
 		t.Errorf("arrays %q %q: want a deletion as nil and an empty value as empty, not nil", keys, vals)
 	}
-	if w.bytes != 1+1+2+1 {
-		t.Errorf("bytes %d, want 5 (keys a b c, value 22)", w.bytes)
+	if w.Bytes != 1+1+2+1 {
+		t.Errorf("bytes %d, want 5 (keys a b c, value 22)", w.Bytes)
 	}
-	c := w.clone()
-	w.put([]byte("d"), []byte("4"), false)
-	if _, ok := c.get([]byte("d")); ok || len(c.keys()) != 3 {
-		t.Errorf("clone changed with the original: %q", c.keys())
+	c := w.Clone()
+	w.Put([]byte("d"), []byte("4"), false)
+	if _, ok := c.Get([]byte("d")); ok || len(c.Keys()) != 3 {
+		t.Errorf("clone changed with the original: %q", c.Keys())
 	}
 }

@@ -38,7 +38,7 @@ func (t *txn) usable() error {
 
 // grow charges the Txn's budget; past it the Txn is spoiled.
 func (t *txn) grow(int) error {
-	if n := t.writes.bytes + t.reads.bytes; n > t.s.opts.TxnBytesMax {
+	if n := t.writes.Bytes + t.reads.Bytes; n > t.s.opts.TxnBytesMax {
 		t.err = fmt.Errorf("%w: %d bytes of writes and reads > %d", store.ErrTxnTooLarge, n, t.s.opts.TxnBytesMax)
 		return t.err
 	}
@@ -62,10 +62,10 @@ func (t *txn) Get(key []byte) ([]byte, bool, error) {
 	if err := store.CheckKey(key); err != nil {
 		return nil, false, err
 	}
-	if w, ok := t.writes.get(key); ok {
-		return w.val, !w.del, nil
+	if w, ok := t.writes.Get(key); ok {
+		return w.Val, !w.Del, nil
 	}
-	if err := t.grow(t.reads.addPoint(key)); err != nil {
+	if err := t.grow(t.reads.AddPoint(key)); err != nil {
 		return nil, false, err
 	}
 	if err := t.s.enter(); err != nil {
@@ -126,9 +126,9 @@ func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error)
 	if end != nil && string(start) == string(end) {
 		return nil // an empty range reads nothing
 	}
-	sp := span{start: string(start), end: string(end), inf: end == nil}
-	own := t.writes.between(sp.start, sp.end, sp.inf)
-	cursor, n := sp.start, 0
+	sp := span{Start: string(start), End: string(end), Inf: end == nil}
+	own := t.writes.Between(sp.Start, sp.End, sp.Inf)
+	cursor, n := sp.Start, 0
 	for {
 		page := t.s.opts.ScanPageMax
 		if limit > 0 {
@@ -141,13 +141,13 @@ func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error)
 		full := len(rows) == page
 		// This page covers [cursor, upto): the own writes below upto merge
 		// into it; the rest wait for the next page.
-		upto, last := sp.end, !full
+		upto, last := sp.End, !full
 		if full {
 			upto = string(rows[len(rows)-1].k) + "\x00"
 		}
 		var stop bool
 		var k []byte
-		own, n, k, stop, err = t.merge(rows, own, upto, last && sp.inf, n, limit, fn)
+		own, n, k, stop, err = t.merge(rows, own, upto, last && sp.Inf, n, limit, fn)
 		if err != nil {
 			t.readTo(sp, k)
 			return err
@@ -160,7 +160,7 @@ func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error)
 		}
 		cursor = upto
 	}
-	return t.grow(t.reads.addSpan(sp))
+	return t.grow(t.reads.AddSpan(sp))
 }
 
 // merge passes fn the rows and the own writes below upto (all of them when
@@ -173,13 +173,13 @@ func (t *txn) merge(rows []row, own []string, upto string, all bool, n, limit in
 	for len(rows) > 0 || (len(own) > 0 && (all || own[0] < upto)) {
 		var k, v []byte
 		if len(own) > 0 && (all || own[0] < upto) && (len(rows) == 0 || own[0] <= string(rows[0].k)) {
-			w := t.writes.m[own[0]]
+			w := t.writes.M[own[0]]
 			if len(rows) > 0 && own[0] == string(rows[0].k) {
 				rows = rows[1:] // shadowed by the own write
 			}
-			k, v = bytesOf(own[0]), w.val
+			k, v = bytesOf(own[0]), w.Val
 			own = own[1:]
-			if w.del {
+			if w.Del {
 				continue
 			}
 		} else {
@@ -204,10 +204,10 @@ func (t *txn) fetch(cursor string, sp span, page int) ([]row, error) {
 	defer cancel()
 	var rs pgx.Rows
 	var err error
-	if sp.inf {
+	if sp.Inf {
 		rs, err = t.conn.Conn().Query(ctx, t.s.q.scan, bytesOf(cursor), page)
 	} else {
-		rs, err = t.conn.Conn().Query(ctx, t.s.q.scanTo, bytesOf(cursor), bytesOf(sp.end), page)
+		rs, err = t.conn.Conn().Query(ctx, t.s.q.scanTo, bytesOf(cursor), bytesOf(sp.End), page)
 	}
 	if err != nil {
 		return nil, err
@@ -233,8 +233,8 @@ func (t *txn) fetch(cursor string, sp span, page int) ([]row, error) {
 
 // readTo records sp cut just after last, the last key the scan passed on.
 func (t *txn) readTo(sp span, last []byte) error {
-	sp.end, sp.inf = string(last)+"\x00", false
-	return t.grow(t.reads.addSpan(sp))
+	sp.End, sp.Inf = string(last)+"\x00", false
+	return t.grow(t.reads.AddSpan(sp))
 }
 
 // Set implements store.Txn.
@@ -260,7 +260,7 @@ func (t *txn) put(key, val []byte, del bool) error {
 	if err := store.CheckValue(val); err != nil {
 		return err
 	}
-	return t.grow(t.writes.put(key, val, del))
+	return t.grow(t.writes.Put(key, val, del))
 }
 
 // Commit implements store.Txn. The snapshot transaction is ended first (its
@@ -274,7 +274,7 @@ func (t *txn) Commit(ctx context.Context, hook func(c store.Critical) error) err
 	if t.err != nil {
 		return t.err
 	}
-	readOnly := t.writes.len() == 0 && hook == nil
+	readOnly := t.writes.Len() == 0 && hook == nil
 	var err error
 	switch {
 	case ctx.Err() != nil:
@@ -302,7 +302,7 @@ func (t *txn) commitReadOnly() error {
 	if err := t.s.failure(); err != nil {
 		return err
 	}
-	if t.reads.empty() {
+	if t.reads.Empty() {
 		_ = t.release()
 		return nil
 	}
@@ -358,7 +358,7 @@ type validation struct {
 
 // queueValidate adds t's validation to b, answered into v.
 func queueValidate(b *pgx.Batch, q string, t *txn, v *validation) {
-	points, los, his := t.reads.arrays()
+	points, los, his := readArrays(&t.reads)
 	b.Queue(q, t.snap, points, los, his).QueryRow(func(r pgx.Row) error {
 		return r.Scan(&v.floor, &v.conflict, &v.key)
 	})
