@@ -27,6 +27,11 @@ type Options struct {
 	BackoffMax time.Duration
 	// MessageBytesMax bounds one answer from the server. Default 64 MiB.
 	MessageBytesMax int
+	// Streams is the number of RunStream streams Run multiplexes programs
+	// over. Default 2.
+	Streams int
+	// NoStream makes Run use one unary call per program instead of streams.
+	NoStream bool
 }
 
 func (o Options) withDefaults() Options {
@@ -45,14 +50,18 @@ func (o Options) withDefaults() Options {
 	if o.MessageBytesMax <= 0 {
 		o.MessageBytesMax = 64 << 20
 	}
+	if o.Streams <= 0 {
+		o.Streams = 2
+	}
 	return o
 }
 
 // Client is a connection to a Weft server.
 type Client struct {
-	opts Options
-	conn *grpc.ClientConn
-	rpc  pb.WeftClient
+	opts    Options
+	conn    *grpc.ClientConn
+	rpc     pb.WeftClient
+	streams streams
 }
 
 // Dial connects to the server's gRPC address (the connection is made lazily).
@@ -67,11 +76,16 @@ func Dial(addr string, opts ...Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("weft: dial %s: %w", addr, err)
 	}
-	return &Client{opts: o, conn: conn, rpc: pb.NewWeftClient(conn)}, nil
+	c := &Client{opts: o, conn: conn, rpc: pb.NewWeftClient(conn)}
+	c.streams.open = make([]*runStream, o.Streams)
+	return c, nil
 }
 
 // Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+func (c *Client) Close() error {
+	c.streams.close()
+	return c.conn.Close()
+}
 
 // call bounds ctx by CallTimeout unless it has a deadline already.
 func (c *Client) call(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -179,19 +193,51 @@ func (c *Client) RunAt(ctx context.Context, snapshot, program string, params, re
 		}
 		req.ParamsJson = string(b)
 	}
-	cctx, cancel := c.call(ctx)
-	defer cancel()
-	resp, err := c.rpc.Run(cctx, req)
+	out, err := c.run(ctx, req)
 	if err != nil {
-		return fromRPC(cctx, err)
+		return err
 	}
 	if result == nil {
 		return nil
 	}
-	if err := json.Unmarshal([]byte(resp.GetResultJson()), result); err != nil {
+	if err := json.Unmarshal([]byte(out), result); err != nil {
 		return fmt.Errorf("weft: result of %s: %w", program, err)
 	}
 	return nil
+}
+
+// RunRaw runs a node program with params already encoded as JSON (nil:
+// {}) and returns its result's JSON as the server sent it, unparsed: for
+// callers that pass results on, or decode them their own way.
+func (c *Client) RunRaw(ctx context.Context, snapshot, program string, params []byte) ([]byte, error) {
+	req := &pb.RunRequest{Program: program, ParamsJson: string(params)}
+	if snapshot != "" {
+		req.At = &pb.Snapshot{Token: snapshot}
+	}
+	out, err := c.run(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(out), nil
+}
+
+// run runs req over a stream, or as a unary call when streams are off or
+// the server has none, within ctx's deadline or else Options.CallTimeout.
+func (c *Client) run(ctx context.Context, req *pb.RunRequest) (string, error) {
+	if !c.opts.NoStream && !c.streams.unsupported.Load() {
+		out, err := c.runStreamed(ctx, req)
+		if !errors.Is(err, errNoStream) {
+			return out, err
+		}
+		c.streams.unsupported.Store(true)
+	}
+	cctx, cancel := c.call(ctx)
+	defer cancel()
+	resp, err := c.rpc.Run(cctx, req)
+	if err != nil {
+		return "", fromRPC(cctx, err)
+	}
+	return resp.GetResultJson(), nil
 }
 
 // ProgramInfo describes one program Run accepts.

@@ -21,6 +21,7 @@ import (
 type grpcService struct {
 	pb.UnimplementedWeftServer
 	svc service
+	m   *Metrics // RunStream records each request (unary calls: the interceptor)
 }
 
 // NewGRPCServer returns a gRPC server serving the Weft service over db, with
@@ -32,7 +33,7 @@ func NewGRPCServer(db engine.API, m *Metrics, opts ...grpc.ServerOption) *grpc.S
 	opts = append([]grpc.ServerOption{grpc.ChainUnaryInterceptor(unaryInterceptor(m)),
 		grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0)))}, opts...)
 	s := grpc.NewServer(opts...)
-	pb.RegisterWeftServer(s, &grpcService{svc: service{db: db}})
+	pb.RegisterWeftServer(s, &grpcService{svc: service{db: db}, m: m})
 	reflection.Register(s) // for grpcurl and friends
 	return s
 }
@@ -40,7 +41,7 @@ func NewGRPCServer(db engine.API, m *Metrics, opts ...grpc.ServerOption) *grpc.S
 // grpcOps names each method as the metrics and HTTP API do.
 var grpcOps = map[string]string{
 	"Begin": "begin", "GetVertex": "get_vertex", "GetEdge": "get_edge", "Commit": "commit",
-	"Run": "run", "Programs": "programs", "Status": "status",
+	"Run": "run", "Programs": "programs", "Status": "status", "RunStream": "run_stream",
 }
 
 func unaryInterceptor(m *Metrics) grpc.UnaryServerInterceptor {
@@ -67,10 +68,20 @@ func StatusError(code Code, msg string) error {
 		info, code = codeTable[CodeInternal], CodeInternal
 	}
 	st := status.New(info.grpc, msg)
-	if d, err := st.WithDetails(&pb.Error{Code: info.pb, Message: msg, Retryable: info.retryable}); err == nil {
+	if d, err := st.WithDetails(errorPB(code, msg)); err == nil {
 		st = d
 	}
 	return st.Err()
+}
+
+// errorPB is the Error detail for an API error (RunStream's per-request
+// errors carry it in the reply instead of a status).
+func errorPB(code Code, msg string) *pb.Error {
+	info, ok := codeTable[code]
+	if !ok {
+		info = codeTable[CodeInternal]
+	}
+	return &pb.Error{Code: info.pb, Message: msg, Retryable: info.retryable}
 }
 
 func snapPB(s engine.Snapshot) *pb.Snapshot { return &pb.Snapshot{Token: s.Token} }

@@ -85,10 +85,11 @@ func (s service) run(ctx context.Context, program string, params []byte, at stri
 	if len(params) == 0 {
 		params = []byte("{}")
 	}
-	var raw json.RawMessage
-	if err := json.Unmarshal(params, &raw); err != nil {
-		return nil, invalid("params: " + jsonErrorMessage(err))
+	if !json.Valid(params) { // cheaper than decoding; the decoder words the error
+		var raw json.RawMessage
+		return nil, invalid("params: " + jsonErrorMessage(json.Unmarshal(params, &raw)))
 	}
+	raw := json.RawMessage(params)
 	var snap *engine.Snapshot
 	if at != "" {
 		snap = &engine.Snapshot{Token: at}

@@ -39,6 +39,9 @@ type TaoOptions struct {
 	Mode string
 	// Conns is the number of client connections in net mode [4].
 	Conns int
+	// Streams is the RunStream streams per connection that carry the read
+	// programs in net mode [2]; negative: one unary Run call per program.
+	Streams int
 	// Dst draws edge destinations: uniform or zipf [uniform].
 	Dst string
 	// DataDir holds the store; it must be empty or missing ["": a temporary
@@ -93,6 +96,7 @@ func (o *TaoOptions) setDefaults() {
 	}
 	def(&o.Clients, 64)
 	def(&o.Conns, 4)
+	def(&o.Streams, 2)
 	def(&o.LoadBatch, 1000)
 	def(&o.Loaders, 1)
 	for p, v := range map[*string]string{&o.Mix: "tao", &o.Mode: "inproc", &o.Dst: "uniform"} {
@@ -311,7 +315,7 @@ func (b *taoBench) run(ctx context.Context) error {
 	o := b.opts
 	var be taoBackend = newInprocBackend(b.db, o.NodeEdges, taoEdgesLimit)
 	if o.Mode == "net" {
-		nb, err := newNetBackend(b.db, o.Conns, o.NodeEdges, taoEdgesLimit)
+		nb, err := newNetBackend(b.db, o.Conns, o.Streams, o.NodeEdges, taoEdgesLimit)
 		if err != nil {
 			return err
 		}

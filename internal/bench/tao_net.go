@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -17,7 +16,9 @@ import (
 // netBackend drives the engine through `weft serve`'s front end: the real
 // gRPC server (internal/api) on a loopback port, and the Go client
 // (client/weft) over conns connections, shared round-robin by the clients
-// (gRPC multiplexes concurrent calls over each).
+// (gRPC multiplexes concurrent calls over each). Programs go over the
+// client's RunStream streams (streams per connection), or as unary calls
+// when streams < 0.
 type netBackend struct {
 	srv       *api.Server
 	conns     []*weft.Client
@@ -26,7 +27,7 @@ type netBackend struct {
 	edgesTail string
 }
 
-func newNetBackend(db engine.API, conns int, nodeEdges bool, limit int) (*netBackend, error) {
+func newNetBackend(db engine.API, conns, streams int, nodeEdges bool, limit int) (*netBackend, error) {
 	cfg := api.DefaultConfig()
 	cfg.GRPCAddr, cfg.HTTPAddr = "127.0.0.1:0", ""
 	srv, err := api.NewServer(db, cfg)
@@ -38,7 +39,7 @@ func newNetBackend(db engine.API, conns int, nodeEdges bool, limit int) (*netBac
 	}
 	b := &netBackend{srv: srv, nodeTail: nodeTail(nodeEdges), edgesTail: fmt.Sprintf(`","limit":%d}`, limit)}
 	for range max(conns, 1) {
-		c, err := weft.Dial(srv.GRPCAddr())
+		c, err := weft.Dial(srv.GRPCAddr(), weft.Options{Streams: max(streams, 0), NoStream: streams < 0})
 		if err != nil {
 			b.close()
 			return nil, err
@@ -53,9 +54,7 @@ func (b *netBackend) client() *weft.Client {
 }
 
 func (b *netBackend) run(ctx context.Context, prog string, params []byte) ([]byte, error) {
-	var out json.RawMessage
-	err := b.client().Run(ctx, prog, json.RawMessage(params), &out)
-	return out, err
+	return b.client().RunRaw(ctx, "", prog, params)
 }
 
 func (b *netBackend) getNode(ctx context.Context, h string) (bool, error) {

@@ -163,16 +163,16 @@ func (b *taoBench) result() *Result {
 	if o.Distribution != "" {
 		dist = filepath.Base(o.Distribution)
 	}
-	conns := 0
+	conns, streams := 0, 0
 	if o.Mode == "net" {
-		conns = o.Conns
+		conns, streams = o.Conns, max(o.Streams, 0)
 	}
 	return &Result{
 		Benchmark: "tao/" + o.TaoName(),
 		Schema:    SchemaVersion,
 		Params: map[string]any{
 			"vertices": o.Vertices, "duration_s": o.Duration.Seconds(), "clients": o.Clients, "mix": o.Mix,
-			"mode": o.Mode, "conns": conns, "dst": o.Dst, "store": store,
+			"mode": o.Mode, "conns": conns, "streams_per_conn": streams, "dst": o.Dst, "store": store,
 			"sync_during_load": b.cfg.Sync && !o.LoadNoSync, "sync_during_run": b.cfg.Sync,
 			"load_batch_ops": o.LoadBatch, "loaders": o.Loaders, "gatekeepers": b.cfg.Gatekeepers, "shards": b.cfg.Shards,
 			"get_edges_limit": taoEdgesLimit, "get_node_edges": o.NodeEdges, "degree_distribution": dist,

@@ -1405,6 +1405,141 @@ func (x *RunResponse) GetResultJson() string {
 	return ""
 }
 
+type RunStreamRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Chosen by the client, unique among its requests in flight on the stream.
+	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The program to run; absent with cancel set.
+	Run *RunRequest `protobuf:"bytes,2,opt,name=run,proto3" json:"run,omitempty"`
+	// Time the server may spend on it, in microseconds (0: no limit).
+	TimeoutMicros uint64 `protobuf:"varint,3,opt,name=timeout_micros,json=timeoutMicros,proto3" json:"timeout_micros,omitempty"`
+	// Cancel the request in flight with this id (the client gave up on it); it
+	// gets no reply.
+	Cancel        bool `protobuf:"varint,4,opt,name=cancel,proto3" json:"cancel,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunStreamRequest) Reset() {
+	*x = RunStreamRequest{}
+	mi := &file_weft_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunStreamRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunStreamRequest) ProtoMessage() {}
+
+func (x *RunStreamRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunStreamRequest.ProtoReflect.Descriptor instead.
+func (*RunStreamRequest) Descriptor() ([]byte, []int) {
+	return file_weft_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RunStreamRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *RunStreamRequest) GetRun() *RunRequest {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
+func (x *RunStreamRequest) GetTimeoutMicros() uint64 {
+	if x != nil {
+		return x.TimeoutMicros
+	}
+	return 0
+}
+
+func (x *RunStreamRequest) GetCancel() bool {
+	if x != nil {
+		return x.Cancel
+	}
+	return false
+}
+
+type RunStreamResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The program's result as JSON, when error is absent.
+	ResultJson string `protobuf:"bytes,2,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	// Why the program failed (the detail a unary Run would carry).
+	Error         *Error `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunStreamResponse) Reset() {
+	*x = RunStreamResponse{}
+	mi := &file_weft_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunStreamResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunStreamResponse) ProtoMessage() {}
+
+func (x *RunStreamResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunStreamResponse.ProtoReflect.Descriptor instead.
+func (*RunStreamResponse) Descriptor() ([]byte, []int) {
+	return file_weft_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RunStreamResponse) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *RunStreamResponse) GetResultJson() string {
+	if x != nil {
+		return x.ResultJson
+	}
+	return ""
+}
+
+func (x *RunStreamResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 type ProgramsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1413,7 +1548,7 @@ type ProgramsRequest struct {
 
 func (x *ProgramsRequest) Reset() {
 	*x = ProgramsRequest{}
-	mi := &file_weft_proto_msgTypes[18]
+	mi := &file_weft_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1560,7 @@ func (x *ProgramsRequest) String() string {
 func (*ProgramsRequest) ProtoMessage() {}
 
 func (x *ProgramsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[18]
+	mi := &file_weft_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1438,7 +1573,7 @@ func (x *ProgramsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgramsRequest.ProtoReflect.Descriptor instead.
 func (*ProgramsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{18}
+	return file_weft_proto_rawDescGZIP(), []int{20}
 }
 
 type ProgramInfo struct {
@@ -1451,7 +1586,7 @@ type ProgramInfo struct {
 
 func (x *ProgramInfo) Reset() {
 	*x = ProgramInfo{}
-	mi := &file_weft_proto_msgTypes[19]
+	mi := &file_weft_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1598,7 @@ func (x *ProgramInfo) String() string {
 func (*ProgramInfo) ProtoMessage() {}
 
 func (x *ProgramInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[19]
+	mi := &file_weft_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1611,7 @@ func (x *ProgramInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgramInfo.ProtoReflect.Descriptor instead.
 func (*ProgramInfo) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{19}
+	return file_weft_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ProgramInfo) GetName() string {
@@ -1502,7 +1637,7 @@ type ProgramsResponse struct {
 
 func (x *ProgramsResponse) Reset() {
 	*x = ProgramsResponse{}
-	mi := &file_weft_proto_msgTypes[20]
+	mi := &file_weft_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1649,7 @@ func (x *ProgramsResponse) String() string {
 func (*ProgramsResponse) ProtoMessage() {}
 
 func (x *ProgramsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[20]
+	mi := &file_weft_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1662,7 @@ func (x *ProgramsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgramsResponse.ProtoReflect.Descriptor instead.
 func (*ProgramsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{20}
+	return file_weft_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ProgramsResponse) GetPrograms() []*ProgramInfo {
@@ -1545,7 +1680,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_weft_proto_msgTypes[21]
+	mi := &file_weft_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1557,7 +1692,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[21]
+	mi := &file_weft_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1570,7 +1705,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{21}
+	return file_weft_proto_rawDescGZIP(), []int{23}
 }
 
 type StatusResponse struct {
@@ -1590,7 +1725,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_weft_proto_msgTypes[22]
+	mi := &file_weft_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1737,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[22]
+	mi := &file_weft_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +1750,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{22}
+	return file_weft_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StatusResponse) GetGatekeepers() int64 {
@@ -1694,7 +1829,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_weft_proto_msgTypes[23]
+	mi := &file_weft_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1841,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[23]
+	mi := &file_weft_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1854,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{23}
+	return file_weft_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Error) GetCode() ErrorCode {
@@ -1842,7 +1977,17 @@ const file_weft_proto_rawDesc = "" +
 	"\x02at\x18\x03 \x01(\v2\x11.weft.v1.SnapshotR\x02at\".\n" +
 	"\vRunResponse\x12\x1f\n" +
 	"\vresult_json\x18\x01 \x01(\tR\n" +
-	"resultJson\"\x11\n" +
+	"resultJson\"\x88\x01\n" +
+	"\x10RunStreamRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12%\n" +
+	"\x03run\x18\x02 \x01(\v2\x13.weft.v1.RunRequestR\x03run\x12%\n" +
+	"\x0etimeout_micros\x18\x03 \x01(\x04R\rtimeoutMicros\x12\x16\n" +
+	"\x06cancel\x18\x04 \x01(\bR\x06cancel\"j\n" +
+	"\x11RunStreamResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1f\n" +
+	"\vresult_json\x18\x02 \x01(\tR\n" +
+	"resultJson\x12$\n" +
+	"\x05error\x18\x03 \x01(\v2\x0e.weft.v1.ErrorR\x05error\"\x11\n" +
 	"\x0fProgramsRequest\"C\n" +
 	"\vProgramInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
@@ -1892,13 +2037,14 @@ const file_weft_proto_rawDesc = "" +
 	"\x11DEADLINE_EXCEEDED\x10\n" +
 	"\x12\r\n" +
 	"\tCANCELLED\x10\v\x12\f\n" +
-	"\bINTERNAL\x10\f2\xa9\x03\n" +
+	"\bINTERNAL\x10\f2\xf1\x03\n" +
 	"\x04Weft\x126\n" +
 	"\x05Begin\x12\x15.weft.v1.BeginRequest\x1a\x16.weft.v1.BeginResponse\x12B\n" +
 	"\tGetVertex\x12\x19.weft.v1.GetVertexRequest\x1a\x1a.weft.v1.GetVertexResponse\x12<\n" +
 	"\aGetEdge\x12\x17.weft.v1.GetEdgeRequest\x1a\x18.weft.v1.GetEdgeResponse\x129\n" +
 	"\x06Commit\x12\x16.weft.v1.CommitRequest\x1a\x17.weft.v1.CommitResponse\x120\n" +
-	"\x03Run\x12\x13.weft.v1.RunRequest\x1a\x14.weft.v1.RunResponse\x12?\n" +
+	"\x03Run\x12\x13.weft.v1.RunRequest\x1a\x14.weft.v1.RunResponse\x12F\n" +
+	"\tRunStream\x12\x19.weft.v1.RunStreamRequest\x1a\x1a.weft.v1.RunStreamResponse(\x010\x01\x12?\n" +
 	"\bPrograms\x12\x18.weft.v1.ProgramsRequest\x1a\x19.weft.v1.ProgramsResponse\x129\n" +
 	"\x06Status\x12\x16.weft.v1.StatusRequest\x1a\x17.weft.v1.StatusResponseB.Z,github.com/weft-db/weft/internal/wire/weftpbb\x06proto3"
 
@@ -1915,7 +2061,7 @@ func file_weft_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weft_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_weft_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_weft_proto_goTypes = []any{
 	(OpKind)(0),               // 0: weft.v1.OpKind
 	(ErrorCode)(0),            // 1: weft.v1.ErrorCode
@@ -1937,14 +2083,16 @@ var file_weft_proto_goTypes = []any{
 	(*CommitResponse)(nil),    // 17: weft.v1.CommitResponse
 	(*RunRequest)(nil),        // 18: weft.v1.RunRequest
 	(*RunResponse)(nil),       // 19: weft.v1.RunResponse
-	(*ProgramsRequest)(nil),   // 20: weft.v1.ProgramsRequest
-	(*ProgramInfo)(nil),       // 21: weft.v1.ProgramInfo
-	(*ProgramsResponse)(nil),  // 22: weft.v1.ProgramsResponse
-	(*StatusRequest)(nil),     // 23: weft.v1.StatusRequest
-	(*StatusResponse)(nil),    // 24: weft.v1.StatusResponse
-	(*Error)(nil),             // 25: weft.v1.Error
-	nil,                       // 26: weft.v1.Vertex.PropsEntry
-	nil,                       // 27: weft.v1.Edge.PropsEntry
+	(*RunStreamRequest)(nil),  // 20: weft.v1.RunStreamRequest
+	(*RunStreamResponse)(nil), // 21: weft.v1.RunStreamResponse
+	(*ProgramsRequest)(nil),   // 22: weft.v1.ProgramsRequest
+	(*ProgramInfo)(nil),       // 23: weft.v1.ProgramInfo
+	(*ProgramsResponse)(nil),  // 24: weft.v1.ProgramsResponse
+	(*StatusRequest)(nil),     // 25: weft.v1.StatusRequest
+	(*StatusResponse)(nil),    // 26: weft.v1.StatusResponse
+	(*Error)(nil),             // 27: weft.v1.Error
+	nil,                       // 28: weft.v1.Vertex.PropsEntry
+	nil,                       // 29: weft.v1.Edge.PropsEntry
 }
 var file_weft_proto_depIdxs = []int32{
 	5,  // 0: weft.v1.Value.list_value:type_name -> weft.v1.ValueList
@@ -1954,10 +2102,10 @@ var file_weft_proto_depIdxs = []int32{
 	3,  // 4: weft.v1.GetVertexRequest.vertex:type_name -> weft.v1.VertexRef
 	11, // 5: weft.v1.GetVertexResponse.vertex:type_name -> weft.v1.Vertex
 	2,  // 6: weft.v1.GetVertexResponse.snapshot:type_name -> weft.v1.Snapshot
-	26, // 7: weft.v1.Vertex.props:type_name -> weft.v1.Vertex.PropsEntry
+	28, // 7: weft.v1.Vertex.props:type_name -> weft.v1.Vertex.PropsEntry
 	12, // 8: weft.v1.Vertex.edges:type_name -> weft.v1.Edge
 	6,  // 9: weft.v1.Vertex.reads:type_name -> weft.v1.Read
-	27, // 10: weft.v1.Edge.props:type_name -> weft.v1.Edge.PropsEntry
+	29, // 10: weft.v1.Edge.props:type_name -> weft.v1.Edge.PropsEntry
 	6,  // 11: weft.v1.Edge.reads:type_name -> weft.v1.Read
 	2,  // 12: weft.v1.GetEdgeRequest.snapshot:type_name -> weft.v1.Snapshot
 	3,  // 13: weft.v1.GetEdgeRequest.src:type_name -> weft.v1.VertexRef
@@ -1969,29 +2117,33 @@ var file_weft_proto_depIdxs = []int32{
 	15, // 19: weft.v1.CommitRequest.ops:type_name -> weft.v1.Op
 	2,  // 20: weft.v1.CommitResponse.snapshot:type_name -> weft.v1.Snapshot
 	2,  // 21: weft.v1.RunRequest.at:type_name -> weft.v1.Snapshot
-	21, // 22: weft.v1.ProgramsResponse.programs:type_name -> weft.v1.ProgramInfo
-	1,  // 23: weft.v1.Error.code:type_name -> weft.v1.ErrorCode
-	4,  // 24: weft.v1.Vertex.PropsEntry.value:type_name -> weft.v1.Value
-	4,  // 25: weft.v1.Edge.PropsEntry.value:type_name -> weft.v1.Value
-	7,  // 26: weft.v1.Weft.Begin:input_type -> weft.v1.BeginRequest
-	9,  // 27: weft.v1.Weft.GetVertex:input_type -> weft.v1.GetVertexRequest
-	13, // 28: weft.v1.Weft.GetEdge:input_type -> weft.v1.GetEdgeRequest
-	16, // 29: weft.v1.Weft.Commit:input_type -> weft.v1.CommitRequest
-	18, // 30: weft.v1.Weft.Run:input_type -> weft.v1.RunRequest
-	20, // 31: weft.v1.Weft.Programs:input_type -> weft.v1.ProgramsRequest
-	23, // 32: weft.v1.Weft.Status:input_type -> weft.v1.StatusRequest
-	8,  // 33: weft.v1.Weft.Begin:output_type -> weft.v1.BeginResponse
-	10, // 34: weft.v1.Weft.GetVertex:output_type -> weft.v1.GetVertexResponse
-	14, // 35: weft.v1.Weft.GetEdge:output_type -> weft.v1.GetEdgeResponse
-	17, // 36: weft.v1.Weft.Commit:output_type -> weft.v1.CommitResponse
-	19, // 37: weft.v1.Weft.Run:output_type -> weft.v1.RunResponse
-	22, // 38: weft.v1.Weft.Programs:output_type -> weft.v1.ProgramsResponse
-	24, // 39: weft.v1.Weft.Status:output_type -> weft.v1.StatusResponse
-	33, // [33:40] is the sub-list for method output_type
-	26, // [26:33] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	18, // 22: weft.v1.RunStreamRequest.run:type_name -> weft.v1.RunRequest
+	27, // 23: weft.v1.RunStreamResponse.error:type_name -> weft.v1.Error
+	23, // 24: weft.v1.ProgramsResponse.programs:type_name -> weft.v1.ProgramInfo
+	1,  // 25: weft.v1.Error.code:type_name -> weft.v1.ErrorCode
+	4,  // 26: weft.v1.Vertex.PropsEntry.value:type_name -> weft.v1.Value
+	4,  // 27: weft.v1.Edge.PropsEntry.value:type_name -> weft.v1.Value
+	7,  // 28: weft.v1.Weft.Begin:input_type -> weft.v1.BeginRequest
+	9,  // 29: weft.v1.Weft.GetVertex:input_type -> weft.v1.GetVertexRequest
+	13, // 30: weft.v1.Weft.GetEdge:input_type -> weft.v1.GetEdgeRequest
+	16, // 31: weft.v1.Weft.Commit:input_type -> weft.v1.CommitRequest
+	18, // 32: weft.v1.Weft.Run:input_type -> weft.v1.RunRequest
+	20, // 33: weft.v1.Weft.RunStream:input_type -> weft.v1.RunStreamRequest
+	22, // 34: weft.v1.Weft.Programs:input_type -> weft.v1.ProgramsRequest
+	25, // 35: weft.v1.Weft.Status:input_type -> weft.v1.StatusRequest
+	8,  // 36: weft.v1.Weft.Begin:output_type -> weft.v1.BeginResponse
+	10, // 37: weft.v1.Weft.GetVertex:output_type -> weft.v1.GetVertexResponse
+	14, // 38: weft.v1.Weft.GetEdge:output_type -> weft.v1.GetEdgeResponse
+	17, // 39: weft.v1.Weft.Commit:output_type -> weft.v1.CommitResponse
+	19, // 40: weft.v1.Weft.Run:output_type -> weft.v1.RunResponse
+	21, // 41: weft.v1.Weft.RunStream:output_type -> weft.v1.RunStreamResponse
+	24, // 42: weft.v1.Weft.Programs:output_type -> weft.v1.ProgramsResponse
+	26, // 43: weft.v1.Weft.Status:output_type -> weft.v1.StatusResponse
+	36, // [36:44] is the sub-list for method output_type
+	28, // [28:36] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_weft_proto_init() }
@@ -2014,7 +2166,7 @@ func file_weft_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_proto_rawDesc), len(file_weft_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

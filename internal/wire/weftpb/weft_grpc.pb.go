@@ -38,6 +38,7 @@ const (
 	Weft_GetEdge_FullMethodName   = "/weft.v1.Weft/GetEdge"
 	Weft_Commit_FullMethodName    = "/weft.v1.Weft/Commit"
 	Weft_Run_FullMethodName       = "/weft.v1.Weft/Run"
+	Weft_RunStream_FullMethodName = "/weft.v1.Weft/RunStream"
 	Weft_Programs_FullMethodName  = "/weft.v1.Weft/Programs"
 	Weft_Status_FullMethodName    = "/weft.v1.Weft/Status"
 )
@@ -57,6 +58,15 @@ type WeftClient interface {
 	Commit(ctx context.Context, in *CommitRequest, opts ...grpc.CallOption) (*CommitResponse, error)
 	// Run runs a node program by name with JSON parameters; the result is JSON.
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunResponse, error)
+	// RunStream runs many node programs over one long-lived stream: each
+	// request carries an id that its reply echoes; replies come in completion
+	// order, not request order. A stream message costs a fraction of a unary
+	// call, so clients issuing many small concurrent programs (get_node,
+	// get_edges) multiplex them here. Each program is its own snapshot read,
+	// exactly as Run; an error answers that request only. The server runs at
+	// most a bounded number of one stream's requests at once and stops reading
+	// the stream while at that bound (gRPC flow control pushes back).
+	RunStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[RunStreamRequest, RunStreamResponse], error)
 	// Programs lists the programs Run accepts.
 	Programs(ctx context.Context, in *ProgramsRequest, opts ...grpc.CallOption) (*ProgramsResponse, error)
 	// Status reports health and sizes.
@@ -121,6 +131,19 @@ func (c *weftClient) Run(ctx context.Context, in *RunRequest, opts ...grpc.CallO
 	return out, nil
 }
 
+func (c *weftClient) RunStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[RunStreamRequest, RunStreamResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Weft_ServiceDesc.Streams[0], Weft_RunStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[RunStreamRequest, RunStreamResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Weft_RunStreamClient = grpc.BidiStreamingClient[RunStreamRequest, RunStreamResponse]
+
 func (c *weftClient) Programs(ctx context.Context, in *ProgramsRequest, opts ...grpc.CallOption) (*ProgramsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ProgramsResponse)
@@ -156,6 +179,15 @@ type WeftServer interface {
 	Commit(context.Context, *CommitRequest) (*CommitResponse, error)
 	// Run runs a node program by name with JSON parameters; the result is JSON.
 	Run(context.Context, *RunRequest) (*RunResponse, error)
+	// RunStream runs many node programs over one long-lived stream: each
+	// request carries an id that its reply echoes; replies come in completion
+	// order, not request order. A stream message costs a fraction of a unary
+	// call, so clients issuing many small concurrent programs (get_node,
+	// get_edges) multiplex them here. Each program is its own snapshot read,
+	// exactly as Run; an error answers that request only. The server runs at
+	// most a bounded number of one stream's requests at once and stops reading
+	// the stream while at that bound (gRPC flow control pushes back).
+	RunStream(grpc.BidiStreamingServer[RunStreamRequest, RunStreamResponse]) error
 	// Programs lists the programs Run accepts.
 	Programs(context.Context, *ProgramsRequest) (*ProgramsResponse, error)
 	// Status reports health and sizes.
@@ -184,6 +216,9 @@ func (UnimplementedWeftServer) Commit(context.Context, *CommitRequest) (*CommitR
 }
 func (UnimplementedWeftServer) Run(context.Context, *RunRequest) (*RunResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Run not implemented")
+}
+func (UnimplementedWeftServer) RunStream(grpc.BidiStreamingServer[RunStreamRequest, RunStreamResponse]) error {
+	return status.Error(codes.Unimplemented, "method RunStream not implemented")
 }
 func (UnimplementedWeftServer) Programs(context.Context, *ProgramsRequest) (*ProgramsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Programs not implemented")
@@ -302,6 +337,13 @@ func _Weft_Run_Handler(srv interface{}, ctx context.Context, dec func(interface{
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Weft_RunStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(WeftServer).RunStream(&grpc.GenericServerStream[RunStreamRequest, RunStreamResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Weft_RunStreamServer = grpc.BidiStreamingServer[RunStreamRequest, RunStreamResponse]
+
 func _Weft_Programs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ProgramsRequest)
 	if err := dec(in); err != nil {
@@ -374,6 +416,13 @@ var Weft_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Weft_Status_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "RunStream",
+			Handler:       _Weft_RunStream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "weft.proto",
 }
