@@ -32,6 +32,9 @@ type Config struct {
 	Epoch       uint64
 	// InflightMax bounds transactions stamped but not yet resolved.
 	InflightMax int
+	// PeerAck: gatekeepers run in separate processes, so answers wait until
+	// every peer has merged their stamps (peers.go).
+	PeerAck bool
 }
 
 type slot struct {
@@ -77,7 +80,9 @@ type Core struct {
 	seq      []uint64
 	out      []Delivery
 	acked    []vclock.Stamp
-	nopsWant []bool // a NOP for shard s is queued behind in-flight slots
+	nopsWant []bool   // a NOP for shard s is queued behind in-flight slots
+	peerSeen []uint64 // per peer: the highest own counter it has merged (PeerClock)
+	holds    []held   // answers waiting for stability (Hold)
 }
 
 // ErrOverloaded reports too many transactions in flight.
@@ -90,6 +95,7 @@ func New(cfg Config) *Core {
 		clock:    vclock.New(cfg.Epoch, cfg.Gatekeepers),
 		seq:      make([]uint64, cfg.Shards),
 		nopsWant: make([]bool, cfg.Shards),
+		peerSeen: make([]uint64, cfg.Gatekeepers),
 	}
 }
 
@@ -259,9 +265,19 @@ func (c *Core) Ready() []Delivery {
 // Ready since the last call: only now may their clients be answered, because
 // a shard may run a later program only after seeing everything before it in
 // this gatekeeper's FIFO order.
+//
+// With PeerAck, a commit is returned only once it is also Stable; the rest
+// wait for a later call (in stamp order, so a stable prefix).
 func (c *Core) Acked() []vclock.Stamp {
-	a := c.acked
-	c.acked = nil
+	n := 0
+	for n < len(c.acked) && c.Stable(c.acked[n]) {
+		n++
+	}
+	a := c.acked[:n:n]
+	c.acked = append([]vclock.Stamp(nil), c.acked[n:]...)
+	if len(c.acked) == 0 {
+		c.acked = nil
+	}
 	return a
 }
 

@@ -37,6 +37,10 @@ type client struct {
 	reads   map[int64]readResult
 	waiting int
 	sent    bool // the commit went out: a lost reply is indeterminate
+	// Cluster mode: a read-only transaction ends only when its gatekeeper
+	// says its snapshot is stable (answer); readsIn holds its result.
+	stable  bool
+	readsIn check.Txn
 }
 
 type readResult struct {
@@ -54,6 +58,7 @@ func (c *client) next() {
 	c.op++
 	op := c.op
 	c.mops, c.reads, c.sent = nil, map[int64]readResult{}, false
+	c.stable, c.readsIn = w.cfg.AnnounceEvery == 0, nil
 	if w.rng.Float64() < w.cfg.Programs {
 		// A chain_read program: a read of every key, across shards.
 		for k := 0; k < w.cfg.Keys; k++ {
@@ -110,6 +115,7 @@ func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
 
 func (w *world) stampReads(s *server, g int, c *client, op int, keys []int64) {
 	t := s.gks[g].Stamp()
+	w.answer(s, g, t, func() { w.toClient(c.id, func() { c.snapshotStable(op) }) })
 	for _, k := range keys {
 		n := s.shards[txn.ShardOf(vertexOf(k), uint32(w.cfg.Shards))]
 		task := &readTask{w: w, c: c, op: op, key: k}
@@ -205,6 +211,10 @@ func (c *client) readDone(op int, k int64, res readResult) {
 	}
 	w := c.w
 	if len(ops) == 0 {
+		if !c.stable {
+			c.readsIn = out // until the gatekeeper says the snapshot is stable
+			return
+		}
 		c.finish(check.OK, out)
 		return
 	}
@@ -276,6 +286,18 @@ func (w *world) commitStamped(s *server, g int, c *client, op int, reads []txn.R
 		}
 		w.dispatch(s, g)
 	})
+}
+
+// snapshotStable: every gatekeeper has merged the snapshot's stamp, so a
+// read-only transaction may end.
+func (c *client) snapshotStable(op int) {
+	if op != c.op {
+		return
+	}
+	c.stable = true
+	if c.readsIn != nil {
+		c.finish(check.OK, c.readsIn)
+	}
 }
 
 func (c *client) committed(op int, t check.Type, out check.Txn) {

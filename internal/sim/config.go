@@ -44,6 +44,13 @@ type Config struct {
 	// between are concurrent with its stamp: a longer lag means more pairs
 	// for Kronos to refine.
 	SyncLagMax int
+	// AnnounceEvery, when positive, simulates gatekeepers in separate
+	// processes (weft cluster): a gatekeeper stamps with its own clock, and
+	// learns the others' only from the clocks each announces to its peers
+	// every AnnounceEvery ticks (τ), over the network. Zero simulates one
+	// process (weft serve): a gatekeeper reads the others' clocks before
+	// stamping (SyncLagMax).
+	AnnounceEvery int
 	// ClogEvery is the mean number of events between swizzle-clogs of the
 	// server's internal links (0: none).
 	ClogEvery int
@@ -64,6 +71,9 @@ type Config struct {
 	// PlantBadDeclare declares every in-flight transaction to write no
 	// shard, so NOPs and notes overtake its writes.
 	PlantBadDeclare bool
+	// PlantNoPeerAck, in cluster mode, answers clients without waiting for
+	// peers to merge the answered stamps (gatekeeper.Config.PeerAck off).
+	PlantNoPeerAck bool
 }
 
 // Draw returns the configuration seed chooses (swarm testing: every seed
@@ -117,7 +127,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d dup=%.1f crash/%d partition/%d clog/%d notes=%v cache=%d",
-		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.Duplicate,
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d notes=%v cache=%d",
+		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.AnnounceEvery, c.Duplicate,
 		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.Notes, c.OracleCacheMax)
 }

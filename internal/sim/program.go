@@ -232,7 +232,7 @@ func (r *progRun) report(rep nodeprog.Report) {
 		panic(fmt.Sprintf("sim: chain_read result: %v", err))
 	}
 	got := res.([]chainEmit)
-	w.toClient(c.id, func() { c.programDone(op, got) })
+	w.answer(r.s, r.gk, r.stamp, func() { w.toClient(c.id, func() { c.programDone(op, got) }) })
 }
 
 // programDone records the program's result as reads of every key.

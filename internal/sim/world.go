@@ -81,6 +81,7 @@ type Stats struct {
 	Partitions, NopRequests, Notes     int
 	Duplicates, KronosCalls, Recovered int
 	Programs, ProgramsOK, Clogs        int
+	Announces                          int
 }
 
 // server is the process: it dies with a crash and comes back in a new epoch.
@@ -96,6 +97,11 @@ type server struct {
 	// acks maps a gatekeeper's stamp sequence to the reply for its client.
 	acks     []map[uint64]func()
 	nextProg uint64
+	// Cluster mode (AnnounceEvery > 0): answers held until stable, by
+	// gatekeeper and hold id, and whether an announce is scheduled.
+	held       []map[uint64]func()
+	nextHold   uint64
+	announcing []bool
 }
 
 type shardNode struct {
@@ -214,8 +220,10 @@ func (w *world) start() error {
 	}
 	for i := 0; i < w.cfg.Gatekeepers; i++ {
 		s.gks = append(s.gks, gatekeeper.New(gatekeeper.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers,
-			Shards: w.cfg.Shards, Epoch: w.epoch, InflightMax: 64}))
+			Shards: w.cfg.Shards, Epoch: w.epoch, InflightMax: 64, PeerAck: w.cfg.AnnounceEvery > 0 && !w.cfg.PlantNoPeerAck}))
 		s.acks = append(s.acks, map[uint64]func(){})
+		s.held = append(s.held, map[uint64]func(){})
+		s.announcing = append(s.announcing, false)
 	}
 	gcfg := graph.DefaultConfig()
 	for i := 0; i < w.cfg.Shards; i++ {
@@ -251,7 +259,79 @@ func (w *world) start() error {
 		return fmt.Errorf("sim: recovery: %w", err)
 	}
 	w.srv = s
+	if w.cfg.AnnounceEvery > 0 {
+		for g := range s.gks {
+			w.after(int64(w.rng.IntN(w.cfg.AnnounceEvery)), func() { w.announce(s, g) })
+		}
+	}
 	return nil
+}
+
+// announce is gatekeeper g sending its clock to every peer (each copy over
+// its own link, so they arrive at different times), every AnnounceEvery
+// ticks while its process lives.
+func (w *world) announce(s *server, g int) {
+	if w.srv != s {
+		return
+	}
+	w.announceAll(s, g, false)
+	w.after(int64(w.cfg.AnnounceEvery), func() { w.announce(s, g) })
+}
+
+// announceAll sends g's clock to every peer; with reply, each answers at
+// once with its own (so g learns they merged it: answers held for
+// stability go out a round trip later instead of up to τ later).
+func (w *world) announceAll(s *server, g int, reply bool) {
+	for j := range s.gks {
+		if j != g {
+			w.announceTo(s, g, j, reply)
+		}
+	}
+}
+
+func (w *world) announceTo(s *server, g, j int, reply bool) {
+	w.stats.Announces++
+	c := s.gks[g].Clock()
+	w.after(w.linkDelay(gkNode(g), gkNode(j)), func() {
+		if w.srv != s {
+			return
+		}
+		s.gks[j].PeerClock(uint32(g), c)
+		w.dispatch(s, j)
+		if reply {
+			w.announceTo(s, j, g, false)
+		}
+	})
+}
+
+// announceSoon schedules one announce-with-replies by g in the next tick,
+// unless one is scheduled already.
+func (w *world) announceSoon(s *server, g int) {
+	if s.announcing[g] {
+		return
+	}
+	s.announcing[g] = true
+	w.after(1, func() {
+		if w.srv == s {
+			s.announcing[g] = false
+			w.announceAll(s, g, true)
+		}
+	})
+}
+
+// answer gives a client its answer about an operation gatekeeper g stamped
+// st: at once in one process; with gatekeepers in separate processes only
+// once every peer has merged st (gatekeeper.Core.Hold), so that every
+// later stamp anywhere is after it.
+func (w *world) answer(s *server, g int, st vclock.Stamp, fn func()) {
+	if w.cfg.AnnounceEvery == 0 {
+		fn()
+		return
+	}
+	s.nextHold++
+	s.held[g][s.nextHold] = fn
+	s.gks[g].Hold(s.nextHold, st)
+	w.dispatch(s, g)
 }
 
 // crash kills the process: memory is lost, the disk keeps what was synced
@@ -375,6 +455,10 @@ func (w *world) toClient(c int, fn func()) {
 // Everything acknowledged before now is covered, which is what real-time
 // order needs.
 func (w *world) syncThen(s *server, g int, fn func()) {
+	if w.cfg.AnnounceEvery > 0 {
+		fn() // separate processes: only announces bring others' clocks
+		return
+	}
 	seen := make([]vclock.Clock, len(s.gks))
 	for j, o := range s.gks {
 		if j != g {
@@ -405,6 +489,14 @@ func (w *world) dispatch(s *server, g int) {
 			delete(s.acks[g], st.Seq())
 			reply()
 		}
+	}
+	for _, id := range s.gks[g].Released() {
+		fn := s.held[g][id]
+		delete(s.held[g], id)
+		fn()
+	}
+	if s.gks[g].WantAnnounce() {
+		w.announceSoon(s, g)
 	}
 }
 
