@@ -1,0 +1,84 @@
+package order
+
+import (
+	"context"
+	"fmt"
+
+	kc "github.com/weft-db/weft/client/kronos"
+	"github.com/weft-db/weft/internal/kronos"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// Remote is an Oracle served by a Kronos replica group over the network
+// (weft kronos), for roles in separate processes: every gatekeeper and shard
+// of a cluster asks the same Kronos, which is what keeps their orders
+// consistent. The client batches, fails over between replicas and retries
+// mutations exactly once (client/kronos).
+type Remote struct {
+	C *kc.Client
+}
+
+// Assign implements Oracle.
+func (r Remote) Assign(ctx context.Context, as []kronos.Assignment) ([]kronos.AssignResult, error) {
+	req := make([]kc.Assignment, len(as))
+	for i, a := range as {
+		ord, err := toClientOrder(a.Order)
+		if err != nil {
+			return nil, err
+		}
+		req[i] = kc.Assignment{A: toClientRef(a.A), Order: ord, B: toClientRef(a.B), Strength: kc.Strength(a.Strength)}
+	}
+	res, err := r.C.AssignOrder(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != len(as) {
+		return nil, fmt.Errorf("order: kronos answered %d of %d assignments", len(res), len(as))
+	}
+	out := make([]kronos.AssignResult, len(res))
+	for i, x := range res {
+		o, err := fromClientOrder(x.Order)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = kronos.AssignResult{Order: o, Reversed: x.Reversed}
+	}
+	return out, nil
+}
+
+// Cleanup implements Oracle.
+func (r Remote) Cleanup(ctx context.Context, gk uint32, c vclock.Clock) error {
+	_, _, err := r.C.Cleanup(ctx, gk, kc.Clock{Epoch: c.Epoch, Owner: gk, Counters: c.Counters})
+	return err
+}
+
+func toClientRef(r kronos.Ref) kc.Ref {
+	if r.Clock == nil {
+		return kc.Ref{ID: uint64(r.ID)}
+	}
+	return kc.Ref{Clock: &kc.Clock{Epoch: r.Clock.Epoch, Owner: r.Clock.Owner, Counters: r.Clock.Counters}}
+}
+
+func toClientOrder(o kronos.Order) (kc.Order, error) {
+	switch o {
+	case kronos.Before:
+		return kc.Before, nil
+	case kronos.After:
+		return kc.After, nil
+	}
+	return 0, fmt.Errorf("order: assignment with order %v", o)
+}
+
+func fromClientOrder(o kc.Order) (kronos.Order, error) {
+	switch o {
+	case kc.Concurrent:
+		return kronos.Concurrent, nil
+	case kc.Before:
+		return kronos.Before, nil
+	case kc.After:
+		return kronos.After, nil
+	case kc.Unknown:
+		return kronos.Unknown, nil
+	}
+	return 0, fmt.Errorf("order: kronos answered order %d", o)
+}

@@ -1,0 +1,105 @@
+package order_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	kc "github.com/weft-db/weft/client/kronos"
+	"github.com/weft-db/weft/internal/kronos"
+	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// The same assignments, given to an in-process Kronos and to a Kronos
+// server through Remote, get the same answers: Remote translates faithfully
+// (clock references, orders, strengths, reversals, contradictions).
+func TestRemoteMatchesLocal(t *testing.T) {
+	cfg := kronos.DefaultServerConfig()
+	cfg.Addr, cfg.DataDir, cfg.Sync = "127.0.0.1:0", t.TempDir(), false
+	srv, err := kronos.NewServer(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c, err := kc.Dial([]string{srv.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	remote := order.Remote{C: c}
+	local, err := order.NewLocal(kronos.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(7, 7))
+	const gks = 3
+	// Stamps as gatekeepers take them: each ticks its own clock and now and
+	// then merges a peer's, so every gatekeeper's chain is increasing.
+	clocks := make([]vclock.Clock, gks)
+	for g := range clocks {
+		clocks[g] = vclock.New(1, gks)
+	}
+	var stamps []vclock.Stamp
+	for range 40 {
+		g := r.IntN(gks)
+		if r.IntN(3) == 0 {
+			clocks[g].Merge(clocks[r.IntN(gks)])
+		}
+		clocks[g].Tick(g)
+		stamps = append(stamps, vclock.Stamp{Clock: clocks[g].Clone(), Owner: uint32(g)})
+	}
+	var concurrent, reversed, contradicted int
+	for range 200 {
+		var batch []kronos.Assignment
+		for range 1 + r.IntN(4) {
+			a, b := stamps[r.IntN(len(stamps))], stamps[r.IntN(len(stamps))]
+			if vclock.CompareStamps(a, b) != vclock.Concurrent {
+				continue
+			}
+			ord := kronos.Before
+			if r.IntN(2) == 0 {
+				ord = kronos.After
+			}
+			st := kronos.Prefer
+			if r.IntN(4) == 0 {
+				st = kronos.Must
+			}
+			batch = append(batch, kronos.Assignment{A: order.Ref(a), Order: ord, B: order.Ref(b), Strength: st})
+		}
+		if len(batch) == 0 {
+			continue
+		}
+		concurrent += len(batch)
+		want, werr := local.Assign(ctx, batch)
+		got, gerr := remote.Assign(ctx, batch)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("batch %v: local error %v, remote error %v", batch, werr, gerr)
+		}
+		if werr != nil {
+			contradicted++
+			continue
+		}
+		for i := range want {
+			if want[i] != got[i] {
+				t.Fatalf("assignment %v: local %+v, remote %+v", batch[i], want[i], got[i])
+			}
+			if want[i].Reversed {
+				reversed++
+			}
+		}
+	}
+	if concurrent == 0 || reversed == 0 {
+		t.Fatalf("the workload exercised too little: %d assignments, %d reversed", concurrent, reversed)
+	}
+	t.Logf("%d assignments, %d reversed preferences, %d contradicted batches", concurrent, reversed, contradicted)
+	for g := range gks {
+		if err := remote.Cleanup(ctx, uint32(g), clocks[g]); err != nil {
+			t.Fatalf("cleanup: %v", err)
+		}
+	}
+}
