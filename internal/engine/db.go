@@ -116,7 +116,10 @@ func Open(cfg Config) (*DB, error) {
 	for _, s := range db.shards {
 		s.publish()
 		db.wg.Add(1)
-		go s.loop()
+		go func() {
+			defer db.wg.Done()
+			s.loop()
+		}()
 	}
 	db.wg.Add(1)
 	go db.gcLoop()

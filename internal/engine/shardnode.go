@@ -9,6 +9,7 @@ import (
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/graph"
 	"github.com/weft-db/weft/internal/nodeprog"
+	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/shard"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -21,7 +22,7 @@ var ctxBackground = context.Background()
 // their lock); its size is bounded by admission control upstream: in-flight
 // transactions per gatekeeper, programs per gatekeeper, hops per program.
 type shardNode struct {
-	db     *DB
+	host   shardHost
 	id     int
 	core   *shard.Core
 	g      *graph.Graph
@@ -41,6 +42,54 @@ type shardNode struct {
 	// watermark may not pass it.
 	pos []vclock.Stamp
 }
+
+// shardHost is what a shard needs from the rest of the system: in weft
+// serve the DB (localHost), in a cluster the shard process's links to
+// gatekeepers and other shards.
+type shardHost interface {
+	// requestNop asks gatekeeper gk to move its queue at this shard past
+	// c; true means it answered with a note already published (notes), so
+	// the shard should run another round.
+	requestNop(gk, shard int, c vclock.Clock) (noted bool)
+	// notes returns gatekeeper gk's published notes, global and for this
+	// shard (nil: none; only one process has them).
+	notes(gk, shard int) (global, forShard *vclock.Clock)
+	// report hands a shard's report on a program batch to the program's
+	// coordinator at gatekeeper gk; sentTo are the batches it sends on.
+	report(gk int, rep nodeprog.Report, sentTo []nodeprog.Batch)
+	// hop sends a program batch on to its shard.
+	hop(gk int, stamp vclock.Stamp, b nodeprog.Batch)
+	shardOf(h string) int
+	// applied counts a transaction applied; fail stops the system after a
+	// shard's fatal error; stopping reports that the shard should return.
+	applied()
+	fail(err error)
+	stopping() bool
+}
+
+// localHost is the shards' host in one process: the DB itself.
+type localHost struct{ db *DB }
+
+func (h localHost) requestNop(gk, shard int, c vclock.Clock) bool {
+	return h.db.gks[gk].requestNop(uint32(shard), c)
+}
+
+func (h localHost) notes(gk, shard int) (*vclock.Clock, *vclock.Clock) {
+	return h.db.delivered[gk].Load(), h.db.shardNotes[gk*h.db.cfg.Shards+shard].Load()
+}
+
+func (h localHost) report(gk int, rep nodeprog.Report, sentTo []nodeprog.Batch) {
+	h.db.gks[gk].report(rep, sentTo)
+}
+
+func (h localHost) hop(gk int, stamp vclock.Stamp, b nodeprog.Batch) {
+	h.db.shards[b.Shard].push(progMsg{gk: gk, stamp: stamp, batch: b})
+}
+
+func (h localHost) shardOf(v string) int { return h.db.shardOf(v) }
+func (h localHost) applied()             { h.db.applied.Add(1) }
+func (h localHost) fail(err error)       { h.db.fail(err) }
+func (h localHost) stopping() bool       { return h.db.closing.Load() }
 
 // Inbox messages besides gatekeeper.Entry.
 type (
@@ -65,19 +114,25 @@ type reader struct {
 }
 
 func newShardNode(db *DB, id int) (*shardNode, error) {
-	r, err := nodeprog.NewRunner(db.reg, id, nodeprog.Config{})
+	return newShardNodeWith(localHost{db}, db.reg, id, db.cfg, newResolver(db))
+}
+
+// newShardNodeWith makes shard id of a system of cfg.Gatekeepers
+// gatekeepers, ordering through res.
+func newShardNodeWith(host shardHost, reg *nodeprog.Registry, id int, cfg Config, res *order.Resolver) (*shardNode, error) {
+	r, err := nodeprog.NewRunner(reg, id, nodeprog.Config{})
 	if err != nil {
 		return nil, err
 	}
 	gcfg := graph.DefaultConfig()
-	gcfg.KeepHistory = db.cfg.KeepHistory
+	gcfg.KeepHistory = cfg.KeepHistory
 	s := &shardNode{
-		db: db, id: id, g: graph.New(gcfg), alias: graph.NewAliasIndex(gcfg), runner: r,
-		signal: make(chan struct{}, 1), pos: make([]vclock.Stamp, db.cfg.Gatekeepers),
-		notes: make([]*vclock.Clock, db.cfg.Gatekeepers), shardNotes: make([]*vclock.Clock, db.cfg.Gatekeepers),
+		host: host, id: id, g: graph.New(gcfg), alias: graph.NewAliasIndex(gcfg), runner: r,
+		signal: make(chan struct{}, 1), pos: make([]vclock.Stamp, cfg.Gatekeepers),
+		notes: make([]*vclock.Clock, cfg.Gatekeepers), shardNotes: make([]*vclock.Clock, cfg.Gatekeepers),
 	}
-	s.core = shard.New(shard.Config{ID: uint32(id), Gatekeepers: db.cfg.Gatekeepers, ReorderMax: 1 << 16, TasksMax: db.cfg.ShardTasksMax},
-		newResolver(db))
+	s.core = shard.New(shard.Config{ID: uint32(id), Gatekeepers: cfg.Gatekeepers, ReorderMax: 1 << 16, TasksMax: cfg.ShardTasksMax},
+		res)
 	s.core.Apply = s.apply
 	s.core.Run = s.run
 	return s, nil
@@ -99,13 +154,12 @@ func (s *shardNode) wake() {
 	}
 }
 
-// loop processes the inbox until the DB closes.
+// loop processes the inbox until the host stops.
 func (s *shardNode) loop() {
-	defer s.db.wg.Done()
 	var batch []any
 	for {
 		<-s.signal // Close sets closing, then wakes every shard
-		if s.db.closing.Load() {
+		if s.host.stopping() {
 			return
 		}
 		s.loadNotes()
@@ -114,13 +168,13 @@ func (s *shardNode) loop() {
 		s.mu.Unlock()
 		for i, m := range batch {
 			if err := s.handle(m); err != nil {
-				s.db.fail(fmt.Errorf("shard %d: %w", s.id, err))
+				s.host.fail(fmt.Errorf("shard %d: %w", s.id, err))
 				return
 			}
 			batch[i] = nil
 		}
 		if err := s.step(); err != nil {
-			s.db.fail(fmt.Errorf("shard %d: %w", s.id, err))
+			s.host.fail(fmt.Errorf("shard %d: %w", s.id, err))
 			return
 		}
 		s.publish()
@@ -131,12 +185,13 @@ func (s *shardNode) loop() {
 // before the inbox is drained, so the entries they cover are in the batch
 // (see gkNode.noteDelivered).
 func (s *shardNode) loadNotes() {
-	for gk := range s.db.delivered {
-		if c := s.db.delivered[gk].Load(); c != nil && c != s.notes[gk] {
+	for gk := range s.notes {
+		global, forShard := s.host.notes(gk, s.id)
+		if c := global; c != nil && c != s.notes[gk] {
 			s.notes[gk] = c
 			s.core.Complete(uint32(gk), *c)
 		}
-		if c := s.db.shardNotes[gk*s.db.cfg.Shards+s.id].Load(); c != nil && c != s.shardNotes[gk] {
+		if c := forShard; c != nil && c != s.shardNotes[gk] {
 			s.shardNotes[gk] = c
 			s.core.Complete(uint32(gk), *c)
 		}
@@ -152,7 +207,7 @@ func (s *shardNode) step() error {
 		return err
 	}
 	for _, r := range s.core.NopRequests() {
-		if s.db.gks[r.GK].requestNop(uint32(s.id), r.Clock) {
+		if s.host.requestNop(int(r.GK), s.id, r.Clock) {
 			s.wake()
 		}
 	}
@@ -166,7 +221,7 @@ func (s *shardNode) handle(m any) error {
 	case progMsg:
 		if err := s.core.Submit(shard.Task{Stamp: m.stamp, Payload: m}); err != nil {
 			// Overload fails the program, not the shard.
-			s.db.gks[m.gk].report(nodeprog.FailReport(m.batch, s.id, fmt.Errorf("%w: shard %d: %v", nodeprog.ErrOverloaded, s.id, err)), nil)
+			s.host.report(m.gk, nodeprog.FailReport(m.batch, s.id, fmt.Errorf("%w: shard %d: %v", nodeprog.ErrOverloaded, s.id, err)), nil)
 		}
 	case readMsg:
 		if err := s.core.Submit(shard.Task{Stamp: m.stamp, Payload: m}); err != nil {
@@ -197,7 +252,7 @@ func (s *shardNode) apply(e gatekeeper.Entry) error {
 	if err := shard.Apply(s.g, s.alias, e.Ops, e.Stamp); err != nil {
 		return err
 	}
-	s.db.applied.Add(1)
+	s.host.applied()
 	return nil
 }
 
@@ -225,14 +280,14 @@ func (s *shardNode) runProgram(m progMsg, ord *shard.ReadOrderer) {
 		}
 		return shard.ProgramVertex(v), true
 	}
-	out, rep, err := s.runner.Run([]nodeprog.Batch{m.batch}, lookup, s.db.shardOf)
+	out, rep, err := s.runner.Run([]nodeprog.Batch{m.batch}, lookup, s.host.shardOf)
 	if errors.Is(err, nodeprog.ErrFinished) {
 		return
 	}
 	// Report before sending: the coordinator learns the destinations first,
 	// so a program that ends early still finishes on every shard it reached.
-	s.db.gks[m.gk].report(rep, out)
+	s.host.report(m.gk, rep, out)
 	for _, b := range out {
-		s.db.shards[b.Shard].push(progMsg{gk: m.gk, stamp: m.stamp, batch: b})
+		s.host.hop(m.gk, m.stamp, b)
 	}
 }
