@@ -25,6 +25,7 @@ func newServeCmd() *cobra.Command {
 		inMemory, demo  bool
 		shutdownTimeout time.Duration
 		gc              gcFlags
+		dg              dgraphFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -61,7 +62,7 @@ to --shutdown-timeout) and closes the store.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return serve(ctx, cmd, cfg, acfg, demo, shutdownTimeout)
+			return serve(ctx, cmd, cfg, acfg, demo, shutdownTimeout, &dg)
 		},
 	}
 	f := cmd.Flags()
@@ -84,10 +85,11 @@ to --shutdown-timeout) and closes the store.`,
 	f.BoolVar(&demo, "demo", false, "load the demo graph (50 vertices: people, cities, companies, topics) unless it is loaded already")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long requests in flight may take to finish")
 	gc.register(f)
+	dg.register(f)
 	return cmd
 }
 
-func serve(ctx context.Context, cmd *cobra.Command, cfg engine.Config, acfg api.Config, demo bool, shutdownTimeout time.Duration) (err error) {
+func serve(ctx context.Context, cmd *cobra.Command, cfg engine.Config, acfg api.Config, demo bool, shutdownTimeout time.Duration, dg *dgraphFlags) (err error) {
 	db, err := engine.Open(cfg)
 	if err != nil {
 		return err
@@ -107,6 +109,13 @@ func serve(ctx context.Context, cmd *cobra.Command, cfg engine.Config, acfg api.
 	if err := srv.Start(); err != nil {
 		return err
 	}
+	dsrv, err := dg.start(ctx, db)
+	if err != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		srv.Stop(sctx)
+		return err
+	}
 	where := cfg.DataDir
 	switch {
 	case cfg.Store == engine.StorePostgres:
@@ -115,14 +124,20 @@ func serve(ctx context.Context, cmd *cobra.Command, cfg engine.Config, acfg api.
 		where = "memory"
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "weft serving gRPC on %s, HTTP on %s (store: %s)\n", orOff(srv.GRPCAddr()), orOff(srv.HTTPAddr()), where)
+	if dsrv != nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "weft serving Dgraph's API: gRPC on %s, HTTP on %s (ACL %s)\n",
+			orOff(dsrv.grpcAddr), orOff(dsrv.httpAddr), map[bool]string{true: "on", false: "off"}[dsrv.acl])
+	}
 	var serveErr error
 	select {
 	case <-ctx.Done():
 	case serveErr = <-srv.Err():
+	case serveErr = <-dsrv.errs():
 	}
 	slog.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
+	dsrv.stop(sctx)
 	srv.Stop(sctx)
 	return serveErr
 }

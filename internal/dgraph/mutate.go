@@ -2,7 +2,6 @@ package dgraph
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -76,15 +75,8 @@ func (g *Graph) Mutate(ctx context.Context, m Mutation) (*Result, error) {
 
 // MutateWith is Mutate with a loader's shared state.
 func (g *Graph) MutateWith(ctx context.Context, m Mutation, o MutateOptions) (*Result, error) {
-	for i := range m.Del {
-		if err := checkQuad(&m.Del[i], true); err != nil {
-			return nil, fmt.Errorf("delete quad %d (%s): %w", i+1, m.Del[i].String(), err)
-		}
-	}
-	for i := range m.Set {
-		if err := checkQuad(&m.Set[i], false); err != nil {
-			return nil, fmt.Errorf("set quad %d (%s): %w", i+1, m.Set[i].String(), err)
-		}
+	if err := checkMutation(m); err != nil {
+		return nil, err
 	}
 	if o.Alloc == nil {
 		o.Alloc = g.alloc
@@ -281,62 +273,11 @@ func (g *Graph) mutateOnce(ctx context.Context, m Mutation, o MutateOptions, mem
 	if err != nil {
 		return nil, err
 	}
-	st, err := g.schemaAt(ctx, snap)
+	p, err := g.prepare(ctx, snap, []Mutation{m}, o, mem)
 	if err != nil {
 		return nil, err
 	}
-	a := &attempt{g: g, ctx: ctx, snap: snap, st: st, o: o, mem: mem, nodes: map[uint64]*node{},
-		terms: map[termKey]*node{}, preds: map[string]schema.Predicate{}, added: map[string]schema.Predicate{},
-		reads: []txn.Read{st.read}, bound: map[string]uint64{}}
-	if err := a.resolve(m); err != nil {
-		return nil, err
-	}
-	for i := range m.Del {
-		if err := a.applyDel(&m.Del[i]); err != nil {
-			return nil, fmt.Errorf("delete quad %d (%s): %w", i+1, m.Del[i].String(), err)
-		}
-	}
-	for i := range m.Set {
-		if err := a.applySet(&m.Set[i]); err != nil {
-			return nil, fmt.Errorf("set quad %d (%s): %w", i+1, m.Set[i].String(), err)
-		}
-	}
-	if err := a.applyXIDs(); err != nil {
-		return nil, err
-	}
-	a.stats.Quads = len(m.Set) + len(m.Del)
-	ops, created, err := a.build()
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{UIDs: map[string]string{}, Stats: a.stats}
-	if o.Blanks == nil {
-		for name, u := range mem.blanks {
-			res.UIDs[name] = FormatUID(u)
-		}
-	}
-	if len(ops) == 0 {
-		res.Snapshot = snap
-		return res, nil
-	}
-	if len(ops) > txn.OpsMax {
-		return nil, fmt.Errorf("%w: the mutation needs %d operations, at most %d fit in one transaction (split it)",
-			txn.ErrTooLarge, len(ops), txn.OpsMax)
-	}
-	cr, err := g.db.Commit(ctx, dedupeReads(a.reads), ops)
-	if errors.Is(err, txn.ErrInvalid) || errors.Is(err, engine.ErrBadRequest) {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err) // a value the engine refuses (too large)
-	}
-	if err != nil {
-		return nil, err
-	}
-	g.known.add(created...)
-	if o.XIDs != nil {
-		o.XIDs.addAll(a.bound)
-	}
-	res.Snapshot = cr.Snapshot
-	res.Stats.Ops = len(ops)
-	return res, nil
+	return g.commitPrepared(ctx, p, nil, o)
 }
 
 func dedupeReads(rs []txn.Read) []txn.Read {

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraphapi"
+	"github.com/weft-db/weft/internal/engine"
+)
+
+// dgraphFlags are weft serve's flags for Dgraph's API (docs/dgraph.md).
+// It is off unless an address is given, so that a plain `weft serve`
+// takes no port Dgraph itself might use.
+type dgraphFlags struct {
+	httpAddr, grpcAddr string
+	secretFile         string
+	grootPasswordFile  string
+	accessTTL          time.Duration
+	refreshTTL         time.Duration
+	txnsMax            int
+	txnIdle            time.Duration
+}
+
+func (d *dgraphFlags) register(f *pflag.FlagSet) {
+	def := dgraphapi.DefaultConfig()
+	f.StringVar(&d.httpAddr, "dgraph-http", "", `Dgraph's HTTP API (/query, /mutate, /commit, /alter, /login, /health) on this address, e.g. 127.0.0.1:8080 ("": off)`)
+	f.StringVar(&d.grpcAddr, "dgraph-grpc", "", `Dgraph's gRPC API (api.Dgraph, for pydgraph and dgo) on this address, e.g. 127.0.0.1:9080 ("": off)`)
+	f.StringVar(&d.secretFile, "acl-secret-file", "", "turns on access control for Dgraph's API: file holding the JWT signing secret (at least 32 bytes)")
+	f.StringVar(&d.grootPasswordFile, "acl-groot-password-file", "", `file holding the password the "groot" user gets when first created (default "password", as in Dgraph)`)
+	f.DurationVar(&d.accessTTL, "acl-access-ttl", def.ACL.AccessTTL, "lifetime of an access JWT")
+	f.DurationVar(&d.refreshTTL, "acl-refresh-ttl", def.ACL.RefreshTTL, "lifetime of a refresh JWT")
+	f.IntVar(&d.txnsMax, "dgraph-txns-max", def.TxnsMax, "open Dgraph transactions remembered at once")
+	f.DurationVar(&d.txnIdle, "dgraph-txn-idle", def.TxnIdle, "a Dgraph transaction unused this long is forgotten (aborted)")
+}
+
+// dgraphServer is the running Dgraph face.
+type dgraphServer struct {
+	grpcAddr, httpAddr string
+	acl                bool
+	grpc               *grpc.Server
+	http               *http.Server
+	errc               chan error
+}
+
+// start opens the Dgraph model on db and serves its API; nil when off.
+func (d *dgraphFlags) start(ctx context.Context, db engine.API) (*dgraphServer, error) {
+	if d.httpAddr == "" && d.grpcAddr == "" {
+		if d.secretFile != "" {
+			return nil, errors.New("serve: --acl-secret-file needs --dgraph-http or --dgraph-grpc")
+		}
+		return nil, nil
+	}
+	cfg := dgraphapi.DefaultConfig()
+	cfg.TxnsMax, cfg.TxnIdle, cfg.Logger = d.txnsMax, d.txnIdle, slog.Default()
+	cfg.ACL.AccessTTL, cfg.ACL.RefreshTTL = d.accessTTL, d.refreshTTL
+	if d.secretFile != "" {
+		b, err := os.ReadFile(d.secretFile)
+		if err != nil {
+			return nil, fmt.Errorf("serve: --acl-secret-file: %w", err)
+		}
+		cfg.ACL.Secret = []byte(strings.TrimSpace(string(b)))
+	}
+	if d.grootPasswordFile != "" {
+		b, err := os.ReadFile(d.grootPasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("serve: --acl-groot-password-file: %w", err)
+		}
+		cfg.ACL.GrootPassword = strings.TrimSpace(string(b))
+	}
+	gcfg := dgraph.DefaultConfig()
+	gcfg.Logger = slog.Default()
+	g, err := dgraph.Open(ctx, db, gcfg)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := dgraphapi.New(g, dgraphExecutor(g), cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Init(ctx); err != nil {
+		return nil, fmt.Errorf("serve: creating the groot user: %w", err)
+	}
+	ds := &dgraphServer{acl: cfg.ACL.Enabled(), errc: make(chan error, 2)}
+	if d.grpcAddr != "" {
+		lis, err := net.Listen("tcp", d.grpcAddr)
+		if err != nil {
+			return nil, fmt.Errorf("serve: --dgraph-grpc: %w", err)
+		}
+		ds.grpcAddr = lis.Addr().String()
+		ds.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(int(cfg.RequestBytesMax)))
+		srv.RegisterGRPC(ds.grpc)
+		healthpb.RegisterHealthServer(ds.grpc, health.NewServer())
+		go func() { ds.errc <- ds.grpc.Serve(lis) }()
+	}
+	if d.httpAddr != "" {
+		lis, err := net.Listen("tcp", d.httpAddr)
+		if err != nil {
+			ds.stop(ctx)
+			return nil, fmt.Errorf("serve: --dgraph-http: %w", err)
+		}
+		ds.httpAddr = lis.Addr().String()
+		ds.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := ds.http.Serve(lis); !errors.Is(err, http.ErrServerClosed) {
+				ds.errc <- err
+			}
+		}()
+	}
+	return ds, nil
+}
+
+// errs reports a server that stopped by itself (never, when off).
+func (ds *dgraphServer) errs() <-chan error {
+	if ds == nil {
+		return nil
+	}
+	return ds.errc
+}
+
+// stop lets requests in flight finish until ctx ends.
+func (ds *dgraphServer) stop(ctx context.Context) {
+	if ds == nil {
+		return
+	}
+	if ds.http != nil {
+		_ = ds.http.Shutdown(ctx)
+	}
+	if ds.grpc != nil {
+		done := make(chan struct{})
+		go func() { ds.grpc.GracefulStop(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			ds.grpc.Stop()
+		}
+	}
+}

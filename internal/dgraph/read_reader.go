@@ -1,0 +1,114 @@
+package dgraph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/query/schema"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/value"
+)
+
+// VertexReader reads vertices at one fixed snapshot. The DQL executor's
+// Reader satisfies it; an implementation may record every read (vertex and
+// version) so that a transaction's query part is validated at commit.
+type VertexReader interface {
+	GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error)
+}
+
+// errReaderOnly answers the engine calls a reader-backed view never makes.
+var errReaderOnly = errors.New("dgraph: a reader view only reads vertices")
+
+// readerAPI is an engine.API whose reads go through a VertexReader (its
+// snapshot argument is ignored: the reader has its own) and whose other
+// methods fail. It lets every lookup of this package run through a reader.
+type readerAPI struct{ r VertexReader }
+
+func (a readerAPI) Begin(context.Context) (engine.Snapshot, error) {
+	return engine.Snapshot{}, errReaderOnly
+}
+
+func (a readerAPI) GetVertex(ctx context.Context, _ engine.Snapshot, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error) {
+	return a.r.GetVertex(ctx, v, opts)
+}
+
+func (a readerAPI) GetEdge(context.Context, engine.Snapshot, engine.VertexRef, string) (*engine.Edge, error) {
+	return nil, errReaderOnly
+}
+
+func (a readerAPI) Commit(context.Context, []txn.Read, []txn.Op) (*engine.CommitResult, error) {
+	return nil, errReaderOnly
+}
+
+func (a readerAPI) Run(context.Context, string, json.RawMessage, *engine.Snapshot) (json.RawMessage, error) {
+	return nil, errReaderOnly
+}
+
+func (a readerAPI) Programs() []engine.ProgramInfo { return nil }
+
+func (a readerAPI) Status(context.Context) (*engine.Status, error) { return nil, errReaderOnly }
+
+// Reads is a view of a Graph whose lookups read through one VertexReader:
+// the same Eq, Lookup, Range, Has and ReadNode as the Graph's, at the
+// reader's snapshot, each read going through the reader (and so recorded
+// when it records). Cheap to make: one per query. Safe for concurrent use
+// when the reader is.
+type Reads struct {
+	parent *Graph
+	view   *Graph
+}
+
+// ReadsThrough returns the lookups of g reading through r.
+func (g *Graph) ReadsThrough(r VertexReader) *Reads {
+	v := &Graph{db: readerAPI{r}, cfg: g.cfg, log: g.log, alloc: g.alloc, known: g.known}
+	g.mu.Lock()
+	v.st = g.st
+	g.mu.Unlock()
+	return &Reads{parent: g, view: v}
+}
+
+// noSnap is the snapshot argument of the view's calls: the reader has its own.
+var noSnap = engine.Snapshot{}
+
+// Schema returns the schema at the reader's snapshot (its vertex read goes
+// through the reader).
+func (x *Reads) Schema(ctx context.Context) (*schema.Schema, error) {
+	st, err := x.view.schemaAt(ctx, noSnap)
+	if err != nil {
+		return nil, err
+	}
+	// Share a newly parsed schema with the Graph, sparing later views the parse.
+	x.parent.mu.Lock()
+	if x.parent.st == nil || string(x.parent.st.read.Version) != string(st.read.Version) {
+		x.parent.st = st
+	}
+	x.parent.mu.Unlock()
+	return st.sch, nil
+}
+
+// Has is Graph.Has through the reader.
+func (x *Reads) Has(ctx context.Context, pred string) ([]uint64, error) {
+	return x.view.Has(ctx, noSnap, pred)
+}
+
+// Eq is Graph.Eq through the reader.
+func (x *Reads) Eq(ctx context.Context, pred, lang string, v value.Value) ([]uint64, error) {
+	return x.view.Eq(ctx, noSnap, pred, lang, v)
+}
+
+// Lookup is Graph.Lookup through the reader.
+func (x *Reads) Lookup(ctx context.Context, pred, lang, tok, token string) ([]uint64, error) {
+	return x.view.Lookup(ctx, noSnap, pred, lang, tok, token)
+}
+
+// Range is Graph.Range through the reader.
+func (x *Reads) Range(ctx context.Context, pred, lang string, lo, hi *Bound) ([]uint64, error) {
+	return x.view.Range(ctx, noSnap, pred, lang, lo, hi)
+}
+
+// ReadNode is Graph.ReadNode through the reader.
+func (x *Reads) ReadNode(ctx context.Context, uid uint64, edgesMax int) (*Node, error) {
+	return x.view.ReadNode(ctx, noSnap, uid, edgesMax)
+}

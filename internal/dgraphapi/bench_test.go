@@ -1,0 +1,62 @@
+package dgraphapi
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+)
+
+// BenchmarkGRPCMutateCommitNow: one JSON node per request, a whole
+// transaction each (prepare, commit), through gRPC over an in-memory
+// connection.
+func BenchmarkGRPCMutateCommitNow(b *testing.B) {
+	f := newFixture(b, accountsSchema, nil)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_, err := f.cli.Query(ctx, &api.Request{CommitNow: true,
+			Mutations: []*api.Mutation{{SetJson: []byte(fmt.Sprintf(`{"name":"n%d","balance":%d}`, i, i))}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGRPCTxnQueryMutateCommit: Dgraph's read-modify-write
+// transaction: a query, a mutation, CommitOrAbort (three round trips).
+func BenchmarkGRPCTxnQueryMutateCommit(b *testing.B) {
+	f := newFixture(b, accountsSchema, nil)
+	ctx := context.Background()
+	uid := f.setJSON(ctx, b, `{"uid":"_:a","name":"acct","balance":0}`)["a"]
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := f.cli.Query(ctx, &api.Request{Query: `{ q(func: eq(name, "acct")) { uid balance } }`})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = f.cli.Query(ctx, &api.Request{StartTs: r.Txn.StartTs,
+			Mutations: []*api.Mutation{{SetNquads: []byte(fmt.Sprintf("<%s> <balance> \"%d\" .", uid, i))}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: r.Txn.StartTs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGRPCReadOnlyQuery: a read-only eq query with a nested field.
+func BenchmarkGRPCReadOnlyQuery(b *testing.B) {
+	f := newFixture(b, accountsSchema, nil)
+	ctx := context.Background()
+	f.setJSON(ctx, b, `{"name":"root","friend":[{"name":"f1"},{"name":"f2"},{"name":"f3"}]}`)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := f.cli.Query(ctx, &api.Request{ReadOnly: true,
+			Query: `{ q(func: eq(name, "root")) { name friend { name } } }`}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package dgraphapi
+
+import (
+	"context"
+	"sync"
+
+	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/txn"
+)
+
+// Reader reads vertices at one snapshot; the executor reads only through
+// it. Its method set is dqlexec.Reader's, so a *snapshotReader is one.
+type Reader interface {
+	GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error)
+}
+
+// snapshotReader reads db at snap and, when recording, keeps the
+// read-set entry of every vertex (and alias) read, for the commit to
+// validate. Safe for concurrent use (an executor reads in parallel).
+type snapshotReader struct {
+	db     engine.API
+	snap   engine.Snapshot
+	record bool
+	mu     sync.Mutex
+	reads  map[txnReadKey][]byte
+}
+
+type txnReadKey struct {
+	vertex string
+	alias  bool
+}
+
+func newSnapshotReader(db engine.API, snap engine.Snapshot, record bool) *snapshotReader {
+	return &snapshotReader{db: db, snap: snap, record: record, reads: map[txnReadKey][]byte{}}
+}
+
+func (s *snapshotReader) GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error) {
+	out, err := s.db.GetVertex(ctx, s.snap, v, opts)
+	if err != nil || !s.record {
+		return out, err
+	}
+	s.mu.Lock()
+	s.reads[txnReadKey{out.Read.Vertex, out.Read.Alias}] = out.Read.Version
+	if a := out.AliasRead; a != nil {
+		s.reads[txnReadKey{a.Vertex, a.Alias}] = a.Version
+	}
+	s.mu.Unlock()
+	return out, nil
+}
+
+// Reads returns the recorded reads (at one snapshot a vertex has one
+// version, so one entry per vertex).
+func (s *snapshotReader) Reads() []txn.Read {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]txn.Read, 0, len(s.reads))
+	for k, ver := range s.reads {
+		out = append(out, txn.Read{Vertex: k.vertex, Alias: k.alias, Version: ver})
+	}
+	return out
+}

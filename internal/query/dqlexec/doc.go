@@ -1,0 +1,99 @@
+// Package dqlexec executes DQL, Dgraph's query language, over the Dgraph
+// model of package dgraph: query blocks answer Dgraph's JSON ("data"
+// object), and upsert blocks turn into the mutations dgraph.Graph.Mutate
+// applies. It parses with package dql and reads through a Reader.
+//
+// # Reads and transactions
+//
+// Every vertex a query reads goes through one Reader, which reads at one
+// snapshot: a query sees one consistent state. SnapshotReader reads an
+// engine at a snapshot and, when asked, records each read's txn.Read
+// (vertex and version) so that a transaction's queries (an upsert's query,
+// the reads of an interactive transaction) are validated at commit: the
+// commit fails if anything the query saw has changed, which is what makes
+// Weft's Dgraph face strictly serializable where Dgraph offers snapshot
+// isolation. Index lookups (eq, ranges, terms, has, type) go through the
+// same reader (dgraph.Reads, a view of the Graph over a reader), so index
+// vertices are in the read set too and two upserts of one key conflict.
+//
+// # Execution model
+//
+// Blocks run in an order where each follows the blocks defining the
+// variables it uses (dql rejects cycles); the answer lists them in text
+// order, var blocks left out. A block runs level by level:
+//
+//  1. the root function gives a sorted uid list, from the indexes
+//     (uid, eq, type, le/lt/ge/gt/between, has, allofterms/anyofterms);
+//     functions no index serves (regexp, eq(count(p), n), eq(val(v), x))
+//     start from has(p) or the variable's nodes and test each node;
+//  2. @filter, then orderasc/orderdesc, after, offset and first;
+//  3. the level's nodes are read as ONE batch (fetch): a bounded pool of
+//     Config.ReadsParallelMax goroutines reads whole vertices (values,
+//     facets, edges, counts) through the reader, each node once per query;
+//  4. every field is computed for all nodes of the level at once; a
+//     uid-valued field gathers the children of all parents, filters them
+//     once, orders and paginates them per parent, and its sub-selection is
+//     the next level, read as the next batch.
+//
+// So a query's reads grow with its levels, not its results: one batch per
+// level (per uid-valued field). fetch is the seam for predicate placement:
+// with all of a predicate's data on one shard, a level's batch splits into
+// one request per (predicate, shard) instead of one read per node; nothing
+// above fetch changes.
+//
+// A node's object is built once per level and shared by all its parents
+// (edge facets are added per parent on a copy). Objects left empty are
+// omitted, as Dgraph does; a block or edge is always a JSON list, also for
+// a non-list uid predicate (Dgraph ≥ 1.1 answers an object there); a list
+// predicate is an array; datetimes are RFC 3339 strings.
+//
+// # Supported
+//
+// Root functions uid (literals, uid and value variables), eq, le, lt, ge,
+// gt, between, has, type, allofterms, anyofterms, regexp, eq(count(p), n),
+// eq(val(v), x); the same in @filter with AND, OR, NOT, plus uid_in;
+// GraphQL variables (dql substitutes them); nested and reverse (~p)
+// predicates, aliases, uid, languages (p@en, p@en:fr, p@., p@*); first
+// (negative: the last), offset, after, several orderasc/orderdesc by
+// predicate or val(v), at every level; count(p) (with a filter), count(uid);
+// uid variables (blocks, fields, uid), value variables (values, counts,
+// facets, math, aggregates), val(v) (summed along paths when v is defined
+// below, as Dgraph propagates values), min/max/sum/avg of val(v) over a
+// whole variable (blocks without func) or below each node, math() with
+// Dgraph's operators and functions; @cascade (all or listed fields; the
+// all-fields form applies to every level below), @normalize, @facets (all,
+// listed, aliased, as variables, ordered, and @facets(filter)),
+// expand(_all_) from dgraph.type and the schema's types, expand(T, ...),
+// @recurse(depth, loop), @groupby at the root and on edges (counts and
+// aggregates per group), shortest paths (numpaths k-shortest loopless
+// paths, weights from a facet, depth, minweight, maxweight), checkpwd,
+// schema {} queries; upsert blocks with @if conditions on len(v), uid(v)
+// and val(v) in set and delete quads (from RDF or from JSON, which
+// dgraph.ParseJSON turns into the same quads).
+//
+// # Not supported (a clear error wrapping ErrUnsupported)
+//
+// alloftext/anyoftext (no fulltext index is maintained), match and ngram
+// (no trigram index), geo functions, similar_to, @ignorereflex,
+// expand(val(v)), a val(v) as a comparison value (eq(p, val(v))), RDF response format.
+// regexp works without a trigram index (a has-set scan at the root), and
+// term functions in filters test the nodes' values rather than the index.
+// has(~p) at the root reads every node having p (reverse predicates keep
+// no has-set). Ordering reads every candidate of a level (no index-ordered
+// scan), so orderasc with first on a large root set costs the whole set.
+// Shortest paths read one node at a time (best-first search). A level
+// asking only uid and count(uid) reads nothing.
+//
+// # Limits
+//
+// Config bounds a query: the nodes it reads (NodesMax), the edges read with
+// one node (EdgesMax: more fails rather than answer from a truncated list),
+// @recurse and path depth, paths per shortest block; and the reads in
+// flight (ReadsParallelMax). The context cancels a query between batches.
+//
+// # Concurrency
+//
+// An Executor is safe for concurrent use; each query has its own state,
+// and only its batch reads run concurrently. A SnapshotReader is safe for
+// concurrent use.
+package dqlexec

@@ -1,0 +1,87 @@
+package dqlexec
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/txn"
+)
+
+// Reader reads vertices at one snapshot. Every read a query makes goes
+// through it, so that a transaction can record what it read (for OCC
+// validation at commit).
+type Reader interface {
+	GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error)
+}
+
+// SnapshotReader reads an engine at one snapshot and, when recording,
+// keeps the read-set entry (vertex and version) of every vertex read. Safe
+// for concurrent use.
+type SnapshotReader struct {
+	db     engine.API
+	snap   engine.Snapshot
+	record bool
+	mu     sync.Mutex
+	reads  map[readKey][]byte
+	calls  atomic.Int64
+}
+
+type readKey struct {
+	vertex string
+	alias  bool
+}
+
+// NewSnapshotReader reads db at snap, recording txn.Read entries when record is set.
+func NewSnapshotReader(db engine.API, snap engine.Snapshot, record bool) *SnapshotReader {
+	return &SnapshotReader{db: db, snap: snap, record: record, reads: map[readKey][]byte{}}
+}
+
+// Snapshot is the snapshot the reader reads at.
+func (s *SnapshotReader) Snapshot() engine.Snapshot { return s.snap }
+
+// GetVertex implements Reader.
+func (s *SnapshotReader) GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error) {
+	s.calls.Add(1)
+	out, err := s.db.GetVertex(ctx, s.snap, v, opts)
+	if err != nil || !s.record {
+		return out, err
+	}
+	s.mu.Lock()
+	s.reads[readKey{out.Read.Vertex, out.Read.Alias}] = out.Read.Version
+	if a := out.AliasRead; a != nil {
+		s.reads[readKey{a.Vertex, a.Alias}] = a.Version
+	}
+	s.mu.Unlock()
+	return out, nil
+}
+
+// Calls is the number of GetVertex calls so far: a query's internal calls.
+func (s *SnapshotReader) Calls() int64 { return s.calls.Load() }
+
+// Reads returns the recorded reads, one per vertex (or alias), sorted by
+// name: at one snapshot a vertex has one version, so repeats are equal.
+func (s *SnapshotReader) Reads() []txn.Read {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]txn.Read, 0, len(s.reads))
+	for k, ver := range s.reads {
+		out = append(out, txn.Read{Vertex: k.vertex, Alias: k.alias, Version: ver})
+	}
+	slices.SortFunc(out, func(a, b txn.Read) int {
+		if c := strings.Compare(a.Vertex, b.Vertex); c != 0 {
+			return c
+		}
+		switch {
+		case a.Alias == b.Alias:
+			return 0
+		case a.Alias:
+			return 1
+		}
+		return -1
+	})
+	return out
+}

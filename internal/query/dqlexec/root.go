@@ -1,0 +1,167 @@
+package dqlexec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/query/dql"
+	"github.com/weft-db/weft/internal/value"
+)
+
+// root returns the sorted uids a block's root function selects, through
+// the indexes: uid() from literals and variables, eq/type from exact-style
+// indexes, le/lt/ge/gt/between from a sortable index, has from has-sets,
+// allofterms/anyofterms from the term index. Functions no index answers
+// (regexp, counts, value variables) start from has(pred), or the
+// variable's nodes, and test each node.
+func (x *run) root(f *dql.Func) ([]uint64, error) {
+	if why, ok := unsupportedFuncs[f.Name]; ok {
+		return nil, fmt.Errorf("%w: %s: %s", ErrUnsupported, f.Name, why)
+	}
+	switch {
+	case f.Name == "uid":
+		out := append([]uint64(nil), f.UIDs...)
+		for _, v := range f.Vars {
+			out = append(out, x.varUIDs(v)...)
+		}
+		return sortedUnion(out), nil
+	case f.ValVar != "":
+		var cand []uint64
+		for u := range x.valVars[f.ValVar] {
+			cand = append(cand, u)
+		}
+		return x.testAll(f, sortedUnion(cand))
+	case f.Count || f.Name == "regexp":
+		if strings.HasPrefix(f.Attr, "~") {
+			return nil, fmt.Errorf("%w: %s on a reverse predicate at the root", ErrUnsupported, f.Name)
+		}
+		cand, err := x.rd.Has(x.ctx, f.Attr)
+		if err != nil {
+			return nil, err
+		}
+		return x.testAll(f, cand)
+	}
+	switch f.Name {
+	case "has":
+		if p, ok := strings.CutPrefix(f.Attr, "~"); ok {
+			return x.hasReverse(p)
+		}
+		return x.rd.Has(x.ctx, f.Attr)
+	case "type":
+		return x.eqUnion("dgraph.type", "", f.Args)
+	case "eq":
+		return x.eqUnion(f.Attr, f.Lang, f.Args)
+	case "le", "lt", "ge", "gt", "between":
+		return x.rootRange(f)
+	case "allofterms", "anyofterms":
+		return x.rootTerms(f)
+	case "uid_in":
+		return nil, fmt.Errorf("%w: uid_in is a filter, not a root function", ErrInvalid)
+	}
+	return nil, fmt.Errorf("%w: root function %s", ErrUnsupported, f.Name)
+}
+
+// hasReverse answers has(~p), for which no has-set exists: the targets of
+// the p edges of every node having p (it reads all of them).
+func (x *run) hasReverse(p string) ([]uint64, error) {
+	subj, err := x.rd.Has(x.ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.fetch(subj); err != nil {
+		return nil, err
+	}
+	var out []uint64
+	for _, u := range subj {
+		for _, e := range x.node(u).Edges[p] {
+			out = append(out, e.UID)
+		}
+	}
+	return sortedUnion(out), nil
+}
+
+// testAll keeps the candidates passing f.
+func (x *run) testAll(f *dql.Func, cand []uint64) ([]uint64, error) {
+	return x.filter(&dql.Filter{Op: dql.FilterFunc, Func: f}, cand)
+}
+
+func (x *run) eqUnion(pred, lang string, args []dql.Arg) ([]uint64, error) {
+	var lists [][]uint64
+	for _, a := range args {
+		if a.Kind != dql.ArgValue {
+			return nil, fmt.Errorf("%w: eq at the root takes literal values", ErrUnsupported)
+		}
+		us, err := x.rd.Eq(x.ctx, pred, lang, value.Str(a.Value))
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, us)
+	}
+	return sortedUnion(lists...), nil
+}
+
+func (x *run) rootRange(f *dql.Func) ([]uint64, error) {
+	var lo, hi *dgraph.Bound
+	arg := func(i int) (value.Value, error) {
+		if i >= len(f.Args) || f.Args[i].Kind != dql.ArgValue {
+			return value.Value{}, fmt.Errorf("%w: %s needs literal values", ErrInvalid, f.Name)
+		}
+		return value.Str(f.Args[i].Value), nil
+	}
+	v, err := arg(0)
+	if err != nil {
+		return nil, err
+	}
+	switch f.Name {
+	case "le", "lt":
+		hi = &dgraph.Bound{Value: v, Exclusive: f.Name == "lt"}
+	case "ge", "gt":
+		lo = &dgraph.Bound{Value: v, Exclusive: f.Name == "gt"}
+	case "between":
+		w, err := arg(1)
+		if err != nil {
+			return nil, err
+		}
+		lo, hi = &dgraph.Bound{Value: v}, &dgraph.Bound{Value: w}
+	}
+	return x.rd.Range(x.ctx, f.Attr, f.Lang, lo, hi)
+}
+
+func (x *run) rootTerms(f *dql.Func) ([]uint64, error) {
+	c, err := x.compile(f)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	for i, t := range c.terms {
+		us, err := x.rd.Lookup(x.ctx, f.Attr, f.Lang, "term", t)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case f.Name == "anyofterms":
+			out = sortedUnion(out, us)
+		case i == 0:
+			out = us
+		default:
+			out = intersect(out, us)
+		}
+	}
+	return out, nil
+}
+
+// varUIDs are the nodes of variable v: a uid variable's, or those a value
+// variable has values for (Dgraph's uid(valueVar)).
+func (x *run) varUIDs(v string) []uint64 {
+	if us, ok := x.uidVars[v]; ok {
+		return us
+	}
+	var out []uint64
+	for u := range x.valVars[v] {
+		if u != scalarUID {
+			out = append(out, u)
+		}
+	}
+	return sortedUnion(out)
+}

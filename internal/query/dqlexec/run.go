@@ -1,0 +1,176 @@
+package dqlexec
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/query/dql"
+	"github.com/weft-db/weft/internal/query/schema"
+	"github.com/weft-db/weft/internal/value"
+)
+
+// run is the state of one query: the schema at the reader's snapshot, the
+// nodes read so far (each node is read once per query) and the variables.
+// Only fetch is concurrent; everything else runs on the caller's goroutine.
+type run struct {
+	ctx     context.Context
+	cfg     Config
+	r       Reader
+	rd      *dgraph.Reads
+	sch     *schema.Schema
+	nodes   map[uint64]*dgraph.Node
+	uidVars map[string][]uint64
+	valVars map[string]map[uint64]value.Value
+	funcs   map[*dql.Func]*compiled
+	// edgeLists keeps, per uid-valued field, each parent's children, for
+	// aggregating and summing value variables defined below a level.
+	edgeLists map[*dql.Field]map[uint64][]uint64
+	// batches counts the batches of reads (levels), for tests and metrics.
+	batches int
+}
+
+func (e *Executor) newRun(ctx context.Context, r Reader) (*run, error) {
+	rd := e.g.ReadsThrough(r)
+	sch, err := rd.Schema(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &run{ctx: ctx, cfg: e.cfg, r: r, rd: rd, sch: sch, nodes: map[uint64]*dgraph.Node{},
+		uidVars: map[string][]uint64{}, valVars: map[string]map[uint64]value.Value{},
+		funcs: map[*dql.Func]*compiled{}, edgeLists: map[*dql.Field]map[uint64][]uint64{}}, nil
+}
+
+// emptyNode stands for a uid never read (it has no data).
+var emptyNode = &dgraph.Node{Values: map[string]value.Value{}, Facets: map[string]map[string]value.Value{},
+	Edges: map[string][]dgraph.Edge{}, Counts: map[string]int64{}}
+
+// node returns a fetched node (emptyNode when it was not fetched).
+func (x *run) node(u uint64) *dgraph.Node {
+	if n, ok := x.nodes[u]; ok {
+		return n
+	}
+	return emptyNode
+}
+
+// fetch reads the nodes of uids not read yet, as one batch: a bounded pool
+// of ReadsParallelMax goroutines, each reading whole vertices (values and
+// edges) through the reader. With vertex placement one read per node is
+// all a level needs; the batch is the unit a predicate-placed store would
+// split per (predicate, shard).
+func (x *run) fetch(uids []uint64) error {
+	var missing []uint64
+	for _, u := range uids {
+		if _, ok := x.nodes[u]; !ok {
+			missing = append(missing, u)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	missing = slices.Compact(missing)
+	if len(x.nodes)+len(missing) > x.cfg.NodesMax {
+		return fmt.Errorf("%w: the query reads more than %d nodes", ErrLimit, x.cfg.NodesMax)
+	}
+	x.batches++
+	got := make([]*dgraph.Node, len(missing))
+	err := parallel(x.ctx, len(missing), x.cfg.ReadsParallelMax, func(i int) error {
+		v, err := x.r.GetVertex(x.ctx, engine.VertexRef{Name: dgraph.FormatUID(missing[i])},
+			engine.ReadOptions{Props: true, Edges: true, EdgesMax: x.cfg.EdgesMax})
+		if err != nil {
+			return err
+		}
+		if v.EdgesTruncated {
+			return fmt.Errorf("%w: node %s has more than %d edges", ErrLimit, v.Handle, x.cfg.EdgesMax)
+		}
+		got[i] = dgraph.DecodeVertex(v)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, u := range missing {
+		got[i].UID = u
+		x.nodes[u] = got[i]
+	}
+	return nil
+}
+
+// parallel runs fn(0..n-1) on at most max goroutines; it stops handing out
+// work after the first error, which it returns.
+func parallel(ctx context.Context, n, max int, fn func(i int) error) error {
+	if n == 1 || max == 1 {
+		for i := range n {
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		next  int
+		first error
+	)
+	for range min(n, max) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if first == nil && ctx.Err() != nil {
+					first = ctx.Err()
+				}
+				i, stop := next, first != nil
+				next++
+				mu.Unlock()
+				if stop || i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// sortedUnion merges uid lists into one sorted, distinct list.
+func sortedUnion(lists ...[]uint64) []uint64 {
+	var out []uint64
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// intersect keeps the elements of sorted a that are in sorted b.
+func intersect(a, b []uint64) []uint64 {
+	var out []uint64
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] < b[j]:
+			i++
+		case a[i] > b[j]:
+			j++
+		default:
+			out = append(out, a[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
