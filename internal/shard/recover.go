@@ -26,7 +26,9 @@ type Partition struct {
 // partition that owns a handle (a vertex, or an alias name). Everything is
 // created at w, the epoch's start stamp, which precedes every stamp of the
 // run; last-write stamps come from the store, so reads keep validating
-// against it. The engine and the simulator share it.
+// against it. A partition with a nil Graph (Alias) skips the vertex
+// (alias): a shard process rebuilds only what it owns. The engine, the
+// shard process and the simulator share it.
 func Recover(t Scanner, w vclock.Stamp, part func(h string) Partition) error {
 	recs := map[string]*graph.VertexRecord{}
 	var order []string
@@ -37,6 +39,9 @@ func Recover(t Scanner, w vclock.Stamp, part func(h string) Partition) error {
 			return err
 		}
 		h := string(k[1:])
+		if part(h).Graph == nil {
+			return nil // another shard's
+		}
 		recs[h] = &graph.VertexRecord{Handle: h, Deleted: !rec.Exists, LastWrite: rec.LastWrite}
 		order = append(order, h)
 		return nil
@@ -90,7 +95,11 @@ func Recover(t Scanner, w vclock.Stamp, part func(h string) Partition) error {
 		if err != nil {
 			return err
 		}
-		return part(parts[0]).Alias.Load(parts[0], a.Handle, a.LastWrite, w)
+		idx := part(parts[0]).Alias
+		if idx == nil {
+			return nil // another shard's
+		}
+		return idx.Load(parts[0], a.Handle, a.LastWrite, w)
 	})
 }
 

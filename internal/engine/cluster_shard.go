@@ -1,0 +1,355 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/graph"
+	"github.com/weft-db/weft/internal/nodeprog"
+	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/shard"
+	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/value"
+	"github.com/weft-db/weft/internal/vclock"
+	pb "github.com/weft-db/weft/internal/wire/clusterpb"
+)
+
+// ShardConfig configures one shard of a cluster running in its own process.
+type ShardConfig struct {
+	// ID is this shard's number among Shards; Gatekeepers is the number of
+	// gatekeeper processes (FIFO channels into the shard).
+	ID, Shards, Gatekeepers int
+	// Epoch is the configuration epoch (the coordinator's): the shard
+	// rebuilds its partition from the store at the epoch's start and
+	// refuses stamps of other epochs.
+	Epoch uint64
+	// Store is the shared backing store the partition is rebuilt from.
+	Store store.Store
+	// Oracle is the cluster's Kronos (order.Remote); OracleCacheMax bounds
+	// the shard's cache of its answers.
+	Oracle         order.Oracle
+	OracleCacheMax int
+	// RequestNop asks gatekeeper gk to send this shard an entry past clock
+	// (a NOP when it has nothing else); it must not block. Nil: the shard
+	// waits for entries to arrive on their own.
+	RequestNop func(gk int, clock vclock.Clock)
+	// TasksMax bounds queued reads; KeepHistory keeps old versions.
+	TasksMax    int
+	KeepHistory bool
+	Log         *slog.Logger
+}
+
+// ShardServer is one shard process's engine: the same shard node weft serve
+// runs (scheduling core, multi-version partition, alias index), fed by the
+// gatekeepers' FIFO streams and asked for reads over the cluster protocol
+// (internal/wire/clusterpb, docs/cluster.md). Node programs do not run on
+// shard processes yet.
+type ShardServer struct {
+	pb.UnimplementedShardServer
+	cfg  ShardConfig
+	node *shardNode
+	log  *slog.Logger
+
+	stop    atomic.Bool
+	errMu   sync.Mutex
+	err     error // the fatal error that stopped the shard
+	stopped chan struct{}
+	loopWG  sync.WaitGroup
+
+	applies   atomic.Uint64
+	deliverMu sync.Mutex
+	delivered []uint64 // per gatekeeper: highest in-order sequence number pushed
+}
+
+// NewShardServer rebuilds the shard's partition from the store and starts
+// it.
+func NewShardServer(cfg ShardConfig) (*ShardServer, error) {
+	switch {
+	case cfg.Shards < 1 || cfg.ID < 0 || cfg.ID >= cfg.Shards:
+		return nil, fmt.Errorf("engine: shard %d of %d", cfg.ID, cfg.Shards)
+	case cfg.Gatekeepers < 1 || cfg.Gatekeepers > txn.GatekeepersMax:
+		return nil, fmt.Errorf("engine: %d gatekeepers", cfg.Gatekeepers)
+	case cfg.Epoch == 0:
+		return nil, errors.New("engine: a shard needs its configuration epoch")
+	case cfg.Store == nil || cfg.Oracle == nil:
+		return nil, errors.New("engine: a shard needs a store and an oracle")
+	}
+	if cfg.TasksMax <= 0 {
+		cfg.TasksMax = DefaultConfig().ShardTasksMax
+	}
+	if cfg.OracleCacheMax <= 0 {
+		cfg.OracleCacheMax = DefaultConfig().OracleCacheMax
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &ShardServer{cfg: cfg, log: log.With("role", "shard", "shard", cfg.ID), stopped: make(chan struct{}),
+		delivered: make([]uint64, cfg.Gatekeepers)}
+	ecfg := Config{Gatekeepers: cfg.Gatekeepers, KeepHistory: cfg.KeepHistory, ShardTasksMax: cfg.TasksMax}
+	var err error
+	if s.node, err = newShardNodeWith(s, nodeprog.Builtins(), cfg.ID, ecfg, order.NewResolver(cfg.Oracle, cfg.OracleCacheMax)); err != nil {
+		return nil, err
+	}
+	if err := s.recover(); err != nil {
+		return nil, fmt.Errorf("engine: shard %d rebuilding from the store: %w", cfg.ID, err)
+	}
+	s.node.publish()
+	s.loopWG.Add(1)
+	go func() {
+		defer s.loopWG.Done()
+		s.node.loop()
+	}()
+	st := s.node.g.Counts()
+	s.log.Info("shard serving", "epoch", cfg.Epoch, "vertices", st.Vertices, "edges", st.Edges)
+	return s, nil
+}
+
+func (s *ShardServer) recover() error {
+	t, err := s.cfg.Store.Begin()
+	if err != nil {
+		return err
+	}
+	defer t.Discard()
+	w := vclock.Stamp{Clock: vclock.New(s.cfg.Epoch, s.cfg.Gatekeepers)}
+	mine := shard.Partition{Graph: s.node.g, Alias: s.node.alias}
+	return shard.Recover(t, w, func(h string) shard.Partition {
+		if s.shardOf(h) == s.cfg.ID {
+			return mine
+		}
+		return shard.Partition{}
+	})
+}
+
+// Register adds the shard's service to a gRPC server.
+func (s *ShardServer) Register(g *grpc.Server) { pb.RegisterShardServer(g, s) }
+
+// Close stops the shard; reads waiting fail with ErrClosed.
+func (s *ShardServer) Close() error {
+	s.fail(nil)
+	s.node.wake()
+	s.loopWG.Wait()
+	return s.Err()
+}
+
+// Err returns the error that stopped the shard (nil when running or closed
+// cleanly).
+func (s *ShardServer) Err() error {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.err
+}
+
+// shardHost, for a shard process.
+
+func (s *ShardServer) requestNop(gk, _ int, c vclock.Clock) bool {
+	if s.cfg.RequestNop != nil {
+		s.cfg.RequestNop(gk, c)
+	}
+	return false
+}
+
+// notes are a single-process shortcut (gatekeeper.Core.Note): none here.
+func (s *ShardServer) notes(int, int) (*vclock.Clock, *vclock.Clock) { return nil, nil }
+
+func (s *ShardServer) report(int, nodeprog.Report, []nodeprog.Batch) {
+	s.fail(errors.New("node programs do not run on shard processes yet"))
+}
+
+func (s *ShardServer) hop(int, vclock.Stamp, nodeprog.Batch) {
+	s.fail(errors.New("node programs do not run on shard processes yet"))
+}
+
+func (s *ShardServer) shardOf(h string) int { return int(txn.ShardOf(h, uint32(s.cfg.Shards))) }
+func (s *ShardServer) applied()             { s.applies.Add(1) }
+func (s *ShardServer) stopping() bool       { return s.stop.Load() }
+
+// fail stops the shard; err nil is a clean stop.
+func (s *ShardServer) fail(err error) {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	if s.stop.Load() {
+		return
+	}
+	if err != nil {
+		s.err = err
+		s.log.Error("shard stopped", "err", err)
+	}
+	s.stop.Store(true)
+	close(s.stopped)
+	s.node.wake()
+}
+
+func (s *ShardServer) check() error {
+	if !s.stop.Load() {
+		return nil
+	}
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("%w: %v", ErrClosed, err)
+	}
+	return ErrClosed
+}
+
+// Deliver implements the FIFO stream of one gatekeeper (cluster.proto).
+func (s *ShardServer) Deliver(stream pb.Shard_DeliverServer) error {
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.check(); err != nil {
+			return err
+		}
+		gk := int(msg.GetGatekeeper())
+		if gk >= s.cfg.Gatekeepers {
+			return fmt.Errorf("engine: entries from gatekeeper %d of %d", gk, s.cfg.Gatekeepers)
+		}
+		for _, b := range msg.GetEntries() {
+			e, err := gatekeeper.DecodeEntry(b)
+			if err != nil {
+				return err
+			}
+			if int(e.GK) != gk || e.Stamp.Clock.Epoch != s.cfg.Epoch || len(e.Stamp.Clock.Counters) != s.cfg.Gatekeepers {
+				return fmt.Errorf("engine: entry %d of gatekeeper %d at %s does not belong on gatekeeper %d's stream in epoch %d",
+					e.Seq, e.GK, e.Stamp, gk, s.cfg.Epoch)
+			}
+			for _, op := range e.Ops {
+				if int(op.Shard) != s.cfg.ID {
+					return fmt.Errorf("engine: entry %d of gatekeeper %d carries an operation for shard %d", e.Seq, gk, op.Shard)
+				}
+			}
+			s.node.push(e)
+			s.deliverMu.Lock()
+			if e.Seq == s.delivered[gk]+1 {
+				s.delivered[gk] = e.Seq
+			}
+			s.deliverMu.Unlock()
+		}
+		s.deliverMu.Lock()
+		ack := s.delivered[gk]
+		s.deliverMu.Unlock()
+		if err := stream.Send(&pb.Delivered{Seq: ack}); err != nil {
+			return err
+		}
+	}
+}
+
+// Read implements a read at a stamp (cluster.proto).
+func (s *ShardServer) Read(ctx context.Context, req *pb.ReadRequest) (*pb.ReadResponse, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	st, err := txn.DecodeStamp(req.GetStamp())
+	if err != nil || st.IsZero() {
+		return nil, fmt.Errorf("%w: read stamp", ErrBadRequest)
+	}
+	if st.Clock.Epoch != s.cfg.Epoch || len(st.Clock.Counters) != s.cfg.Gatekeepers {
+		return nil, fmt.Errorf("%w: the stamp is from another epoch or configuration", ErrSnapshotTooOld)
+	}
+	name := req.GetName()
+	if err := txn.ValidName("vertex", name, txn.HandleLenMax); err != nil {
+		return nil, err
+	}
+	if s.shardOf(name) != s.cfg.ID {
+		return nil, fmt.Errorf("engine: %q belongs to shard %d, not %d", name, s.shardOf(name), s.cfg.ID)
+	}
+	resp := &pb.ReadResponse{}
+	fn := func(r *reader) {
+		if req.GetAlias() {
+			h, _ := r.s.alias.Resolve(name, st, r.ord)
+			resp.Handle = h
+			resp.Version = txn.EncodeStamp(r.s.alias.LastWrite(name, st, r.ord))
+			return
+		}
+		resp.Handle = name
+		resp.Version = txn.EncodeStamp(r.s.g.LastWrite(name, st, r.ord))
+		view, ok := r.s.g.View(name, st, r.ord)
+		if !ok {
+			return
+		}
+		resp.Exists = true
+		fillRead(resp, view, req)
+	}
+	w := waiters.Get().(*waiter)
+	s.node.push(readMsg{stamp: st, fn: fn, w: w})
+	select {
+	case <-w.ch:
+		err := w.err
+		w.err = nil
+		waiters.Put(w)
+		if err != nil {
+			return nil, err
+		}
+		return resp, nil
+	case <-ctx.Done():
+		return nil, ctx.Err() // the shard may still use w: it is not reused
+	case <-s.stopped:
+		return nil, s.check()
+	}
+}
+
+// fillRead copies what req asks of a vertex view into resp.
+func fillRead(resp *pb.ReadResponse, view graph.VertexView, req *pb.ReadRequest) {
+	if e := req.GetEdge(); e != "" {
+		if ev, found := view.Edge(e); found {
+			resp.Edges = append(resp.Edges, edgePB(ev))
+		}
+		return
+	}
+	if req.GetProps() {
+		for k, v := range view.Props() {
+			resp.Props = append(resp.Props, &pb.Prop{Key: k, Value: value.Append(nil, v)})
+		}
+	}
+	if req.GetAliases() {
+		for a := range view.Aliases() {
+			resp.Aliases = append(resp.Aliases, a)
+		}
+	}
+	if req.GetEdges() {
+		max := int(req.GetEdgesMax())
+		if max <= 0 {
+			max = EdgesMaxDefault
+		}
+		for e := range view.Edges() {
+			if len(resp.Edges) == max {
+				resp.EdgesTruncated = true
+				break
+			}
+			resp.Edges = append(resp.Edges, edgePB(e))
+		}
+	}
+}
+
+func edgePB(e graph.EdgeView) *pb.Edge {
+	out := &pb.Edge{Handle: e.Handle(), Dst: e.Dst()}
+	for k, v := range e.Props() {
+		out.Props = append(out.Props, &pb.Prop{Key: k, Value: value.Append(nil, v)})
+	}
+	return out
+}
+
+// Status implements the shard's status (cluster.proto).
+func (s *ShardServer) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
+	s.node.statsMu.Lock()
+	st := s.node.stats
+	s.node.statsMu.Unlock()
+	out := &pb.StatusResponse{Shard: uint32(s.cfg.ID), Epoch: s.cfg.Epoch, Vertices: uint64(st.Vertices),
+		Edges: uint64(st.Edges), Applied: s.applies.Load()}
+	s.deliverMu.Lock()
+	out.Delivered = append(out.Delivered, s.delivered...)
+	s.deliverMu.Unlock()
+	return out, nil
+}
