@@ -51,12 +51,13 @@ type ShardConfig struct {
 // ShardServer is one shard process's engine: the same shard node weft serve
 // runs (scheduling core, multi-version partition, alias index), fed by the
 // gatekeepers' FIFO streams and asked for reads over the cluster protocol
-// (internal/wire/clusterpb, docs/cluster.md). Node programs do not run on
-// shard processes yet.
+// (internal/wire/clusterpb, docs/cluster.md). One-vertex programs run here
+// (Run); programs that hop between shards do not run on shard processes yet.
 type ShardServer struct {
 	pb.UnimplementedShardServer
 	cfg  ShardConfig
 	node *shardNode
+	reg  *nodeprog.Registry
 	log  *slog.Logger
 
 	stop    atomic.Bool
@@ -94,10 +95,10 @@ func NewShardServer(cfg ShardConfig) (*ShardServer, error) {
 		log = slog.Default()
 	}
 	s := &ShardServer{cfg: cfg, log: log.With("role", "shard", "shard", cfg.ID), stopped: make(chan struct{}),
-		delivered: make([]uint64, cfg.Gatekeepers)}
+		delivered: make([]uint64, cfg.Gatekeepers), reg: nodeprog.Builtins()}
 	ecfg := Config{Gatekeepers: cfg.Gatekeepers, KeepHistory: cfg.KeepHistory, ShardTasksMax: cfg.TasksMax}
 	var err error
-	if s.node, err = newShardNodeWith(s, nodeprog.Builtins(), cfg.ID, ecfg, order.NewResolver(cfg.Oracle, cfg.OracleCacheMax)); err != nil {
+	if s.node, err = newShardNodeWith(s, s.reg, cfg.ID, ecfg, order.NewResolver(cfg.Oracle, cfg.OracleCacheMax)); err != nil {
 		return nil, err
 	}
 	if err := s.recover(); err != nil {
@@ -162,11 +163,11 @@ func (s *ShardServer) requestNop(gk, _ int, c vclock.Clock) bool {
 func (s *ShardServer) notes(int, int) (*vclock.Clock, *vclock.Clock) { return nil, nil }
 
 func (s *ShardServer) report(int, nodeprog.Report, []nodeprog.Batch) {
-	s.fail(errors.New("node programs do not run on shard processes yet"))
+	s.fail(errors.New("multi-hop node programs do not run on shard processes yet"))
 }
 
 func (s *ShardServer) hop(int, vclock.Stamp, nodeprog.Batch) {
-	s.fail(errors.New("node programs do not run on shard processes yet"))
+	s.fail(errors.New("multi-hop node programs do not run on shard processes yet"))
 }
 
 func (s *ShardServer) shardOf(h string) int { return int(txn.ShardOf(h, uint32(s.cfg.Shards))) }
@@ -246,27 +247,62 @@ func (s *ShardServer) Deliver(stream pb.Shard_DeliverServer) error {
 	}
 }
 
+// stampOf decodes a request's stamp, which must be of this shard's epoch
+// and configuration.
+func (s *ShardServer) stampOf(b []byte) (vclock.Stamp, error) {
+	st, err := txn.DecodeStamp(b)
+	if err != nil || st.IsZero() {
+		return st, fmt.Errorf("%w: read stamp", ErrBadRequest)
+	}
+	if st.Clock.Epoch != s.cfg.Epoch || len(st.Clock.Counters) != s.cfg.Gatekeepers {
+		return st, fmt.Errorf("%w: the stamp is from another epoch or configuration", ErrSnapshotTooOld)
+	}
+	return st, nil
+}
+
+// owns checks that name is this shard's.
+func (s *ShardServer) owns(name string) error {
+	if err := txn.ValidName("vertex", name, txn.HandleLenMax); err != nil {
+		return err
+	}
+	if sh := s.shardOf(name); sh != s.cfg.ID {
+		return fmt.Errorf("%w: %q belongs to shard %d, not %d", ErrBadRequest, name, sh, s.cfg.ID)
+	}
+	return nil
+}
+
+// readAt runs fn on the shard at st once it can, and waits for it.
+func (s *ShardServer) readAt(ctx context.Context, st vclock.Stamp, fn func(r *reader)) error {
+	w := waiters.Get().(*waiter)
+	s.node.push(readMsg{stamp: st, fn: fn, w: w})
+	select {
+	case <-w.ch:
+		err := w.err
+		w.err = nil
+		waiters.Put(w)
+		return err
+	case <-ctx.Done():
+		return ctx.Err() // the shard may still use w: it is not reused
+	case <-s.stopped:
+		return s.check()
+	}
+}
+
 // Read implements a read at a stamp (cluster.proto).
 func (s *ShardServer) Read(ctx context.Context, req *pb.ReadRequest) (*pb.ReadResponse, error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	st, err := txn.DecodeStamp(req.GetStamp())
-	if err != nil || st.IsZero() {
-		return nil, fmt.Errorf("%w: read stamp", ErrBadRequest)
-	}
-	if st.Clock.Epoch != s.cfg.Epoch || len(st.Clock.Counters) != s.cfg.Gatekeepers {
-		return nil, fmt.Errorf("%w: the stamp is from another epoch or configuration", ErrSnapshotTooOld)
-	}
-	name := req.GetName()
-	if err := txn.ValidName("vertex", name, txn.HandleLenMax); err != nil {
+	st, err := s.stampOf(req.GetStamp())
+	if err != nil {
 		return nil, err
 	}
-	if s.shardOf(name) != s.cfg.ID {
-		return nil, fmt.Errorf("engine: %q belongs to shard %d, not %d", name, s.shardOf(name), s.cfg.ID)
+	name := req.GetName()
+	if err := s.owns(name); err != nil {
+		return nil, err
 	}
 	resp := &pb.ReadResponse{}
-	fn := func(r *reader) {
+	err = s.readAt(ctx, st, func(r *reader) {
 		if req.GetAlias() {
 			h, _ := r.s.alias.Resolve(name, st, r.ord)
 			resp.Handle = h
@@ -281,23 +317,50 @@ func (s *ShardServer) Read(ctx context.Context, req *pb.ReadRequest) (*pb.ReadRe
 		}
 		resp.Exists = true
 		fillRead(resp, view, req)
+	})
+	if err != nil {
+		return nil, err
 	}
-	w := waiters.Get().(*waiter)
-	s.node.push(readMsg{stamp: st, fn: fn, w: w})
-	select {
-	case <-w.ch:
-		err := w.err
-		w.err = nil
-		waiters.Put(w)
-		if err != nil {
-			return nil, err
-		}
-		return resp, nil
-	case <-ctx.Done():
-		return nil, ctx.Err() // the shard may still use w: it is not reused
-	case <-s.stopped:
-		return nil, s.check()
+	return resp, nil
+}
+
+// Run implements a one-vertex program at a stamp (cluster.proto).
+func (s *ShardServer) Run(ctx context.Context, req *pb.RunRequest) (*pb.RunResponse, error) {
+	if err := s.check(); err != nil {
+		return nil, err
 	}
+	st, err := s.stampOf(req.GetStamp())
+	if err != nil {
+		return nil, err
+	}
+	name := req.GetProgram()
+	comp, err := s.reg.Compile(name, []byte(req.GetParamsJson()))
+	if err != nil {
+		return nil, mapProgErr(err)
+	}
+	if !nodeprog.IsLocal(comp) {
+		return nil, fmt.Errorf("%w: %s reads more than one vertex: it runs through a gatekeeper", ErrBadRequest, name)
+	}
+	h, err := nodeprog.LocalStart(comp)
+	if err != nil {
+		return nil, mapProgErr(err)
+	}
+	if err := s.owns(h.To); err != nil {
+		return nil, err
+	}
+	var res any
+	var progErr error
+	if err := s.readAt(ctx, st, func(r *reader) { res, progErr = nodeprog.RunLocal(comp, name, h, r.lookup(st)) }); err != nil {
+		return nil, err
+	}
+	if progErr != nil {
+		return nil, mapProgErr(progErr)
+	}
+	b, err := encodeResult(name, res)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.RunResponse{ResultJson: string(b)}, nil
 }
 
 // fillRead copies what req asks of a vertex view into resp.

@@ -15,7 +15,6 @@ import (
 	"github.com/weft-db/weft/internal/kronos"
 	"github.com/weft-db/weft/internal/nodeprog"
 	"github.com/weft-db/weft/internal/order"
-	"github.com/weft-db/weft/internal/shard"
 	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
@@ -357,7 +356,13 @@ func (db *DB) Run(ctx context.Context, program string, params json.RawMessage, a
 	if err != nil {
 		return nil, mapProgErr(err)
 	}
+	return encodeResult(program, res)
+}
+
+// encodeResult is a program's result as JSON.
+func encodeResult(program string, res any) ([]byte, error) {
 	var b []byte
+	var err error
 	if a, ok := res.(nodeprog.JSONAppender); ok {
 		b, err = a.AppendJSON(nil)
 	} else {
@@ -394,13 +399,7 @@ func (db *DB) runLocal(ctx context.Context, name string, comp nodeprog.Compiled,
 	var res any
 	var progErr error
 	err = db.read(ctx, db.shardOf(h.To), s, func(r *reader) {
-		res, progErr = nodeprog.RunLocal(comp, name, h, func(handle string) (nodeprog.Vertex, bool) {
-			v, ok := r.s.g.View(handle, s, r.ord)
-			if !ok {
-				return nil, false
-			}
-			return shard.ProgramVertex(v), true
-		})
+		res, progErr = nodeprog.RunLocal(comp, name, h, r.lookup(s))
 	})
 	if err != nil {
 		return nil, err

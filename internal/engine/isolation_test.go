@@ -17,7 +17,7 @@ import (
 
 // update runs one interactive transaction with retries: body reads at the
 // snapshot and returns the reads and writes to commit.
-func update(ctx context.Context, db *DB, body func(snap Snapshot) ([]txn.Read, []txn.Op, error)) (retries int, err error) {
+func update(ctx context.Context, db API, body func(snap Snapshot) ([]txn.Read, []txn.Op, error)) (retries int, err error) {
 	for attempt := 0; attempt < 1000; attempt++ {
 		snap, err := db.Begin(ctx)
 		if err != nil {
@@ -44,15 +44,23 @@ func update(ctx context.Context, db *DB, body func(snap Snapshot) ([]txn.Read, [
 // total. Lost updates, dirty or non-repeatable reads, write skew or a
 // non-atomic commit would show as a wrong sum.
 func TestBankIsolation(t *testing.T) {
-	ctx := context.Background()
 	db := openTest(t, memConfig())
+	bankIsolation(t, []API{db})
+}
+
+// bankIsolation runs the bank workload; worker i goes through dbs[i%len].
+func bankIsolation(t *testing.T, dbs []API) {
+	ctx := context.Background()
+	db := dbs[0]
 	const accounts, initial = 8, 100
 	var ops []txn.Op
 	for i := 0; i < accounts; i++ {
 		ops = append(ops, txn.Op{Kind: txn.CreateVertex, Vertex: acct(i)},
 			txn.Op{Kind: txn.SetVertexProp, Vertex: acct(i), Key: "balance", Value: value.I64(initial)})
 	}
-	commit(t, db, ops...)
+	if _, err := db.Commit(ctx, nil, ops); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(2 * time.Second)
 	var wg sync.WaitGroup
 	var transfers, checks atomic.Int64
@@ -61,6 +69,7 @@ func TestBankIsolation(t *testing.T) {
 		wg.Add(1)
 		go func(seed uint64) {
 			defer wg.Done()
+			db := dbs[int(seed)%len(dbs)]
 			rng := rand.New(rand.NewPCG(seed, 7))
 			for time.Now().Before(deadline) {
 				from, to := rng.IntN(accounts), rng.IntN(accounts)
@@ -98,6 +107,7 @@ func TestBankIsolation(t *testing.T) {
 		wg.Add(1)
 		go func(prog bool) {
 			defer wg.Done()
+			db := dbs[(r+1)%len(dbs)]
 			for readerBusy(deadline, &checks) {
 				sum, err := readTotal(ctx, db, accounts, prog)
 				if err != nil {
@@ -125,7 +135,7 @@ func TestBankIsolation(t *testing.T) {
 
 func acct(i int) string { return fmt.Sprintf("acct%d", i) }
 
-func readTotal(ctx context.Context, db *DB, n int, prog bool) (int64, error) {
+func readTotal(ctx context.Context, db API, n int, prog bool) (int64, error) {
 	snap, err := db.Begin(ctx)
 	if err != nil {
 		return 0, err

@@ -113,6 +113,17 @@ type reader struct {
 	ord *shard.ReadOrderer
 }
 
+// lookup is how a program sees this shard's vertices at s.
+func (r *reader) lookup(s vclock.Stamp) func(string) (nodeprog.Vertex, bool) {
+	return func(h string) (nodeprog.Vertex, bool) {
+		v, ok := r.s.g.View(h, s, r.ord)
+		if !ok {
+			return nil, false
+		}
+		return shard.ProgramVertex(v), true
+	}
+}
+
 func newShardNode(db *DB, id int) (*shardNode, error) {
 	return newShardNodeWith(localHost{db}, db.reg, id, db.cfg, newResolver(db))
 }

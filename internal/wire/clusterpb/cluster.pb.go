@@ -30,6 +30,346 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type RunRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Stamp         []byte                 `protobuf:"bytes,1,opt,name=stamp,proto3" json:"stamp,omitempty"`
+	Program       string                 `protobuf:"bytes,2,opt,name=program,proto3" json:"program,omitempty"`
+	ParamsJson    string                 `protobuf:"bytes,3,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunRequest) Reset() {
+	*x = RunRequest{}
+	mi := &file_cluster_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunRequest) ProtoMessage() {}
+
+func (x *RunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
+func (*RunRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *RunRequest) GetStamp() []byte {
+	if x != nil {
+		return x.Stamp
+	}
+	return nil
+}
+
+func (x *RunRequest) GetProgram() string {
+	if x != nil {
+		return x.Program
+	}
+	return ""
+}
+
+func (x *RunRequest) GetParamsJson() string {
+	if x != nil {
+		return x.ParamsJson
+	}
+	return ""
+}
+
+type RunResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ResultJson    string                 `protobuf:"bytes,1,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunResponse) Reset() {
+	*x = RunResponse{}
+	mi := &file_cluster_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunResponse) ProtoMessage() {}
+
+func (x *RunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
+func (*RunResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RunResponse) GetResultJson() string {
+	if x != nil {
+		return x.ResultJson
+	}
+	return ""
+}
+
+type Clock struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Counters      []uint64               `protobuf:"varint,2,rep,packed,name=counters,proto3" json:"counters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Clock) Reset() {
+	*x = Clock{}
+	mi := &file_cluster_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Clock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Clock) ProtoMessage() {}
+
+func (x *Clock) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Clock.ProtoReflect.Descriptor instead.
+func (*Clock) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Clock) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *Clock) GetCounters() []uint64 {
+	if x != nil {
+		return x.Counters
+	}
+	return nil
+}
+
+type AnnounceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	From          uint32                 `protobuf:"varint,1,opt,name=from,proto3" json:"from,omitempty"`
+	Clock         *Clock                 `protobuf:"bytes,2,opt,name=clock,proto3" json:"clock,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnnounceRequest) Reset() {
+	*x = AnnounceRequest{}
+	mi := &file_cluster_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnnounceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnnounceRequest) ProtoMessage() {}
+
+func (x *AnnounceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnnounceRequest.ProtoReflect.Descriptor instead.
+func (*AnnounceRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AnnounceRequest) GetFrom() uint32 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *AnnounceRequest) GetClock() *Clock {
+	if x != nil {
+		return x.Clock
+	}
+	return nil
+}
+
+type AnnounceResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Clock         *Clock                 `protobuf:"bytes,1,opt,name=clock,proto3" json:"clock,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnnounceResponse) Reset() {
+	*x = AnnounceResponse{}
+	mi := &file_cluster_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnnounceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnnounceResponse) ProtoMessage() {}
+
+func (x *AnnounceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnnounceResponse.ProtoReflect.Descriptor instead.
+func (*AnnounceResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *AnnounceResponse) GetClock() *Clock {
+	if x != nil {
+		return x.Clock
+	}
+	return nil
+}
+
+type NopRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shard         uint32                 `protobuf:"varint,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	Clock         *Clock                 `protobuf:"bytes,2,opt,name=clock,proto3" json:"clock,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NopRequest) Reset() {
+	*x = NopRequest{}
+	mi := &file_cluster_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NopRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NopRequest) ProtoMessage() {}
+
+func (x *NopRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NopRequest.ProtoReflect.Descriptor instead.
+func (*NopRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *NopRequest) GetShard() uint32 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *NopRequest) GetClock() *Clock {
+	if x != nil {
+		return x.Clock
+	}
+	return nil
+}
+
+type NopResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NopResponse) Reset() {
+	*x = NopResponse{}
+	mi := &file_cluster_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NopResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NopResponse) ProtoMessage() {}
+
+func (x *NopResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NopResponse.ProtoReflect.Descriptor instead.
+func (*NopResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{6}
+}
+
 type Entries struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The gatekeeper the stream carries (every entry must be from it).
@@ -42,7 +382,7 @@ type Entries struct {
 
 func (x *Entries) Reset() {
 	*x = Entries{}
-	mi := &file_cluster_proto_msgTypes[0]
+	mi := &file_cluster_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -54,7 +394,7 @@ func (x *Entries) String() string {
 func (*Entries) ProtoMessage() {}
 
 func (x *Entries) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[0]
+	mi := &file_cluster_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -67,7 +407,7 @@ func (x *Entries) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entries.ProtoReflect.Descriptor instead.
 func (*Entries) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{0}
+	return file_cluster_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Entries) GetGatekeeper() uint32 {
@@ -95,7 +435,7 @@ type Delivered struct {
 
 func (x *Delivered) Reset() {
 	*x = Delivered{}
-	mi := &file_cluster_proto_msgTypes[1]
+	mi := &file_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -107,7 +447,7 @@ func (x *Delivered) String() string {
 func (*Delivered) ProtoMessage() {}
 
 func (x *Delivered) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[1]
+	mi := &file_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -120,7 +460,7 @@ func (x *Delivered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delivered.ProtoReflect.Descriptor instead.
 func (*Delivered) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{1}
+	return file_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Delivered) GetSeq() uint64 {
@@ -152,7 +492,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_cluster_proto_msgTypes[2]
+	mi := &file_cluster_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -164,7 +504,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[2]
+	mi := &file_cluster_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -177,7 +517,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{2}
+	return file_cluster_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ReadRequest) GetStamp() []byte {
@@ -247,7 +587,7 @@ type Prop struct {
 
 func (x *Prop) Reset() {
 	*x = Prop{}
-	mi := &file_cluster_proto_msgTypes[3]
+	mi := &file_cluster_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -259,7 +599,7 @@ func (x *Prop) String() string {
 func (*Prop) ProtoMessage() {}
 
 func (x *Prop) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[3]
+	mi := &file_cluster_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -272,7 +612,7 @@ func (x *Prop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prop.ProtoReflect.Descriptor instead.
 func (*Prop) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{3}
+	return file_cluster_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Prop) GetKey() string {
@@ -300,7 +640,7 @@ type Edge struct {
 
 func (x *Edge) Reset() {
 	*x = Edge{}
-	mi := &file_cluster_proto_msgTypes[4]
+	mi := &file_cluster_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -312,7 +652,7 @@ func (x *Edge) String() string {
 func (*Edge) ProtoMessage() {}
 
 func (x *Edge) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[4]
+	mi := &file_cluster_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -325,7 +665,7 @@ func (x *Edge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Edge.ProtoReflect.Descriptor instead.
 func (*Edge) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{4}
+	return file_cluster_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Edge) GetHandle() string {
@@ -367,7 +707,7 @@ type ReadResponse struct {
 
 func (x *ReadResponse) Reset() {
 	*x = ReadResponse{}
-	mi := &file_cluster_proto_msgTypes[5]
+	mi := &file_cluster_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +719,7 @@ func (x *ReadResponse) String() string {
 func (*ReadResponse) ProtoMessage() {}
 
 func (x *ReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[5]
+	mi := &file_cluster_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +732,7 @@ func (x *ReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResponse.ProtoReflect.Descriptor instead.
 func (*ReadResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{5}
+	return file_cluster_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ReadResponse) GetHandle() string {
@@ -452,7 +792,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_cluster_proto_msgTypes[6]
+	mi := &file_cluster_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -464,7 +804,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[6]
+	mi := &file_cluster_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -477,7 +817,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{6}
+	return file_cluster_proto_rawDescGZIP(), []int{13}
 }
 
 type StatusResponse struct {
@@ -496,7 +836,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_cluster_proto_msgTypes[7]
+	mi := &file_cluster_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -508,7 +848,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[7]
+	mi := &file_cluster_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -521,7 +861,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{7}
+	return file_cluster_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StatusResponse) GetShard() uint32 {
@@ -570,7 +910,29 @@ var File_cluster_proto protoreflect.FileDescriptor
 
 const file_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\rcluster.proto\x12\x0fweft.cluster.v1\"C\n" +
+	"\rcluster.proto\x12\x0fweft.cluster.v1\"]\n" +
+	"\n" +
+	"RunRequest\x12\x14\n" +
+	"\x05stamp\x18\x01 \x01(\fR\x05stamp\x12\x18\n" +
+	"\aprogram\x18\x02 \x01(\tR\aprogram\x12\x1f\n" +
+	"\vparams_json\x18\x03 \x01(\tR\n" +
+	"paramsJson\".\n" +
+	"\vRunResponse\x12\x1f\n" +
+	"\vresult_json\x18\x01 \x01(\tR\n" +
+	"resultJson\"9\n" +
+	"\x05Clock\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1a\n" +
+	"\bcounters\x18\x02 \x03(\x04R\bcounters\"S\n" +
+	"\x0fAnnounceRequest\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\rR\x04from\x12,\n" +
+	"\x05clock\x18\x02 \x01(\v2\x16.weft.cluster.v1.ClockR\x05clock\"@\n" +
+	"\x10AnnounceResponse\x12,\n" +
+	"\x05clock\x18\x01 \x01(\v2\x16.weft.cluster.v1.ClockR\x05clock\"P\n" +
+	"\n" +
+	"NopRequest\x12\x14\n" +
+	"\x05shard\x18\x01 \x01(\rR\x05shard\x12,\n" +
+	"\x05clock\x18\x02 \x01(\v2\x16.weft.cluster.v1.ClockR\x05clock\"\r\n" +
+	"\vNopResponse\"C\n" +
 	"\aEntries\x12\x1e\n" +
 	"\n" +
 	"gatekeeper\x18\x01 \x01(\rR\n" +
@@ -609,11 +971,17 @@ const file_cluster_proto_rawDesc = "" +
 	"\bvertices\x18\x03 \x01(\x04R\bvertices\x12\x14\n" +
 	"\x05edges\x18\x04 \x01(\x04R\x05edges\x12\x18\n" +
 	"\aapplied\x18\x05 \x01(\x04R\aapplied\x12\x1c\n" +
-	"\tdelivered\x18\x06 \x03(\x04R\tdelivered2\xdc\x01\n" +
+	"\tdelivered\x18\x06 \x03(\x04R\tdelivered2\x9e\x02\n" +
 	"\x05Shard\x12C\n" +
 	"\aDeliver\x12\x18.weft.cluster.v1.Entries\x1a\x1a.weft.cluster.v1.Delivered(\x010\x01\x12C\n" +
-	"\x04Read\x12\x1c.weft.cluster.v1.ReadRequest\x1a\x1d.weft.cluster.v1.ReadResponse\x12I\n" +
-	"\x06Status\x12\x1e.weft.cluster.v1.StatusRequest\x1a\x1f.weft.cluster.v1.StatusResponseB1Z/github.com/weft-db/weft/internal/wire/clusterpbb\x06proto3"
+	"\x04Read\x12\x1c.weft.cluster.v1.ReadRequest\x1a\x1d.weft.cluster.v1.ReadResponse\x12@\n" +
+	"\x03Run\x12\x1b.weft.cluster.v1.RunRequest\x1a\x1c.weft.cluster.v1.RunResponse\x12I\n" +
+	"\x06Status\x12\x1e.weft.cluster.v1.StatusRequest\x1a\x1f.weft.cluster.v1.StatusResponse2\xa6\x01\n" +
+	"\n" +
+	"Gatekeeper\x12O\n" +
+	"\bAnnounce\x12 .weft.cluster.v1.AnnounceRequest\x1a!.weft.cluster.v1.AnnounceResponse\x12G\n" +
+	"\n" +
+	"RequestNop\x12\x1b.weft.cluster.v1.NopRequest\x1a\x1c.weft.cluster.v1.NopResponseB1Z/github.com/weft-db/weft/internal/wire/clusterpbb\x06proto3"
 
 var (
 	file_cluster_proto_rawDescOnce sync.Once
@@ -627,32 +995,48 @@ func file_cluster_proto_rawDescGZIP() []byte {
 	return file_cluster_proto_rawDescData
 }
 
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_cluster_proto_goTypes = []any{
-	(*Entries)(nil),        // 0: weft.cluster.v1.Entries
-	(*Delivered)(nil),      // 1: weft.cluster.v1.Delivered
-	(*ReadRequest)(nil),    // 2: weft.cluster.v1.ReadRequest
-	(*Prop)(nil),           // 3: weft.cluster.v1.Prop
-	(*Edge)(nil),           // 4: weft.cluster.v1.Edge
-	(*ReadResponse)(nil),   // 5: weft.cluster.v1.ReadResponse
-	(*StatusRequest)(nil),  // 6: weft.cluster.v1.StatusRequest
-	(*StatusResponse)(nil), // 7: weft.cluster.v1.StatusResponse
+	(*RunRequest)(nil),       // 0: weft.cluster.v1.RunRequest
+	(*RunResponse)(nil),      // 1: weft.cluster.v1.RunResponse
+	(*Clock)(nil),            // 2: weft.cluster.v1.Clock
+	(*AnnounceRequest)(nil),  // 3: weft.cluster.v1.AnnounceRequest
+	(*AnnounceResponse)(nil), // 4: weft.cluster.v1.AnnounceResponse
+	(*NopRequest)(nil),       // 5: weft.cluster.v1.NopRequest
+	(*NopResponse)(nil),      // 6: weft.cluster.v1.NopResponse
+	(*Entries)(nil),          // 7: weft.cluster.v1.Entries
+	(*Delivered)(nil),        // 8: weft.cluster.v1.Delivered
+	(*ReadRequest)(nil),      // 9: weft.cluster.v1.ReadRequest
+	(*Prop)(nil),             // 10: weft.cluster.v1.Prop
+	(*Edge)(nil),             // 11: weft.cluster.v1.Edge
+	(*ReadResponse)(nil),     // 12: weft.cluster.v1.ReadResponse
+	(*StatusRequest)(nil),    // 13: weft.cluster.v1.StatusRequest
+	(*StatusResponse)(nil),   // 14: weft.cluster.v1.StatusResponse
 }
 var file_cluster_proto_depIdxs = []int32{
-	3, // 0: weft.cluster.v1.Edge.props:type_name -> weft.cluster.v1.Prop
-	3, // 1: weft.cluster.v1.ReadResponse.props:type_name -> weft.cluster.v1.Prop
-	4, // 2: weft.cluster.v1.ReadResponse.edges:type_name -> weft.cluster.v1.Edge
-	0, // 3: weft.cluster.v1.Shard.Deliver:input_type -> weft.cluster.v1.Entries
-	2, // 4: weft.cluster.v1.Shard.Read:input_type -> weft.cluster.v1.ReadRequest
-	6, // 5: weft.cluster.v1.Shard.Status:input_type -> weft.cluster.v1.StatusRequest
-	1, // 6: weft.cluster.v1.Shard.Deliver:output_type -> weft.cluster.v1.Delivered
-	5, // 7: weft.cluster.v1.Shard.Read:output_type -> weft.cluster.v1.ReadResponse
-	7, // 8: weft.cluster.v1.Shard.Status:output_type -> weft.cluster.v1.StatusResponse
-	6, // [6:9] is the sub-list for method output_type
-	3, // [3:6] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	2,  // 0: weft.cluster.v1.AnnounceRequest.clock:type_name -> weft.cluster.v1.Clock
+	2,  // 1: weft.cluster.v1.AnnounceResponse.clock:type_name -> weft.cluster.v1.Clock
+	2,  // 2: weft.cluster.v1.NopRequest.clock:type_name -> weft.cluster.v1.Clock
+	10, // 3: weft.cluster.v1.Edge.props:type_name -> weft.cluster.v1.Prop
+	10, // 4: weft.cluster.v1.ReadResponse.props:type_name -> weft.cluster.v1.Prop
+	11, // 5: weft.cluster.v1.ReadResponse.edges:type_name -> weft.cluster.v1.Edge
+	7,  // 6: weft.cluster.v1.Shard.Deliver:input_type -> weft.cluster.v1.Entries
+	9,  // 7: weft.cluster.v1.Shard.Read:input_type -> weft.cluster.v1.ReadRequest
+	0,  // 8: weft.cluster.v1.Shard.Run:input_type -> weft.cluster.v1.RunRequest
+	13, // 9: weft.cluster.v1.Shard.Status:input_type -> weft.cluster.v1.StatusRequest
+	3,  // 10: weft.cluster.v1.Gatekeeper.Announce:input_type -> weft.cluster.v1.AnnounceRequest
+	5,  // 11: weft.cluster.v1.Gatekeeper.RequestNop:input_type -> weft.cluster.v1.NopRequest
+	8,  // 12: weft.cluster.v1.Shard.Deliver:output_type -> weft.cluster.v1.Delivered
+	12, // 13: weft.cluster.v1.Shard.Read:output_type -> weft.cluster.v1.ReadResponse
+	1,  // 14: weft.cluster.v1.Shard.Run:output_type -> weft.cluster.v1.RunResponse
+	14, // 15: weft.cluster.v1.Shard.Status:output_type -> weft.cluster.v1.StatusResponse
+	4,  // 16: weft.cluster.v1.Gatekeeper.Announce:output_type -> weft.cluster.v1.AnnounceResponse
+	6,  // 17: weft.cluster.v1.Gatekeeper.RequestNop:output_type -> weft.cluster.v1.NopResponse
+	12, // [12:18] is the sub-list for method output_type
+	6,  // [6:12] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -666,9 +1050,9 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   15,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_cluster_proto_goTypes,
 		DependencyIndexes: file_cluster_proto_depIdxs,

@@ -30,6 +30,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Shard_Deliver_FullMethodName = "/weft.cluster.v1.Shard/Deliver"
 	Shard_Read_FullMethodName    = "/weft.cluster.v1.Shard/Read"
+	Shard_Run_FullMethodName     = "/weft.cluster.v1.Shard/Run"
 	Shard_Status_FullMethodName  = "/weft.cluster.v1.Shard/Status"
 )
 
@@ -49,6 +50,10 @@ type ShardClient interface {
 	// could precede it: a vertex (with its read-set version), or the vertex
 	// an alias names.
 	Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (*ReadResponse, error)
+	// Run runs a node program that reads one vertex (nodeprog.IsLocal:
+	// get_node, get_edges, count_edges, read_node_props …) at a stamp on the
+	// vertex's shard; the result is the program's JSON.
+	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunResponse, error)
 	// Status reports the shard's progress and sizes.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 }
@@ -84,6 +89,16 @@ func (c *shardClient) Read(ctx context.Context, in *ReadRequest, opts ...grpc.Ca
 	return out, nil
 }
 
+func (c *shardClient) Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RunResponse)
+	err := c.cc.Invoke(ctx, Shard_Run_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *shardClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StatusResponse)
@@ -110,6 +125,10 @@ type ShardServer interface {
 	// could precede it: a vertex (with its read-set version), or the vertex
 	// an alias names.
 	Read(context.Context, *ReadRequest) (*ReadResponse, error)
+	// Run runs a node program that reads one vertex (nodeprog.IsLocal:
+	// get_node, get_edges, count_edges, read_node_props …) at a stamp on the
+	// vertex's shard; the result is the program's JSON.
+	Run(context.Context, *RunRequest) (*RunResponse, error)
 	// Status reports the shard's progress and sizes.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	mustEmbedUnimplementedShardServer()
@@ -127,6 +146,9 @@ func (UnimplementedShardServer) Deliver(grpc.BidiStreamingServer[Entries, Delive
 }
 func (UnimplementedShardServer) Read(context.Context, *ReadRequest) (*ReadResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Read not implemented")
+}
+func (UnimplementedShardServer) Run(context.Context, *RunRequest) (*RunResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Run not implemented")
 }
 func (UnimplementedShardServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
@@ -177,6 +199,24 @@ func _Shard_Read_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Shard_Run_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShardServer).Run(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Shard_Run_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShardServer).Run(ctx, req.(*RunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Shard_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StatusRequest)
 	if err := dec(in); err != nil {
@@ -207,6 +247,10 @@ var Shard_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Shard_Read_Handler,
 		},
 		{
+			MethodName: "Run",
+			Handler:    _Shard_Run_Handler,
+		},
+		{
 			MethodName: "Status",
 			Handler:    _Shard_Status_Handler,
 		},
@@ -219,5 +263,163 @@ var Shard_ServiceDesc = grpc.ServiceDesc{
 			ClientStreams: true,
 		},
 	},
+	Metadata: "cluster.proto",
+}
+
+const (
+	Gatekeeper_Announce_FullMethodName   = "/weft.cluster.v1.Gatekeeper/Announce"
+	Gatekeeper_RequestNop_FullMethodName = "/weft.cluster.v1.Gatekeeper/RequestNop"
+)
+
+// GatekeeperClient is the client API for Gatekeeper service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Gatekeeper is served by every gatekeeper process to its peers and to the
+// shards.
+type GatekeeperClient interface {
+	// Announce gives a peer this gatekeeper's clock; the answer is the
+	// peer's clock after merging it (gatekeeper.Core.PeerClock on both
+	// sides), which tells the sender how much of its history the peer has
+	// merged.
+	Announce(ctx context.Context, in *AnnounceRequest, opts ...grpc.CallOption) (*AnnounceResponse, error)
+	// RequestNop asks the gatekeeper to move its FIFO channel to a shard past
+	// a clock (it sends a NOP behind its in-flight transactions).
+	RequestNop(ctx context.Context, in *NopRequest, opts ...grpc.CallOption) (*NopResponse, error)
+}
+
+type gatekeeperClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewGatekeeperClient(cc grpc.ClientConnInterface) GatekeeperClient {
+	return &gatekeeperClient{cc}
+}
+
+func (c *gatekeeperClient) Announce(ctx context.Context, in *AnnounceRequest, opts ...grpc.CallOption) (*AnnounceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AnnounceResponse)
+	err := c.cc.Invoke(ctx, Gatekeeper_Announce_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *gatekeeperClient) RequestNop(ctx context.Context, in *NopRequest, opts ...grpc.CallOption) (*NopResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NopResponse)
+	err := c.cc.Invoke(ctx, Gatekeeper_RequestNop_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// GatekeeperServer is the server API for Gatekeeper service.
+// All implementations must embed UnimplementedGatekeeperServer
+// for forward compatibility.
+//
+// Gatekeeper is served by every gatekeeper process to its peers and to the
+// shards.
+type GatekeeperServer interface {
+	// Announce gives a peer this gatekeeper's clock; the answer is the
+	// peer's clock after merging it (gatekeeper.Core.PeerClock on both
+	// sides), which tells the sender how much of its history the peer has
+	// merged.
+	Announce(context.Context, *AnnounceRequest) (*AnnounceResponse, error)
+	// RequestNop asks the gatekeeper to move its FIFO channel to a shard past
+	// a clock (it sends a NOP behind its in-flight transactions).
+	RequestNop(context.Context, *NopRequest) (*NopResponse, error)
+	mustEmbedUnimplementedGatekeeperServer()
+}
+
+// UnimplementedGatekeeperServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedGatekeeperServer struct{}
+
+func (UnimplementedGatekeeperServer) Announce(context.Context, *AnnounceRequest) (*AnnounceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Announce not implemented")
+}
+func (UnimplementedGatekeeperServer) RequestNop(context.Context, *NopRequest) (*NopResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RequestNop not implemented")
+}
+func (UnimplementedGatekeeperServer) mustEmbedUnimplementedGatekeeperServer() {}
+func (UnimplementedGatekeeperServer) testEmbeddedByValue()                    {}
+
+// UnsafeGatekeeperServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to GatekeeperServer will
+// result in compilation errors.
+type UnsafeGatekeeperServer interface {
+	mustEmbedUnimplementedGatekeeperServer()
+}
+
+func RegisterGatekeeperServer(s grpc.ServiceRegistrar, srv GatekeeperServer) {
+	// If the following call panics, it indicates UnimplementedGatekeeperServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Gatekeeper_ServiceDesc, srv)
+}
+
+func _Gatekeeper_Announce_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AnnounceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GatekeeperServer).Announce(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Gatekeeper_Announce_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GatekeeperServer).Announce(ctx, req.(*AnnounceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Gatekeeper_RequestNop_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NopRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GatekeeperServer).RequestNop(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Gatekeeper_RequestNop_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GatekeeperServer).RequestNop(ctx, req.(*NopRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Gatekeeper_ServiceDesc is the grpc.ServiceDesc for Gatekeeper service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Gatekeeper_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "weft.cluster.v1.Gatekeeper",
+	HandlerType: (*GatekeeperServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Announce",
+			Handler:    _Gatekeeper_Announce_Handler,
+		},
+		{
+			MethodName: "RequestNop",
+			Handler:    _Gatekeeper_RequestNop_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
 	Metadata: "cluster.proto",
 }

@@ -1,0 +1,644 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/nodeprog"
+	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/value"
+	"github.com/weft-db/weft/internal/vclock"
+	pb "github.com/weft-db/weft/internal/wire/clusterpb"
+)
+
+// GatekeeperConfig configures one gatekeeper of a cluster running in its own
+// process.
+type GatekeeperConfig struct {
+	ID, Gatekeepers, Shards int
+	// Epoch is the configuration epoch; stamps carry it.
+	Epoch uint64
+	// Store is the shared backing store (PostgreSQL for processes on
+	// several machines) and Oracle the cluster's Kronos (order.Remote).
+	Store  store.Store
+	Oracle order.Oracle
+	// ShardAddrs are the shard processes' addresses (one per shard, in
+	// order); PeerAddrs the gatekeepers' (one per gatekeeper; this one's is
+	// not dialled).
+	ShardAddrs, PeerAddrs []string
+	// AnnounceEvery is τ: how often the clock goes to the peers when
+	// nothing waits for them [10ms]. Answers waiting for stability make
+	// the gatekeeper announce at once.
+	AnnounceEvery time.Duration
+	// InflightMax bounds transactions stamped and not yet resolved.
+	InflightMax int
+	Log         *slog.Logger
+}
+
+// ClusterGatekeeper is one gatekeeper process's engine. It implements API,
+// so the gRPC and HTTP front ends of weft serve serve it unchanged: reads go
+// to the shard processes at snapshot stamps, commits run on the shared store
+// and their writes go to the shards over FIFO streams, one-vertex programs
+// run on their vertex's shard. Every answer waits until every peer
+// gatekeeper has merged the stamp it depends on (gatekeeper.Config.PeerAck,
+// docs/cluster.md), which keeps real-time order across processes.
+type ClusterGatekeeper struct {
+	pb.UnimplementedGatekeeperServer
+	cfg GatekeeperConfig
+	log *slog.Logger
+	reg *nodeprog.Registry
+
+	mu       sync.Mutex
+	core     *gatekeeper.Core
+	acks     map[uint64]chan struct{} // commits waiting for Acked, by stamp sequence
+	holds    map[uint64]chan struct{} // other answers waiting for stability
+	nextHold uint64
+
+	shards []*shardLink
+	peers  []*peerLink // nil at this gatekeeper's index
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	errMu    sync.Mutex
+	err      error
+	wg       sync.WaitGroup
+
+	commits, aborts, programs, announces atomic.Uint64
+}
+
+type shardLink struct {
+	conn   *grpc.ClientConn
+	client pb.ShardClient
+	stream pb.Shard_DeliverClient
+}
+
+type peerLink struct {
+	id     int
+	conn   *grpc.ClientConn
+	client pb.GatekeeperClient
+	kick   chan struct{} // one pending announce
+}
+
+var _ API = (*ClusterGatekeeper)(nil)
+
+// NewClusterGatekeeper dials the shards and peers and starts announcing.
+func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
+	switch {
+	case cfg.Gatekeepers < 1 || cfg.ID < 0 || cfg.ID >= cfg.Gatekeepers || len(cfg.PeerAddrs) != cfg.Gatekeepers:
+		return nil, fmt.Errorf("engine: gatekeeper %d of %d with %d peer addresses", cfg.ID, cfg.Gatekeepers, len(cfg.PeerAddrs))
+	case cfg.Shards < 1 || len(cfg.ShardAddrs) != cfg.Shards:
+		return nil, fmt.Errorf("engine: %d shards with %d addresses", cfg.Shards, len(cfg.ShardAddrs))
+	case cfg.Epoch == 0 || cfg.Store == nil || cfg.Oracle == nil:
+		return nil, errors.New("engine: a gatekeeper needs its epoch, a store and an oracle")
+	}
+	if cfg.AnnounceEvery <= 0 {
+		cfg.AnnounceEvery = 10 * time.Millisecond
+	}
+	if cfg.InflightMax <= 0 {
+		cfg.InflightMax = 1 << 14
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	g := &ClusterGatekeeper{cfg: cfg, log: log.With("role", "gatekeeper", "gatekeeper", cfg.ID), reg: nodeprog.Builtins(),
+		core: gatekeeper.New(gatekeeper.Config{ID: uint32(cfg.ID), Gatekeepers: cfg.Gatekeepers, Shards: cfg.Shards,
+			Epoch: cfg.Epoch, InflightMax: cfg.InflightMax, PeerAck: true}),
+		acks: map[uint64]chan struct{}{}, holds: map[uint64]chan struct{}{}, stop: make(chan struct{})}
+	for i, addr := range cfg.ShardAddrs {
+		conn, err := dialCluster(addr)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		l := &shardLink{conn: conn, client: pb.NewShardClient(conn)}
+		g.shards = append(g.shards, l)
+		ctx, cancel := context.WithCancel(context.Background())
+		if l.stream, err = l.client.Deliver(ctx); err != nil {
+			cancel()
+			g.Close()
+			return nil, fmt.Errorf("engine: FIFO stream to shard %d: %w", i, err)
+		}
+		g.wg.Add(1)
+		go g.drainAcks(i, l, cancel)
+	}
+	for j, addr := range cfg.PeerAddrs {
+		if j == cfg.ID {
+			g.peers = append(g.peers, nil)
+			continue
+		}
+		conn, err := dialCluster(addr)
+		if err != nil {
+			g.Close()
+			return nil, err
+		}
+		p := &peerLink{id: j, conn: conn, client: pb.NewGatekeeperClient(conn), kick: make(chan struct{}, 1)}
+		g.peers = append(g.peers, p)
+		g.wg.Add(1)
+		go g.announcer(p)
+	}
+	g.wg.Add(1)
+	go g.ticker()
+	return g, nil
+}
+
+func dialCluster(addr string) (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("engine: dial %s: %w", addr, err)
+	}
+	return conn, nil
+}
+
+// Register adds the gatekeeper's peer service to a gRPC server.
+func (g *ClusterGatekeeper) Register(s *grpc.Server) { pb.RegisterGatekeeperServer(s, g) }
+
+// Close stops the gatekeeper; calls waiting fail with ErrClosed.
+func (g *ClusterGatekeeper) Close() error {
+	g.fail(nil)
+	for _, l := range g.shards {
+		l.conn.Close()
+	}
+	for _, p := range g.peers {
+		if p != nil {
+			p.conn.Close()
+		}
+	}
+	g.wg.Wait()
+	return g.Err()
+}
+
+// Err is the error that stopped the gatekeeper (nil: running or closed).
+func (g *ClusterGatekeeper) Err() error {
+	g.errMu.Lock()
+	defer g.errMu.Unlock()
+	return g.err
+}
+
+// fail stops the gatekeeper (err nil: a clean stop). A broken FIFO stream
+// is fatal: the coordinator replaces the gatekeeper in a new epoch
+// (dissertation §4.6) rather than risk a gap in the channel.
+func (g *ClusterGatekeeper) fail(err error) {
+	g.stopOnce.Do(func() {
+		if err != nil {
+			g.errMu.Lock()
+			g.err = err
+			g.errMu.Unlock()
+			g.log.Error("gatekeeper stopped", "err", err)
+		}
+		close(g.stop)
+	})
+}
+
+func (g *ClusterGatekeeper) check() error {
+	select {
+	case <-g.stop:
+		if err := g.Err(); err != nil {
+			return fmt.Errorf("%w: %v", ErrClosed, err)
+		}
+		return ErrClosed
+	default:
+		return nil
+	}
+}
+
+func (g *ClusterGatekeeper) drainAcks(i int, l *shardLink, cancel context.CancelFunc) {
+	defer g.wg.Done()
+	defer cancel()
+	go func() { <-g.stop; cancel() }()
+	for {
+		if _, err := l.stream.Recv(); err != nil {
+			g.fail(fmt.Errorf("FIFO stream to shard %d: %w", i, err))
+			return
+		}
+	}
+}
+
+// dispatch sends the core's deliveries down the FIFO streams and releases
+// the answers that may go out. Called with mu held, so deliveries keep
+// their order.
+func (g *ClusterGatekeeper) dispatch() {
+	for _, d := range g.core.Ready() {
+		err := g.shards[d.Shard].stream.Send(&pb.Entries{Gatekeeper: uint32(g.cfg.ID),
+			Entries: [][]byte{gatekeeper.AppendEntry(nil, d.Entry)}})
+		if err != nil {
+			g.fail(fmt.Errorf("FIFO stream to shard %d: %w", d.Shard, err))
+			return
+		}
+	}
+	for _, s := range g.core.Acked() {
+		if ch, ok := g.acks[s.Seq()]; ok {
+			close(ch)
+			delete(g.acks, s.Seq())
+		}
+	}
+	for _, id := range g.core.Released() {
+		if ch, ok := g.holds[id]; ok {
+			close(ch)
+			delete(g.holds, id)
+		}
+	}
+	if g.core.WantAnnounce() {
+		g.kickAll()
+	}
+}
+
+func (g *ClusterGatekeeper) kickAll() {
+	for _, p := range g.peers {
+		if p != nil {
+			select {
+			case p.kick <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// ticker announces every τ.
+func (g *ClusterGatekeeper) ticker() {
+	defer g.wg.Done()
+	t := time.NewTicker(g.cfg.AnnounceEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+			g.kickAll()
+		}
+	}
+}
+
+// announcer sends this gatekeeper's clock to peer p whenever kicked, one
+// call at a time, and merges the clock p answers with.
+func (g *ClusterGatekeeper) announcer(p *peerLink) {
+	defer g.wg.Done()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-p.kick:
+		}
+		g.mu.Lock()
+		c := g.core.Clock()
+		g.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		resp, err := p.client.Announce(ctx, &pb.AnnounceRequest{From: uint32(g.cfg.ID), Clock: clockPB(c)})
+		cancel()
+		if err != nil {
+			continue // the next tick retries; answers wait meanwhile
+		}
+		g.announces.Add(1)
+		g.mu.Lock()
+		g.core.PeerClock(uint32(p.id), clockFromPB(resp.GetClock()))
+		g.dispatch()
+		g.mu.Unlock()
+	}
+}
+
+func clockPB(c vclock.Clock) *pb.Clock { return &pb.Clock{Epoch: c.Epoch, Counters: c.Counters} }
+
+func clockFromPB(c *pb.Clock) vclock.Clock {
+	return vclock.Clock{Epoch: c.GetEpoch(), Counters: c.GetCounters()}
+}
+
+// Announce implements the peer protocol (cluster.proto).
+func (g *ClusterGatekeeper) Announce(_ context.Context, req *pb.AnnounceRequest) (*pb.AnnounceResponse, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	if int(req.GetFrom()) >= g.cfg.Gatekeepers || int(req.GetFrom()) == g.cfg.ID {
+		return nil, fmt.Errorf("%w: announce from gatekeeper %d", ErrBadRequest, req.GetFrom())
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.core.PeerClock(req.GetFrom(), clockFromPB(req.GetClock()))
+	g.dispatch()
+	return &pb.AnnounceResponse{Clock: clockPB(g.core.Clock())}, nil
+}
+
+// RequestNop implements the shards' request (cluster.proto).
+func (g *ClusterGatekeeper) RequestNop(_ context.Context, req *pb.NopRequest) (*pb.NopResponse, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	if int(req.GetShard()) >= g.cfg.Shards {
+		return nil, fmt.Errorf("%w: NOP for shard %d", ErrBadRequest, req.GetShard())
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.core.RequestNop(req.GetShard(), clockFromPB(req.GetClock()))
+	g.dispatch()
+	return &pb.NopResponse{}, nil
+}
+
+// stable waits until every peer has merged s (a stamp of this gatekeeper).
+func (g *ClusterGatekeeper) stable(ctx context.Context, s vclock.Stamp) error {
+	g.mu.Lock()
+	g.nextHold++
+	id := g.nextHold
+	ch := make(chan struct{})
+	g.holds[id] = ch
+	g.core.Hold(id, s)
+	g.dispatch()
+	g.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err() // the hold is released later and finds no one
+	case <-g.stop:
+		return g.check()
+	}
+}
+
+// stampStable takes a fresh stamp and waits until it is stable.
+func (g *ClusterGatekeeper) stampStable(ctx context.Context) (vclock.Stamp, error) {
+	g.mu.Lock()
+	s := g.core.Stamp()
+	g.mu.Unlock()
+	return s, g.stable(ctx, s)
+}
+
+// Begin implements API: the snapshot is answered once stable, so reads at it
+// through any gatekeeper are in real-time order.
+func (g *ClusterGatekeeper) Begin(ctx context.Context) (Snapshot, error) {
+	if err := g.check(); err != nil {
+		return Snapshot{}, err
+	}
+	s, err := g.stampStable(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return encodeSnapshot(s), nil
+}
+
+// snapshot resolves a snapshot token (empty: a fresh stable stamp).
+func (g *ClusterGatekeeper) snapshot(ctx context.Context, snap *Snapshot) (vclock.Stamp, error) {
+	if snap == nil || snap.Token == "" {
+		return g.stampStable(ctx)
+	}
+	s, err := decodeSnapshot(*snap, g.cfg.Gatekeepers)
+	if err != nil {
+		return s, err
+	}
+	if s.Clock.Epoch != g.cfg.Epoch || len(s.Clock.Counters) != g.cfg.Gatekeepers {
+		return s, fmt.Errorf("%w: the snapshot is from another epoch of the cluster", ErrSnapshotTooOld)
+	}
+	return s, nil
+}
+
+func (g *ClusterGatekeeper) shardOf(h string) int { return int(txn.ShardOf(h, uint32(g.cfg.Shards))) }
+
+// readVertex resolves ref at s and reads the vertex (req says what of it).
+func (g *ClusterGatekeeper) readVertex(ctx context.Context, s vclock.Stamp, ref VertexRef, req *pb.ReadRequest) (
+	h string, aliasRead *txn.Read, resp *pb.ReadResponse, err error) {
+	if err := txn.ValidName("vertex", ref.Name, txn.HandleLenMax); err != nil {
+		return "", nil, nil, err
+	}
+	stamp := txn.EncodeStamp(s)
+	h = ref.Name
+	if ref.Alias {
+		a, err := g.shards[g.shardOf(ref.Name)].client.Read(ctx, &pb.ReadRequest{Stamp: stamp, Name: ref.Name, Alias: true})
+		if err != nil {
+			return "", nil, nil, fromShard(err)
+		}
+		h, aliasRead = a.GetHandle(), &txn.Read{Vertex: ref.Name, Alias: true, Version: a.GetVersion()}
+		if h == "" {
+			return "", aliasRead, nil, nil
+		}
+	}
+	req.Stamp, req.Name = stamp, h
+	resp, err = g.shards[g.shardOf(h)].client.Read(ctx, req)
+	if err != nil {
+		return "", nil, nil, fromShard(err)
+	}
+	return h, aliasRead, resp, nil
+}
+
+// fromShard classifies a shard's error for the front end.
+func fromShard(err error) error {
+	return fmt.Errorf("%w: shard: %v", ErrOverloaded, err) // retryable: the client tries again
+}
+
+// GetVertex implements API.
+func (g *ClusterGatekeeper) GetVertex(ctx context.Context, snap Snapshot, ref VertexRef, opts ReadOptions) (*Vertex, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	s, err := g.snapshot(ctx, &snap)
+	if err != nil {
+		return nil, err
+	}
+	max := opts.EdgesMax
+	if max <= 0 {
+		max = EdgesMaxDefault
+	}
+	h, aliasRead, r, err := g.readVertex(ctx, s, ref, &pb.ReadRequest{Props: opts.Props, Edges: opts.Edges,
+		Aliases: opts.Aliases, EdgesMax: uint32(max)})
+	if err != nil {
+		return nil, err
+	}
+	out := &Vertex{Handle: h, AliasRead: aliasRead}
+	if r == nil {
+		return out, nil
+	}
+	out.Read = txn.Read{Vertex: h, Version: r.GetVersion()}
+	out.Exists, out.EdgesTruncated, out.Aliases = r.GetExists(), r.GetEdgesTruncated(), r.GetAliases()
+	if out.Props, err = propsFromPB(r.GetProps()); err != nil {
+		return nil, err
+	}
+	for _, e := range r.GetEdges() {
+		ed, err := edgeFromPB(h, e)
+		if err != nil {
+			return nil, err
+		}
+		out.Edges = append(out.Edges, ed)
+	}
+	return out, nil
+}
+
+// GetEdge implements API.
+func (g *ClusterGatekeeper) GetEdge(ctx context.Context, snap Snapshot, src VertexRef, edge string) (*Edge, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	if err := txn.ValidName("edge", edge, txn.HandleLenMax); err != nil {
+		return nil, err
+	}
+	s, err := g.snapshot(ctx, &snap)
+	if err != nil {
+		return nil, err
+	}
+	h, aliasRead, r, err := g.readVertex(ctx, s, src, &pb.ReadRequest{Edge: edge})
+	if err != nil {
+		return nil, err
+	}
+	out := &Edge{Handle: edge, Src: h, AliasRead: aliasRead}
+	if r == nil {
+		return out, nil
+	}
+	out.Read = txn.Read{Vertex: h, Version: r.GetVersion()}
+	if r.GetExists() && len(r.GetEdges()) == 1 {
+		got, err := edgeFromPB(h, r.GetEdges()[0])
+		if err != nil {
+			return nil, err
+		}
+		got.Read, got.AliasRead = out.Read, aliasRead
+		return &got, nil
+	}
+	return out, nil
+}
+
+func propsFromPB(ps []*pb.Prop) (map[string]value.Value, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]value.Value, len(ps))
+	for _, p := range ps {
+		v, rest, err := value.Decode(p.GetValue())
+		if err != nil || len(rest) != 0 {
+			return nil, fmt.Errorf("engine: a shard sent a malformed value for %q", p.GetKey())
+		}
+		m[p.GetKey()] = v
+	}
+	return m, nil
+}
+
+func edgeFromPB(src string, e *pb.Edge) (Edge, error) {
+	props, err := propsFromPB(e.GetProps())
+	return Edge{Handle: e.GetHandle(), Src: src, Dst: e.GetDst(), Exists: true, Props: props}, err
+}
+
+// Commit implements API: stamp, execute on the shared store, order after
+// the last accesses (Kronos when concurrent), commit durably, hand the
+// writes to the shards, and answer once they are handed and the stamp is
+// stable.
+func (g *ClusterGatekeeper) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*CommitResult, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("%w: a commit needs at least one operation (read-only transactions need no commit)", ErrBadRequest)
+	}
+	st, err := g.cfg.Store.Begin()
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	defer st.Discard()
+	g.mu.Lock()
+	ts, err := g.core.BeginCommit()
+	g.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrOverloaded, err)
+	}
+	res, err := txn.Exec{Shards: uint32(g.cfg.Shards)}.Run(st, ts, reads, ops)
+	if err == nil {
+		g.mu.Lock()
+		derr := g.core.Declare(ts, txn.ShardsOf(res.Ops))
+		g.dispatch()
+		g.mu.Unlock()
+		if derr != nil {
+			panic(derr) // programmer error: ts is in flight
+		}
+		err = st.Commit(ctx, func(c store.Critical) error { return gatekeeper.OrderAfterAccess(ctx, g.cfg.Oracle, c, ts, res.Access) })
+	}
+	ch := make(chan struct{})
+	var out []txn.ShardOp // nil: aborted
+	g.mu.Lock()
+	if err == nil && len(res.Ops) > 0 {
+		g.acks[ts.Seq()] = ch
+		out = res.Ops
+	} else {
+		close(ch) // nothing to hand to the shards
+	}
+	if rerr := g.core.Resolve(ts, out); rerr != nil {
+		panic(rerr) // programmer error: every stamp is resolved once
+	}
+	g.dispatch()
+	g.mu.Unlock()
+	if err != nil {
+		g.aborts.Add(1)
+		return nil, mapStoreErr(err)
+	}
+	select {
+	case <-ch:
+	case <-g.stop:
+		// Durable on the store: a new epoch's shards rebuild it. The
+		// client cannot know whether it committed: unavailable.
+		return nil, fmt.Errorf("%w: the gatekeeper stopped after the commit was durable: %v", ErrClosed, g.Err())
+	}
+	g.commits.Add(1)
+	return &CommitResult{Handles: res.Handles, Snapshot: encodeSnapshot(ts)}, nil
+}
+
+// Run implements API for one-vertex programs (they run on their vertex's
+// shard); programs that hop between shards and whole-snapshot analyses do
+// not run on a cluster yet.
+func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json.RawMessage, at *Snapshot) (json.RawMessage, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	_, isProg := g.reg.Program(program)
+	_, isAnalysis := g.reg.Analysis(program)
+	if !isProg && !isAnalysis {
+		return nil, fmt.Errorf("%w: %q (GET /v1/programs lists them)", ErrUnknownProgram, program)
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	comp, err := g.reg.Compile(program, params)
+	if isAnalysis || (err == nil && !nodeprog.IsLocal(comp)) {
+		return nil, fmt.Errorf("%w: %s does not run on a cluster yet (only one-vertex programs do)", ErrBadRequest, program)
+	}
+	if err != nil {
+		return nil, mapProgErr(err)
+	}
+	h, err := nodeprog.LocalStart(comp)
+	if err != nil {
+		return nil, mapProgErr(err)
+	}
+	g.programs.Add(1)
+	s, err := g.snapshot(ctx, at)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := g.shards[g.shardOf(h.To)].client.Run(ctx, &pb.RunRequest{Stamp: txn.EncodeStamp(s), Program: program,
+		ParamsJson: string(params)})
+	if err != nil {
+		return nil, fromShard(err)
+	}
+	return json.RawMessage(resp.GetResultJson()), nil
+}
+
+// Programs implements API: what runs on a cluster today.
+func (g *ClusterGatekeeper) Programs() []ProgramInfo {
+	var out []ProgramInfo
+	for _, n := range g.reg.Programs() {
+		if comp, err := g.reg.Compile(n, json.RawMessage(`{"node":"x"}`)); err == nil && nodeprog.IsLocal(comp) {
+			out = append(out, ProgramInfo{Name: n, Description: programDoc[n]})
+		}
+	}
+	return out
+}
+
+// Status implements API with this gatekeeper's counters (sizes are the
+// shards': ask them).
+func (g *ClusterGatekeeper) Status(context.Context) (*Status, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	return &Status{Gatekeepers: g.cfg.Gatekeepers, Shards: g.cfg.Shards, Epoch: g.cfg.Epoch,
+		Commits: g.commits.Load(), Aborts: g.aborts.Load(), Programs: g.programs.Load()}, nil
+}

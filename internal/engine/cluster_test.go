@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	kc "github.com/weft-db/weft/client/kronos"
+	"github.com/weft-db/weft/internal/kronos"
+	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/value"
+	"github.com/weft-db/weft/internal/vclock"
+	pb "github.com/weft-db/weft/internal/wire/clusterpb"
+)
+
+// startCluster runs a cluster's roles in this process, each behind its own
+// gRPC server on loopback: a Kronos replica, shard servers and gatekeepers
+// sharing one store. (The process-per-role tests start the same servers as
+// `weft` commands.)
+func startCluster(t *testing.T, gatekeepers, shards int) []*ClusterGatekeeper {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	kcfg := kronos.DefaultServerConfig()
+	kcfg.Addr, kcfg.DataDir, kcfg.Sync = "127.0.0.1:0", t.TempDir(), false
+	ks, err := kronos.NewServer(kcfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ks.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ks.Stop() })
+	kcl, err := kc.Dial([]string{ks.Addr()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { kcl.Close() })
+	oracle := order.Remote{C: kcl}
+	cfg := DefaultConfig()
+	cfg.Sync, cfg.Shards = false, shards
+	st, err := openStore(cfg, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+
+	listen := func() (net.Listener, *grpc.Server) {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := grpc.NewServer()
+		t.Cleanup(srv.Stop)
+		return lis, srv
+	}
+	gkLis := make([]net.Listener, gatekeepers)
+	gkSrv := make([]*grpc.Server, gatekeepers)
+	var gkAddrs, shardAddrs []string
+	for i := range gatekeepers {
+		gkLis[i], gkSrv[i] = listen()
+		gkAddrs = append(gkAddrs, gkLis[i].Addr().String())
+	}
+	gkClients := make([]pb.GatekeeperClient, gatekeepers)
+	for i, addr := range gkAddrs {
+		conn, err := dialCluster(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		gkClients[i] = pb.NewGatekeeperClient(conn)
+	}
+	for i := range shards {
+		lis, srv := listen()
+		s, err := NewShardServer(ShardConfig{ID: i, Shards: shards, Gatekeepers: gatekeepers, Epoch: 1, Store: st,
+			Oracle: oracle, Log: quiet, RequestNop: func(gk int, c vclock.Clock) {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					_, _ = gkClients[gk].RequestNop(ctx, &pb.NopRequest{Shard: uint32(i), Clock: clockPB(c)})
+				}()
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		s.Register(srv)
+		go srv.Serve(lis)
+		shardAddrs = append(shardAddrs, lis.Addr().String())
+	}
+	var gks []*ClusterGatekeeper
+	for i := range gatekeepers {
+		g, err := NewClusterGatekeeper(GatekeeperConfig{ID: i, Gatekeepers: gatekeepers, Shards: shards, Epoch: 1,
+			Store: st, Oracle: oracle, ShardAddrs: shardAddrs, PeerAddrs: gkAddrs, Log: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		g.Register(gkSrv[i])
+		go gkSrv[i].Serve(gkLis[i])
+		gks = append(gks, g)
+	}
+	return gks
+}
+
+// The bank workload through two gatekeeper processes' engines and three
+// shard servers: every snapshot read sums to the total.
+func TestClusterBank(t *testing.T) {
+	gks := startCluster(t, 2, 3)
+	bankIsolation(t, []API{gks[0], gks[1]})
+}
+
+// Real-time order across gatekeepers: a write acknowledged by one is seen by
+// a read started afterwards at the other, every time.
+func TestClusterReadsFollowAcknowledgedWrites(t *testing.T) {
+	gks := startCluster(t, 3, 2)
+	ctx := context.Background()
+	if _, err := gks[0].Commit(ctx, nil, []txn.Op{{Kind: txn.CreateVertex, Vertex: "c"},
+		{Kind: txn.SetVertexProp, Vertex: "c", Key: "n", Value: value.I64(0)}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 60; i++ {
+		w, r := gks[i%3], gks[(i+1)%3]
+		if _, err := w.Commit(ctx, nil, []txn.Op{{Kind: txn.SetVertexProp, Vertex: "c", Key: "n", Value: value.I64(int64(i))}}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := r.Run(ctx, "read_node_props", json.RawMessage(`{"node":"c","keys":["n"]}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res struct {
+			Props map[string]value.Value `json:"props"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Props["n"].Int(); got != int64(i) {
+			t.Fatalf("write %d acknowledged by gatekeeper %d; a later read at %d saw %d", i, i%3, (i+1)%3, got)
+		}
+		v, err := r.GetVertex(ctx, Snapshot{}, VertexRef{Name: "c"}, DefaultReadOptions())
+		if err != nil || v.Props["n"].Int() != int64(i) {
+			t.Fatalf("GetVertex after write %d: %+v %v", i, v, err)
+		}
+	}
+}
+
+// What a cluster does not run yet fails clearly, and bad input changes
+// nothing.
+func TestClusterRefusals(t *testing.T) {
+	gks := startCluster(t, 1, 2)
+	ctx := context.Background()
+	if _, err := gks[0].Run(ctx, "bfs", json.RawMessage(`{"start":"a"}`), nil); err == nil {
+		t.Fatal("a multi-hop program ran on a cluster")
+	}
+	if _, err := gks[0].Run(ctx, "nope", nil, nil); err == nil {
+		t.Fatal("unknown program ran")
+	}
+	if _, err := gks[0].Commit(ctx, nil, []txn.Op{{Kind: txn.SetVertexProp, Vertex: "ghost", Key: "k", Value: value.I64(1)}}); err == nil {
+		t.Fatal("a write to a missing vertex committed")
+	}
+	v, err := gks[0].GetVertex(ctx, Snapshot{}, VertexRef{Name: "ghost"}, DefaultReadOptions())
+	if err != nil || v.Exists {
+		t.Fatalf("ghost: %+v %v", v, err)
+	}
+	if _, err := gks[0].GetVertex(ctx, Snapshot{Token: "!!"}, VertexRef{Name: "x"}, DefaultReadOptions()); err == nil {
+		t.Fatal("a malformed snapshot was accepted")
+	}
+	st, err := gks[0].Status(ctx)
+	if err != nil || st.Commits != 0 || st.Aborts != 1 {
+		t.Fatalf("status %+v %v", st, err)
+	}
+}
