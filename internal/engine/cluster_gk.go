@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/weft-db/weft/internal/gatekeeper"
@@ -43,7 +44,10 @@ type GatekeeperConfig struct {
 	AnnounceEvery time.Duration
 	// InflightMax bounds transactions stamped and not yet resolved.
 	InflightMax int
-	Log         *slog.Logger
+	// ConnectTimeout bounds the wait for every shard to accept its FIFO
+	// stream at start [30s].
+	ConnectTimeout time.Duration
+	Log            *slog.Logger
 }
 
 // ClusterGatekeeper is one gatekeeper process's engine. It implements API,
@@ -108,6 +112,9 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 	if cfg.InflightMax <= 0 {
 		cfg.InflightMax = 1 << 14
 	}
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = 30 * time.Second
+	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.Default()
@@ -124,6 +131,10 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 		}
 		l := &shardLink{conn: conn, client: pb.NewShardClient(conn)}
 		g.shards = append(g.shards, l)
+		if err := waitReady(conn, cfg.ConnectTimeout); err != nil {
+			g.Close()
+			return nil, fmt.Errorf("engine: shard %d at %s: %w", i, addr, err)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		if l.stream, err = l.client.Deliver(ctx); err != nil {
 			cancel()
@@ -159,6 +170,23 @@ func dialCluster(addr string) (*grpc.ClientConn, error) {
 		return nil, fmt.Errorf("engine: dial %s: %w", addr, err)
 	}
 	return conn, nil
+}
+
+// waitReady waits until conn is connected (a shard process may start after
+// the gatekeeper), or timeout.
+func waitReady(conn *grpc.ClientConn, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	conn.Connect()
+	for {
+		st := conn.GetState()
+		if st == connectivity.Ready {
+			return nil
+		}
+		if !conn.WaitForStateChange(ctx, st) {
+			return fmt.Errorf("not reachable within %v (state %v)", timeout, st)
+		}
+	}
 }
 
 // Register adds the gatekeeper's peer service to a gRPC server.

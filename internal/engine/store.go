@@ -17,6 +17,10 @@ const (
 	StorePostgres = "postgres"
 )
 
+// OpenStore opens the backing store cfg selects (Store, DataDir,
+// PostgresURL, PostgresSchema, Sync), for the processes of a cluster.
+func OpenStore(cfg Config, log *slog.Logger) (store.Store, error) { return openStore(cfg, log) }
+
 // openStore opens the backing store cfg selects: Pebble in DataDir (in
 // memory when empty), or PostgreSQL at PostgresURL.
 func openStore(cfg Config, log *slog.Logger) (store.Store, error) {

@@ -1,0 +1,356 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	kc "github.com/weft-db/weft/client/kronos"
+	"github.com/weft-db/weft/internal/api"
+	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/vclock"
+	pb "github.com/weft-db/weft/internal/wire/clusterpb"
+)
+
+func init() { subcommands = append(subcommands, newShardCmd, newGatekeeperCmd) }
+
+// roleFlags are what every gatekeeper and shard process of a cluster must
+// agree on.
+type roleFlags struct {
+	id, gatekeepers, shards int
+	epoch                   uint64
+	listen                  string
+	gatekeeperAddrs         string
+	shardAddrs              string
+	kronos                  string
+	store                   engine.Config
+}
+
+func (r *roleFlags) register(f *pflag.FlagSet, role string, listen string) {
+	f.IntVar(&r.id, "id", 0, "this "+role+"'s number (0-based)")
+	f.IntVar(&r.gatekeepers, "gatekeepers", 2, "gatekeepers in the cluster")
+	f.IntVar(&r.shards, "shards", 4, "shards in the cluster")
+	f.Uint64Var(&r.epoch, "epoch", 0, "the cluster's configuration epoch (every process of the cluster gives the same; a restart of the cluster takes a larger one)")
+	f.StringVar(&r.listen, "listen", listen, "address of the cluster protocol (internal/wire/clusterpb)")
+	f.StringVar(&r.gatekeeperAddrs, "gatekeeper-addrs", "", "every gatekeeper's --listen address, in id order, comma-separated")
+	f.StringVar(&r.shardAddrs, "shard-addrs", "", "every shard's --listen address, in id order, comma-separated")
+	f.StringVar(&r.kronos, "kronos", "127.0.0.1:7400", "Kronos replica addresses, comma-separated")
+	r.store = engine.DefaultConfig()
+	r.store.Store = engine.StorePostgres // the one store several processes share
+	f.StringVar(&r.store.PostgresURL, "postgres-url", "", "PostgreSQL connection string, e.g. postgres://weft@db:5432/weft")
+	f.StringVar(&r.store.PostgresSchema, "postgres-schema", r.store.PostgresSchema, "schema holding the store's tables")
+	f.BoolVar(&r.store.Sync, "sync", r.store.Sync, "durable commits (PostgreSQL synchronous_commit; Pebble fsync)")
+}
+
+func (r *roleFlags) check(role string) ([]string, []string, error) {
+	gks, shards := addrList(r.gatekeeperAddrs), addrList(r.shardAddrs)
+	switch {
+	case r.epoch == 0:
+		return nil, nil, fmt.Errorf("%s: --epoch is required (the same on every process; larger after a restart)", role)
+	case len(gks) != r.gatekeepers:
+		return nil, nil, fmt.Errorf("%s: --gatekeeper-addrs has %d addresses for --gatekeepers %d", role, len(gks), r.gatekeepers)
+	case len(shards) != r.shards:
+		return nil, nil, fmt.Errorf("%s: --shard-addrs has %d addresses for --shards %d", role, len(shards), r.shards)
+	case r.store.PostgresURL == "":
+		return nil, nil, fmt.Errorf("%s: --postgres-url is required (the store every process of the cluster shares)", role)
+	}
+	r.store.Shards, r.store.Gatekeepers = r.shards, r.gatekeepers
+	return gks, shards, nil
+}
+
+func addrList(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// oracle dials the Kronos group.
+func (r *roleFlags) oracle() (order.Remote, func(), error) {
+	c, err := kc.Dial(addrList(r.kronos))
+	if err != nil {
+		return order.Remote{}, nil, err
+	}
+	return order.Remote{C: c}, func() { c.Close() }, nil
+}
+
+func newShardCmd() *cobra.Command {
+	var r roleFlags
+	cmd := &cobra.Command{
+		Use:   "shard",
+		Short: "Run one shard of a cluster (a process of its own; docs/cluster.md)",
+		Long: `Run one shard process of a Weft cluster: it rebuilds its partition of the
+graph from the shared store, takes the gatekeepers' FIFO streams of writes, and
+answers reads at snapshot stamps. Every process of the cluster is given the
+same --epoch, --gatekeepers/--gatekeeper-addrs and --shards/--shard-addrs.
+
+  weft shard --id 0 --listen 127.0.0.1:7601 --epoch 1 --gatekeepers 2 --shards 2 \
+    --gatekeeper-addrs 127.0.0.1:7701,127.0.0.1:7702 --shard-addrs 127.0.0.1:7601,127.0.0.1:7602 \
+    --kronos 127.0.0.1:7400 --postgres-url postgres://weft@127.0.0.1/weft`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			gkAddrs, _, err := r.check("shard")
+			if err != nil {
+				return err
+			}
+			st, err := engine.OpenStore(r.store, slog.Default())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			oracle, closeOracle, err := r.oracle()
+			if err != nil {
+				return err
+			}
+			defer closeOracle()
+			nops, err := newNopSender(gkAddrs, uint32(r.id))
+			if err != nil {
+				return err
+			}
+			defer nops.close()
+			s, err := engine.NewShardServer(engine.ShardConfig{ID: r.id, Shards: r.shards, Gatekeepers: r.gatekeepers,
+				Epoch: r.epoch, Store: st, Oracle: oracle, RequestNop: nops.send, Log: slog.Default()})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return serveRole(cmd, r.listen, fmt.Sprintf("shard %d", r.id), s.Register, nil)
+		},
+	}
+	r.register(cmd.Flags(), "shard", "127.0.0.1:7601")
+	return cmd
+}
+
+func newGatekeeperCmd() *cobra.Command {
+	var r roleFlags
+	acfg := api.DefaultConfig()
+	var tau time.Duration
+	cmd := &cobra.Command{
+		Use:   "gatekeeper",
+		Short: "Run one gatekeeper of a cluster (a process of its own; docs/cluster.md)",
+		Long: `Run one gatekeeper process of a Weft cluster: it serves the Weft API to
+clients (gRPC and HTTP, as weft serve does), stamps and commits transactions on
+the shared store, and talks to the shards and the other gatekeepers over the
+cluster protocol (--listen). Start the shards first (a gatekeeper waits up to
+30 s for them).
+
+  weft gatekeeper --id 0 --listen 127.0.0.1:7701 --grpc-addr 127.0.0.1:7500 --http-addr 127.0.0.1:7580 \
+    --epoch 1 --gatekeepers 2 --shards 2 --gatekeeper-addrs 127.0.0.1:7701,127.0.0.1:7702 \
+    --shard-addrs 127.0.0.1:7601,127.0.0.1:7602 --kronos 127.0.0.1:7400 --postgres-url postgres://weft@127.0.0.1/weft`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			gkAddrs, shardAddrs, err := r.check("gatekeeper")
+			if err != nil {
+				return err
+			}
+			acfg.Logger = slog.Default()
+			if err := acfg.Validate(); err != nil {
+				return err
+			}
+			st, err := engine.OpenStore(r.store, slog.Default())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			oracle, closeOracle, err := r.oracle()
+			if err != nil {
+				return err
+			}
+			defer closeOracle()
+			// The peer protocol listens before dialling the shards, so
+			// peers starting at the same time find each other.
+			lis, err := net.Listen("tcp", r.listen)
+			if err != nil {
+				return err
+			}
+			srv := grpc.NewServer()
+			var gk *engine.ClusterGatekeeper
+			ready := make(chan struct{})
+			pb.RegisterGatekeeperServer(srv, &lateGatekeeper{get: func() *engine.ClusterGatekeeper { <-ready; return gk }})
+			go srv.Serve(lis)
+			defer srv.Stop()
+			gk, err = engine.NewClusterGatekeeper(engine.GatekeeperConfig{ID: r.id, Gatekeepers: r.gatekeepers, Shards: r.shards,
+				Epoch: r.epoch, Store: st, Oracle: oracle, ShardAddrs: shardAddrs, PeerAddrs: gkAddrs, AnnounceEvery: tau,
+				Log: slog.Default()})
+			close(ready)
+			if err != nil {
+				return err
+			}
+			defer gk.Close()
+			front, err := api.NewServer(gk, acfg)
+			if err != nil {
+				return err
+			}
+			if err := front.Start(); err != nil {
+				return err
+			}
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				front.Stop(ctx)
+			}()
+			fmt.Fprintf(cmd.OutOrStdout(), "gatekeeper %d serving gRPC on %s, HTTP on %s, cluster protocol on %s\n",
+				r.id, orOff(front.GRPCAddr()), orOff(front.HTTPAddr()), lis.Addr())
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			select {
+			case <-ctx.Done():
+				return nil
+			case err := <-front.Err():
+				return err
+			}
+		},
+	}
+	r.register(cmd.Flags(), "gatekeeper", "127.0.0.1:7701")
+	f := cmd.Flags()
+	f.StringVar(&acfg.GRPCAddr, "grpc-addr", acfg.GRPCAddr, "the Weft API's gRPC address (\"\": none)")
+	f.StringVar(&acfg.HTTPAddr, "http-addr", acfg.HTTPAddr, "the Weft API's HTTP/JSON address (\"\": none)")
+	f.DurationVar(&tau, "announce-every", 10*time.Millisecond, "τ: how often the clock goes to the peers when no answer waits for them")
+	return cmd
+}
+
+// lateGatekeeper serves the peer protocol while the gatekeeper is still
+// being built (it waits for it).
+type lateGatekeeper struct {
+	pb.UnimplementedGatekeeperServer
+	get func() *engine.ClusterGatekeeper
+}
+
+func (l *lateGatekeeper) Announce(ctx context.Context, req *pb.AnnounceRequest) (*pb.AnnounceResponse, error) {
+	g := l.get()
+	if g == nil {
+		return nil, errors.New("gatekeeper did not start")
+	}
+	return g.Announce(ctx, req)
+}
+
+func (l *lateGatekeeper) RequestNop(ctx context.Context, req *pb.NopRequest) (*pb.NopResponse, error) {
+	g := l.get()
+	if g == nil {
+		return nil, errors.New("gatekeeper did not start")
+	}
+	return g.RequestNop(ctx, req)
+}
+
+// serveRole serves a role's gRPC service on addr until SIGINT/SIGTERM.
+func serveRole(cmd *cobra.Command, addr, name string, register func(*grpc.Server), failed <-chan error) error {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := grpc.NewServer()
+	register(srv)
+	errs := make(chan error, 1)
+	go func() { errs <- srv.Serve(lis) }()
+	fmt.Fprintf(cmd.OutOrStdout(), "%s serving the cluster protocol on %s\n", name, lis.Addr())
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	select {
+	case <-ctx.Done():
+		srv.GracefulStop()
+		return nil
+	case err := <-errs:
+		return err
+	case err := <-failed:
+		srv.Stop()
+		return err
+	}
+}
+
+// nopSender sends a shard's NOP requests to the gatekeepers, one call at a
+// time per gatekeeper; requests arriving meanwhile merge into one (a NOP
+// past the merged clock answers each of them).
+type nopSender struct {
+	shard   uint32
+	clients []pb.GatekeeperClient
+	conns   []*grpc.ClientConn
+	mu      sync.Mutex
+	pending []*vclock.Clock
+	busy    []bool
+	done    chan struct{}
+}
+
+func newNopSender(addrs []string, shard uint32) (*nopSender, error) {
+	n := &nopSender{shard: shard, pending: make([]*vclock.Clock, len(addrs)), busy: make([]bool, len(addrs)), done: make(chan struct{})}
+	for _, a := range addrs {
+		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			n.close()
+			return nil, err
+		}
+		n.conns = append(n.conns, conn)
+		n.clients = append(n.clients, pb.NewGatekeeperClient(conn))
+	}
+	return n, nil
+}
+
+func (n *nopSender) close() {
+	select {
+	case <-n.done:
+	default:
+		close(n.done)
+	}
+	for _, c := range n.conns {
+		c.Close()
+	}
+}
+
+// send never blocks (the shard calls it from its loop).
+func (n *nopSender) send(gk int, c vclock.Clock) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if p := n.pending[gk]; p != nil && p.Epoch == c.Epoch {
+		p.Merge(c)
+	} else {
+		c = c.Clone()
+		n.pending[gk] = &c
+	}
+	if !n.busy[gk] {
+		n.busy[gk] = true
+		go n.run(gk)
+	}
+}
+
+func (n *nopSender) run(gk int) {
+	for {
+		n.mu.Lock()
+		c := n.pending[gk]
+		n.pending[gk] = nil
+		if c == nil {
+			n.busy[gk] = false
+			n.mu.Unlock()
+			return
+		}
+		n.mu.Unlock()
+		for attempt := 0; ; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, err := n.clients[gk].RequestNop(ctx, &pb.NopRequest{Shard: n.shard, Clock: &pb.Clock{Epoch: c.Epoch, Counters: c.Counters}}, grpc.WaitForReady(true))
+			cancel()
+			if err == nil {
+				break
+			}
+			select {
+			case <-n.done:
+				return
+			case <-time.After(min(time.Duration(attempt+1)*50*time.Millisecond, time.Second)):
+			}
+		}
+	}
+}
