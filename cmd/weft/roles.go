@@ -9,20 +9,17 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	kc "github.com/weft-db/weft/client/kronos"
 	"github.com/weft-db/weft/internal/api"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/order"
-	"github.com/weft-db/weft/internal/vclock"
 	pb "github.com/weft-db/weft/internal/wire/clusterpb"
 )
 
@@ -106,7 +103,7 @@ same --epoch, --gatekeepers/--gatekeeper-addrs and --shards/--shard-addrs.
     --kronos 127.0.0.1:7400 --postgres-url postgres://weft@127.0.0.1/weft`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			gkAddrs, _, err := r.check("shard")
+			gkAddrs, shardAddrs, err := r.check("shard")
 			if err != nil {
 				return err
 			}
@@ -120,13 +117,13 @@ same --epoch, --gatekeepers/--gatekeeper-addrs and --shards/--shard-addrs.
 				return err
 			}
 			defer closeOracle()
-			nops, err := newNopSender(gkAddrs, uint32(r.id))
+			links, err := engine.DialShardLinks(r.id, gkAddrs, shardAddrs)
 			if err != nil {
 				return err
 			}
-			defer nops.close()
+			defer links.Close()
 			s, err := engine.NewShardServer(engine.ShardConfig{ID: r.id, Shards: r.shards, Gatekeepers: r.gatekeepers,
-				Epoch: r.epoch, Store: st, Oracle: oracle, RequestNop: nops.send, Log: slog.Default()})
+				Epoch: r.epoch, Store: st, Oracle: oracle, RequestNop: links.RequestNop, Programs: links, Log: slog.Default()})
 			if err != nil {
 				return err
 			}
@@ -271,86 +268,5 @@ func serveRole(cmd *cobra.Command, addr, name string, register func(*grpc.Server
 	case err := <-failed:
 		srv.Stop()
 		return err
-	}
-}
-
-// nopSender sends a shard's NOP requests to the gatekeepers, one call at a
-// time per gatekeeper; requests arriving meanwhile merge into one (a NOP
-// past the merged clock answers each of them).
-type nopSender struct {
-	shard   uint32
-	clients []pb.GatekeeperClient
-	conns   []*grpc.ClientConn
-	mu      sync.Mutex
-	pending []*vclock.Clock
-	busy    []bool
-	done    chan struct{}
-}
-
-func newNopSender(addrs []string, shard uint32) (*nopSender, error) {
-	n := &nopSender{shard: shard, pending: make([]*vclock.Clock, len(addrs)), busy: make([]bool, len(addrs)), done: make(chan struct{})}
-	for _, a := range addrs {
-		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			n.close()
-			return nil, err
-		}
-		n.conns = append(n.conns, conn)
-		n.clients = append(n.clients, pb.NewGatekeeperClient(conn))
-	}
-	return n, nil
-}
-
-func (n *nopSender) close() {
-	select {
-	case <-n.done:
-	default:
-		close(n.done)
-	}
-	for _, c := range n.conns {
-		c.Close()
-	}
-}
-
-// send never blocks (the shard calls it from its loop).
-func (n *nopSender) send(gk int, c vclock.Clock) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if p := n.pending[gk]; p != nil && p.Epoch == c.Epoch {
-		p.Merge(c)
-	} else {
-		c = c.Clone()
-		n.pending[gk] = &c
-	}
-	if !n.busy[gk] {
-		n.busy[gk] = true
-		go n.run(gk)
-	}
-}
-
-func (n *nopSender) run(gk int) {
-	for {
-		n.mu.Lock()
-		c := n.pending[gk]
-		n.pending[gk] = nil
-		if c == nil {
-			n.busy[gk] = false
-			n.mu.Unlock()
-			return
-		}
-		n.mu.Unlock()
-		for attempt := 0; ; attempt++ {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, err := n.clients[gk].RequestNop(ctx, &pb.NopRequest{Shard: n.shard, Clock: &pb.Clock{Epoch: c.Epoch, Counters: c.Counters}}, grpc.WaitForReady(true))
-			cancel()
-			if err == nil {
-				break
-			}
-			select {
-			case <-n.done:
-				return
-			case <-time.After(min(time.Duration(attempt+1)*50*time.Millisecond, time.Second)):
-			}
-		}
 	}
 }

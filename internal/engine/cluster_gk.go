@@ -44,6 +44,8 @@ type GatekeeperConfig struct {
 	AnnounceEvery time.Duration
 	// InflightMax bounds transactions stamped and not yet resolved.
 	InflightMax int
+	// ProgramsMax bounds node programs in flight [DefaultConfig's].
+	ProgramsMax int
 	// ConnectTimeout bounds the wait for every shard to accept its FIFO
 	// stream at start [30s].
 	ConnectTimeout time.Duration
@@ -68,6 +70,8 @@ type ClusterGatekeeper struct {
 	acks     map[uint64]chan struct{} // commits waiting for Acked, by stamp sequence
 	holds    map[uint64]chan struct{} // other answers waiting for stability
 	nextHold uint64
+	progs    map[nodeprog.ProgID]*progRun
+	nextProg uint64
 
 	shards []*shardLink
 	peers  []*peerLink // nil at this gatekeeper's index
@@ -112,6 +116,9 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 	if cfg.InflightMax <= 0 {
 		cfg.InflightMax = 1 << 14
 	}
+	if cfg.ProgramsMax <= 0 {
+		cfg.ProgramsMax = DefaultConfig().ProgramsMax
+	}
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = 30 * time.Second
 	}
@@ -122,7 +129,8 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 	g := &ClusterGatekeeper{cfg: cfg, log: log.With("role", "gatekeeper", "gatekeeper", cfg.ID), reg: nodeprog.Builtins(),
 		core: gatekeeper.New(gatekeeper.Config{ID: uint32(cfg.ID), Gatekeepers: cfg.Gatekeepers, Shards: cfg.Shards,
 			Epoch: cfg.Epoch, InflightMax: cfg.InflightMax, PeerAck: true}),
-		acks: map[uint64]chan struct{}{}, holds: map[uint64]chan struct{}{}, stop: make(chan struct{})}
+		acks: map[uint64]chan struct{}{}, holds: map[uint64]chan struct{}{}, progs: map[nodeprog.ProgID]*progRun{},
+		stop: make(chan struct{})}
 	for i, addr := range cfg.ShardAddrs {
 		conn, err := dialCluster(addr)
 		if err != nil {
@@ -611,9 +619,9 @@ func (g *ClusterGatekeeper) Commit(ctx context.Context, reads []txn.Read, ops []
 	return &CommitResult{Handles: res.Handles, Snapshot: encodeSnapshot(ts)}, nil
 }
 
-// Run implements API for one-vertex programs (they run on their vertex's
-// shard); programs that hop between shards and whole-snapshot analyses do
-// not run on a cluster yet.
+// Run implements API: one-vertex programs run on their vertex's shard; the
+// others are coordinated here, their batches hopping between the shard
+// processes. Whole-snapshot analyses do not run on a cluster yet.
 func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json.RawMessage, at *Snapshot) (json.RawMessage, error) {
 	if err := g.check(); err != nil {
 		return nil, err
@@ -623,17 +631,13 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 	if !isProg && !isAnalysis {
 		return nil, fmt.Errorf("%w: %q (GET /v1/programs lists them)", ErrUnknownProgram, program)
 	}
+	if isAnalysis {
+		return nil, fmt.Errorf("%w: %s (a whole-snapshot analysis) does not run on a cluster yet", ErrBadRequest, program)
+	}
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
 	}
 	comp, err := g.reg.Compile(program, params)
-	if isAnalysis || (err == nil && !nodeprog.IsLocal(comp)) {
-		return nil, fmt.Errorf("%w: %s does not run on a cluster yet (only one-vertex programs do)", ErrBadRequest, program)
-	}
-	if err != nil {
-		return nil, mapProgErr(err)
-	}
-	h, err := nodeprog.LocalStart(comp)
 	if err != nil {
 		return nil, mapProgErr(err)
 	}
@@ -641,6 +645,17 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 	s, err := g.snapshot(ctx, at)
 	if err != nil {
 		return nil, err
+	}
+	if !nodeprog.IsLocal(comp) {
+		res, err := g.runProgram(ctx, program, comp, params, s)
+		if err != nil {
+			return nil, mapProgErr(err)
+		}
+		return encodeResult(program, res)
+	}
+	h, err := nodeprog.LocalStart(comp)
+	if err != nil {
+		return nil, mapProgErr(err)
 	}
 	resp, err := g.shards[g.shardOf(h.To)].client.Run(ctx, &pb.RunRequest{Stamp: txn.EncodeStamp(s), Program: program,
 		ParamsJson: string(params)})
@@ -650,13 +665,134 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 	return json.RawMessage(resp.GetResultJson()), nil
 }
 
-// Programs implements API: what runs on a cluster today.
+// runProgram coordinates a program at stamp s: its start batches go to
+// their shards, the shards' reports come back (Report), and the result is
+// gathered here.
+func (g *ClusterGatekeeper) runProgram(ctx context.Context, name string, comp nodeprog.Compiled, params json.RawMessage, s vclock.Stamp) (any, error) {
+	g.mu.Lock()
+	if len(g.progs) >= g.cfg.ProgramsMax {
+		g.mu.Unlock()
+		return nil, ErrOverloaded
+	}
+	g.nextProg++
+	id := nodeprog.ProgID(uint64(g.cfg.ID)<<48 | g.nextProg)
+	coord, batches := nodeprog.NewCoordinatorFor(comp, id, name, params, g.shardOf, nodeprog.CoordinatorConfig{})
+	run := &progRun{coord: coord, stamp: s, done: make(chan struct{})}
+	if coord.Done() {
+		g.mu.Unlock()
+		return coord.Result()
+	}
+	g.progs[id] = run
+	for _, b := range batches {
+		run.touch(b.Shard)
+	}
+	g.mu.Unlock()
+	stamp := txn.EncodeStamp(s)
+	for _, b := range batches {
+		data, err := json.Marshal(b)
+		if err == nil {
+			_, err = g.shards[b.Shard].client.Hop(ctx, &pb.HopRequest{Gatekeeper: uint32(g.cfg.ID), Stamp: stamp, Batch: data})
+		}
+		if err != nil {
+			g.finish(id, run, fromShard(err))
+			break
+		}
+	}
+	select {
+	case <-run.done:
+	case <-ctx.Done():
+		g.finish(id, run, ctx.Err())
+		<-run.done
+	case <-g.stop:
+		return nil, g.check()
+	}
+	return run.res, run.err
+}
+
+// Report implements a shard's report on a program batch (cluster.proto).
+func (g *ClusterGatekeeper) Report(_ context.Context, req *pb.ReportRequest) (*pb.ReportResponse, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	var hdr struct {
+		Prog nodeprog.ProgID `json:"prog"`
+	}
+	if err := json.Unmarshal(req.GetReport(), &hdr); err != nil {
+		return nil, fmt.Errorf("%w: report: %v", ErrBadRequest, err)
+	}
+	sentTo := make([]int, 0, len(req.GetSentTo()))
+	for _, sh := range req.GetSentTo() {
+		if int(sh) >= g.cfg.Shards {
+			return nil, fmt.Errorf("%w: report names shard %d", ErrBadRequest, sh)
+		}
+		sentTo = append(sentTo, int(sh))
+	}
+	g.mu.Lock()
+	run, ok := g.progs[hdr.Prog]
+	if !ok {
+		g.mu.Unlock()
+		// The program is over: its late batches must leave no state.
+		g.finishOn(hdr.Prog, sentTo)
+		return &pb.ReportResponse{}, nil
+	}
+	rep, err := run.coord.DecodeReport(req.GetReport())
+	var done bool
+	if err == nil {
+		done, err = run.step(rep, sentTo)
+	}
+	g.mu.Unlock()
+	if err != nil || done {
+		g.finish(hdr.Prog, run, err)
+	}
+	return &pb.ReportResponse{}, nil
+}
+
+// finish ends a program once: result or error to its caller, state released
+// on every shard it reached.
+func (g *ClusterGatekeeper) finish(id nodeprog.ProgID, run *progRun, err error) {
+	g.mu.Lock()
+	if _, ok := g.progs[id]; !ok {
+		g.mu.Unlock()
+		return
+	}
+	delete(g.progs, id)
+	if err != nil {
+		run.err = err
+	} else {
+		run.res, run.err = run.coord.Result()
+	}
+	g.mu.Unlock()
+	var shards []int
+	for i := range g.cfg.Shards {
+		if run.touched(i) {
+			shards = append(shards, i)
+		}
+	}
+	g.finishOn(id, shards)
+	close(run.done)
+}
+
+// finishOn tells shards to release program id (in the background: a shard
+// that misses it keeps a record until its runner's bound evicts it).
+func (g *ClusterGatekeeper) finishOn(id nodeprog.ProgID, shards []int) {
+	if len(shards) == 0 {
+		return
+	}
+	go func() {
+		for _, sh := range shards {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, _ = g.shards[sh].client.Finish(ctx, &pb.FinishRequest{Program: uint64(id)})
+			cancel()
+		}
+	}()
+}
+
+// Programs implements API: the node programs (whole-snapshot analyses do
+// not run on a cluster yet).
 func (g *ClusterGatekeeper) Programs() []ProgramInfo {
 	var out []ProgramInfo
 	for _, n := range g.reg.Programs() {
-		if comp, err := g.reg.Compile(n, json.RawMessage(`{"node":"x"}`)); err == nil && nodeprog.IsLocal(comp) {
-			out = append(out, ProgramInfo{Name: n, Description: programDoc[n]})
-		}
+		out = append(out, ProgramInfo{Name: n, Description: programDoc[n]})
 	}
 	return out
 }

@@ -2,12 +2,14 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -42,17 +44,44 @@ type ShardConfig struct {
 	// (a NOP when it has nothing else); it must not block. Nil: the shard
 	// waits for entries to arrive on their own.
 	RequestNop func(gk int, clock vclock.Clock)
+	// Programs carries node programs' reports and hops to the gatekeepers
+	// and the other shards. Nil: programs that hop fail.
+	Programs ProgramLinks
 	// TasksMax bounds queued reads; KeepHistory keeps old versions.
 	TasksMax    int
 	KeepHistory bool
 	Log         *slog.Logger
 }
 
+// ProgramLinks are a shard's calls to the rest of the cluster for node
+// programs. Each returns once the receiver has the message.
+type ProgramLinks interface {
+	Report(ctx context.Context, gk int, report []byte, sentTo []uint32) error
+	Hop(ctx context.Context, shard, gk int, stamp, batch []byte) error
+}
+
+// outMsg is a report or a hop waiting to be sent, in the order the shard
+// produced them: a report reaches the coordinator before the batches it
+// announces can (so a program that ends early releases its state on every
+// shard it reached).
+type outMsg struct {
+	gk     int
+	report []byte
+	sentTo []uint32
+	shard  int // hop: destination; stamp and batch set
+	stamp  []byte
+	batch  []byte
+}
+
+// outboxMax bounds reports and hops waiting to be sent; the shard waits
+// when it is full.
+const outboxMax = 4096
+
 // ShardServer is one shard process's engine: the same shard node weft serve
 // runs (scheduling core, multi-version partition, alias index), fed by the
 // gatekeepers' FIFO streams and asked for reads over the cluster protocol
 // (internal/wire/clusterpb, docs/cluster.md). One-vertex programs run here
-// (Run); programs that hop between shards do not run on shard processes yet.
+// (Run); others run batch by batch (Hop), reporting to their gatekeeper.
 type ShardServer struct {
 	pb.UnimplementedShardServer
 	cfg  ShardConfig
@@ -65,6 +94,9 @@ type ShardServer struct {
 	err     error // the fatal error that stopped the shard
 	stopped chan struct{}
 	loopWG  sync.WaitGroup
+
+	outbox chan outMsg
+	outWG  sync.WaitGroup
 
 	applies   atomic.Uint64
 	deliverMu sync.Mutex
@@ -105,6 +137,9 @@ func NewShardServer(cfg ShardConfig) (*ShardServer, error) {
 		return nil, fmt.Errorf("engine: shard %d rebuilding from the store: %w", cfg.ID, err)
 	}
 	s.node.publish()
+	s.outbox = make(chan outMsg, outboxMax)
+	s.outWG.Add(1)
+	go s.send()
 	s.loopWG.Add(1)
 	go func() {
 		defer s.loopWG.Done()
@@ -139,7 +174,32 @@ func (s *ShardServer) Close() error {
 	s.fail(nil)
 	s.node.wake()
 	s.loopWG.Wait()
+	close(s.outbox) // the loop, its only sender, has returned
+	s.outWG.Wait()
 	return s.Err()
+}
+
+// send delivers the outbox in order until it closes. A message that cannot
+// be delivered is dropped: its program fails at its gatekeeper (the
+// caller's deadline), and a new epoch replaces what is unreachable.
+func (s *ShardServer) send() {
+	defer s.outWG.Done()
+	for m := range s.outbox {
+		if s.stop.Load() || s.cfg.Programs == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var err error
+		if m.report != nil {
+			err = s.cfg.Programs.Report(ctx, m.gk, m.report, m.sentTo)
+		} else {
+			err = s.cfg.Programs.Hop(ctx, m.shard, m.gk, m.stamp, m.batch)
+		}
+		cancel()
+		if err != nil {
+			s.log.Warn("node program message lost", "gatekeeper", m.gk, "to_shard", m.shard, "err", err)
+		}
+	}
 }
 
 // Err returns the error that stopped the shard (nil when running or closed
@@ -162,12 +222,26 @@ func (s *ShardServer) requestNop(gk, _ int, c vclock.Clock) bool {
 // notes are a single-process shortcut (gatekeeper.Core.Note): none here.
 func (s *ShardServer) notes(int, int) (*vclock.Clock, *vclock.Clock) { return nil, nil }
 
-func (s *ShardServer) report(int, nodeprog.Report, []nodeprog.Batch) {
-	s.fail(errors.New("multi-hop node programs do not run on shard processes yet"))
+func (s *ShardServer) report(gk int, rep nodeprog.Report, sentTo []nodeprog.Batch) {
+	b, err := json.Marshal(rep)
+	if err != nil {
+		s.log.Error("encoding a program report", "err", err)
+		return
+	}
+	m := outMsg{gk: gk, report: b}
+	for _, x := range sentTo {
+		m.sentTo = append(m.sentTo, uint32(x.Shard))
+	}
+	s.outbox <- m
 }
 
-func (s *ShardServer) hop(int, vclock.Stamp, nodeprog.Batch) {
-	s.fail(errors.New("multi-hop node programs do not run on shard processes yet"))
+func (s *ShardServer) hop(gk int, stamp vclock.Stamp, b nodeprog.Batch) {
+	data, err := json.Marshal(b)
+	if err != nil {
+		s.report(gk, nodeprog.FailReport(b, s.cfg.ID, fmt.Errorf("%w: encoding a batch: %v", nodeprog.ErrFailed, err)), nil)
+		return
+	}
+	s.outbox <- outMsg{gk: gk, shard: b.Shard, stamp: txn.EncodeStamp(stamp), batch: data}
 }
 
 func (s *ShardServer) shardOf(h string) int { return int(txn.ShardOf(h, uint32(s.cfg.Shards))) }
@@ -402,6 +476,39 @@ func edgePB(e graph.EdgeView) *pb.Edge {
 		out.Props = append(out.Props, &pb.Prop{Key: k, Value: value.Append(nil, v)})
 	}
 	return out
+}
+
+// wireHopMsg is a batch that arrived over the network: the shard loop
+// decodes it (its runner compiles the program on first sight).
+type wireHopMsg struct {
+	gk    int
+	stamp vclock.Stamp
+	data  []byte
+}
+
+// Hop implements a program batch's arrival (cluster.proto).
+func (s *ShardServer) Hop(_ context.Context, req *pb.HopRequest) (*pb.HopResponse, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	st, err := s.stampOf(req.GetStamp())
+	if err != nil {
+		return nil, err
+	}
+	if int(req.GetGatekeeper()) >= s.cfg.Gatekeepers {
+		return nil, fmt.Errorf("%w: batch of gatekeeper %d", ErrBadRequest, req.GetGatekeeper())
+	}
+	s.node.push(wireHopMsg{gk: int(req.GetGatekeeper()), stamp: st, data: req.GetBatch()})
+	return &pb.HopResponse{}, nil
+}
+
+// Finish implements a finished program's release (cluster.proto).
+func (s *ShardServer) Finish(_ context.Context, req *pb.FinishRequest) (*pb.FinishResponse, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	s.node.push(finishMsg{prog: nodeprog.ProgID(req.GetProgram())})
+	return &pb.FinishResponse{}, nil
 }
 
 // Status implements the shard's status (cluster.proto).

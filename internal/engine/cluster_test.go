@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 
@@ -15,8 +14,6 @@ import (
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
-	"github.com/weft-db/weft/internal/vclock"
-	pb "github.com/weft-db/weft/internal/wire/clusterpb"
 )
 
 // startCluster runs a cluster's roles in this process, each behind its own
@@ -61,37 +58,32 @@ func startCluster(t *testing.T, gatekeepers, shards int) []*ClusterGatekeeper {
 	}
 	gkLis := make([]net.Listener, gatekeepers)
 	gkSrv := make([]*grpc.Server, gatekeepers)
+	shLis := make([]net.Listener, shards)
+	shSrv := make([]*grpc.Server, shards)
 	var gkAddrs, shardAddrs []string
 	for i := range gatekeepers {
 		gkLis[i], gkSrv[i] = listen()
 		gkAddrs = append(gkAddrs, gkLis[i].Addr().String())
 	}
-	gkClients := make([]pb.GatekeeperClient, gatekeepers)
-	for i, addr := range gkAddrs {
-		conn, err := dialCluster(addr)
+	for i := range shards {
+		shLis[i], shSrv[i] = listen()
+		shardAddrs = append(shardAddrs, shLis[i].Addr().String())
+	}
+	for i := range shards {
+		lis, srv := shLis[i], shSrv[i]
+		links, err := DialShardLinks(i, gkAddrs, shardAddrs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { conn.Close() })
-		gkClients[i] = pb.NewGatekeeperClient(conn)
-	}
-	for i := range shards {
-		lis, srv := listen()
+		t.Cleanup(links.Close)
 		s, err := NewShardServer(ShardConfig{ID: i, Shards: shards, Gatekeepers: gatekeepers, Epoch: 1, Store: st,
-			Oracle: oracle, Log: quiet, RequestNop: func(gk int, c vclock.Clock) {
-				go func() {
-					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-					defer cancel()
-					_, _ = gkClients[gk].RequestNop(ctx, &pb.NopRequest{Shard: uint32(i), Clock: clockPB(c)})
-				}()
-			}})
+			Oracle: oracle, Log: quiet, RequestNop: links.RequestNop, Programs: links})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
 		s.Register(srv)
 		go srv.Serve(lis)
-		shardAddrs = append(shardAddrs, lis.Addr().String())
 	}
 	var gks []*ClusterGatekeeper
 	for i := range gatekeepers {
@@ -113,6 +105,18 @@ func startCluster(t *testing.T, gatekeepers, shards int) []*ClusterGatekeeper {
 func TestClusterBank(t *testing.T) {
 	gks := startCluster(t, 2, 3)
 	bankIsolation(t, []API{gks[0], gks[1]})
+}
+
+// The ring (FoundationDB's cycle workload, bfs walks) and Weaver's parity
+// test (pathless_reachability) with programs hopping between shard servers.
+func TestClusterRing(t *testing.T) {
+	gks := startCluster(t, 2, 3)
+	ringInvariant(t, []API{gks[0], gks[1]})
+}
+
+func TestClusterParity(t *testing.T) {
+	gks := startCluster(t, 2, 3)
+	parityReachability(t, []API{gks[0], gks[1]})
 }
 
 // Real-time order across gatekeepers: a write acknowledged by one is seen by
@@ -154,8 +158,11 @@ func TestClusterReadsFollowAcknowledgedWrites(t *testing.T) {
 func TestClusterRefusals(t *testing.T) {
 	gks := startCluster(t, 1, 2)
 	ctx := context.Background()
-	if _, err := gks[0].Run(ctx, "bfs", json.RawMessage(`{"start":"a"}`), nil); err == nil {
-		t.Fatal("a multi-hop program ran on a cluster")
+	if _, err := gks[0].Run(ctx, "wcc", json.RawMessage(`{}`), nil); err == nil {
+		t.Fatal("a whole-snapshot analysis ran on a cluster")
+	}
+	if _, err := gks[0].Run(ctx, "bfs", json.RawMessage(`{"src":"a","nonsense":1}`), nil); err == nil {
+		t.Fatal("bad params were accepted")
 	}
 	if _, err := gks[0].Run(ctx, "nope", nil, nil); err == nil {
 		t.Fatal("unknown program ran")

@@ -41,6 +41,17 @@ type progRun struct {
 	more   []bool // the same for shard counts above 64
 }
 
+// step takes a shard's report (with the shards it sent batches to) and says
+// whether the program is over.
+func (r *progRun) step(rep nodeprog.Report, sentTo []int) (done bool, err error) {
+	r.touch(rep.Shard)
+	for _, sh := range sentTo {
+		r.touch(sh)
+	}
+	err = r.coord.Step(rep)
+	return err != nil || r.coord.Done(), err
+}
+
 func (r *progRun) touch(shard int) {
 	if shard < 64 {
 		r.shards |= 1 << shard
@@ -295,12 +306,11 @@ func (g *gkNode) report(rep nodeprog.Report, sentTo []nodeprog.Batch) {
 		}
 		return
 	}
-	run.touch(rep.Shard)
-	for _, b := range sentTo {
-		run.touch(b.Shard)
+	shards := make([]int, len(sentTo))
+	for i, b := range sentTo {
+		shards[i] = b.Shard
 	}
-	err := run.coord.Step(rep)
-	done := err != nil || run.coord.Done()
+	done, err := run.step(rep, shards)
 	g.mu.Unlock()
 	if done {
 		g.finish(rep.Prog, run, err)

@@ -170,8 +170,14 @@ func readTotal(ctx context.Context, db API, n int, prog bool) (int64, error) {
 // rewires them to a→c→b→d. Readers walk the ring at one snapshot with bfs:
 // every vertex must be reachable from 0, and each vertex has one out-edge.
 func TestRingInvariant(t *testing.T) {
+	ringInvariant(t, []API{openTest(t, memConfig())})
+}
+
+// ringInvariant runs the ring workload; writer i goes through dbs[i%len],
+// the reader through the last.
+func ringInvariant(t *testing.T, dbs []API) {
 	ctx := context.Background()
-	db := openTest(t, memConfig())
+	db := dbs[0]
 	const n = 12
 	var ops []txn.Op
 	for i := 0; i < n; i++ {
@@ -180,7 +186,9 @@ func TestRingInvariant(t *testing.T) {
 	for i := 0; i < n; i++ {
 		ops = append(ops, txn.Op{Kind: txn.CreateEdge, Vertex: node(i), Dst: node((i + 1) % n)})
 	}
-	commit(t, db, ops...)
+	if _, err := db.Commit(ctx, nil, ops); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(2 * time.Second)
 	var wg sync.WaitGroup
 	var swaps, walks atomic.Int64
@@ -189,6 +197,7 @@ func TestRingInvariant(t *testing.T) {
 		wg.Add(1)
 		go func(seed uint64) {
 			defer wg.Done()
+			db := dbs[int(seed)%len(dbs)]
 			rng := rand.New(rand.NewPCG(seed, 9))
 			for time.Now().Before(deadline) {
 				start := node(rng.IntN(n))
@@ -232,6 +241,7 @@ func TestRingInvariant(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		db := dbs[len(dbs)-1]
 		for readerBusy(deadline, &walks) {
 			out, err := db.Run(ctx, "bfs", json.RawMessage(`{"src":"n0"}`), nil)
 			if err != nil {
@@ -278,14 +288,22 @@ func node(i int) string { return fmt.Sprintf("n%d", i) }
 // adds a cross-parity edge removes it again; concurrent reachability
 // programs must never find an odd vertex from an even one.
 func TestParityReachability(t *testing.T) {
+	parityReachability(t, []API{openTest(t, memConfig())})
+}
+
+// parityReachability runs the parity workload; writer i goes through
+// dbs[i%len], reader r through dbs[(r+1)%len].
+func parityReachability(t *testing.T, dbs []API) {
 	ctx := context.Background()
-	db := openTest(t, memConfig())
+	db := dbs[0]
 	const n = 40
 	var ops []txn.Op
 	for i := 0; i < n; i++ {
 		ops = append(ops, txn.Op{Kind: txn.CreateVertex, Vertex: node(i)})
 	}
-	commit(t, db, ops...)
+	if _, err := db.Commit(ctx, nil, ops); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(2 * time.Second)
 	var wg sync.WaitGroup
 	var writes, reads atomic.Int64
@@ -294,6 +312,7 @@ func TestParityReachability(t *testing.T) {
 		wg.Add(1)
 		go func(seed uint64) {
 			defer wg.Done()
+			db := dbs[int(seed)%len(dbs)]
 			rng := rand.New(rand.NewPCG(seed, 3))
 			for time.Now().Before(deadline) {
 				u := rng.IntN(n)
@@ -317,6 +336,7 @@ func TestParityReachability(t *testing.T) {
 		wg.Add(1)
 		go func(seed uint64) {
 			defer wg.Done()
+			db := dbs[int(seed+1)%len(dbs)]
 			rng := rand.New(rand.NewPCG(seed, 5))
 			for readerBusy(deadline, &reads) {
 				src := 2 * rng.IntN(n/2)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -239,6 +240,24 @@ func (s *shardNode) handle(m any) error {
 			m.w.err = fmt.Errorf("%w: shard %d: %v", ErrOverloaded, s.id, err)
 			m.w.ch <- struct{}{}
 		}
+	case wireHopMsg:
+		b, err := s.runner.DecodeBatch(m.data)
+		if errors.Is(err, nodeprog.ErrFinished) {
+			return nil // a late batch of a finished program
+		}
+		if err != nil {
+			// Tell the coordinator, if the batch says whose it is.
+			var hdr struct {
+				ID   nodeprog.BatchID `json:"id"`
+				Prog nodeprog.ProgID  `json:"prog"`
+			}
+			if json.Unmarshal(m.data, &hdr) == nil {
+				s.host.report(m.gk, nodeprog.FailReport(nodeprog.Batch{ID: hdr.ID, Prog: hdr.Prog}, s.id,
+					fmt.Errorf("%w: shard %d: %v", nodeprog.ErrFailed, s.id, err)), nil)
+			}
+			return nil
+		}
+		return s.handle(progMsg{gk: m.gk, stamp: m.stamp, batch: b})
 	case finishMsg:
 		s.runner.Finish(m.prog)
 	case gcMsg:

@@ -30,6 +30,273 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type HopRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The gatekeeper coordinating the program.
+	Gatekeeper uint32 `protobuf:"varint,1,opt,name=gatekeeper,proto3" json:"gatekeeper,omitempty"`
+	Stamp      []byte `protobuf:"bytes,2,opt,name=stamp,proto3" json:"stamp,omitempty"`
+	// The batch in nodeprog's wire form (JSON).
+	Batch         []byte `protobuf:"bytes,3,opt,name=batch,proto3" json:"batch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HopRequest) Reset() {
+	*x = HopRequest{}
+	mi := &file_cluster_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HopRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HopRequest) ProtoMessage() {}
+
+func (x *HopRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HopRequest.ProtoReflect.Descriptor instead.
+func (*HopRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *HopRequest) GetGatekeeper() uint32 {
+	if x != nil {
+		return x.Gatekeeper
+	}
+	return 0
+}
+
+func (x *HopRequest) GetStamp() []byte {
+	if x != nil {
+		return x.Stamp
+	}
+	return nil
+}
+
+func (x *HopRequest) GetBatch() []byte {
+	if x != nil {
+		return x.Batch
+	}
+	return nil
+}
+
+type HopResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HopResponse) Reset() {
+	*x = HopResponse{}
+	mi := &file_cluster_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HopResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HopResponse) ProtoMessage() {}
+
+func (x *HopResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HopResponse.ProtoReflect.Descriptor instead.
+func (*HopResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{1}
+}
+
+type FinishRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Program       uint64                 `protobuf:"varint,1,opt,name=program,proto3" json:"program,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FinishRequest) Reset() {
+	*x = FinishRequest{}
+	mi := &file_cluster_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishRequest) ProtoMessage() {}
+
+func (x *FinishRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishRequest.ProtoReflect.Descriptor instead.
+func (*FinishRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *FinishRequest) GetProgram() uint64 {
+	if x != nil {
+		return x.Program
+	}
+	return 0
+}
+
+type FinishResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FinishResponse) Reset() {
+	*x = FinishResponse{}
+	mi := &file_cluster_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FinishResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FinishResponse) ProtoMessage() {}
+
+func (x *FinishResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FinishResponse.ProtoReflect.Descriptor instead.
+func (*FinishResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{3}
+}
+
+type ReportRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The report in nodeprog's wire form (JSON).
+	Report        []byte   `protobuf:"bytes,1,opt,name=report,proto3" json:"report,omitempty"`
+	SentTo        []uint32 `protobuf:"varint,2,rep,packed,name=sent_to,json=sentTo,proto3" json:"sent_to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportRequest) Reset() {
+	*x = ReportRequest{}
+	mi := &file_cluster_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportRequest) ProtoMessage() {}
+
+func (x *ReportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportRequest.ProtoReflect.Descriptor instead.
+func (*ReportRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ReportRequest) GetReport() []byte {
+	if x != nil {
+		return x.Report
+	}
+	return nil
+}
+
+func (x *ReportRequest) GetSentTo() []uint32 {
+	if x != nil {
+		return x.SentTo
+	}
+	return nil
+}
+
+type ReportResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportResponse) Reset() {
+	*x = ReportResponse{}
+	mi := &file_cluster_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportResponse) ProtoMessage() {}
+
+func (x *ReportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportResponse.ProtoReflect.Descriptor instead.
+func (*ReportResponse) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{5}
+}
+
 type RunRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Stamp         []byte                 `protobuf:"bytes,1,opt,name=stamp,proto3" json:"stamp,omitempty"`
@@ -41,7 +308,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_cluster_proto_msgTypes[0]
+	mi := &file_cluster_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -53,7 +320,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[0]
+	mi := &file_cluster_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -66,7 +333,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{0}
+	return file_cluster_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RunRequest) GetStamp() []byte {
@@ -99,7 +366,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_cluster_proto_msgTypes[1]
+	mi := &file_cluster_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -111,7 +378,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[1]
+	mi := &file_cluster_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -124,7 +391,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{1}
+	return file_cluster_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RunResponse) GetResultJson() string {
@@ -144,7 +411,7 @@ type Clock struct {
 
 func (x *Clock) Reset() {
 	*x = Clock{}
-	mi := &file_cluster_proto_msgTypes[2]
+	mi := &file_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -156,7 +423,7 @@ func (x *Clock) String() string {
 func (*Clock) ProtoMessage() {}
 
 func (x *Clock) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[2]
+	mi := &file_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -169,7 +436,7 @@ func (x *Clock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Clock.ProtoReflect.Descriptor instead.
 func (*Clock) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{2}
+	return file_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Clock) GetEpoch() uint64 {
@@ -196,7 +463,7 @@ type AnnounceRequest struct {
 
 func (x *AnnounceRequest) Reset() {
 	*x = AnnounceRequest{}
-	mi := &file_cluster_proto_msgTypes[3]
+	mi := &file_cluster_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -208,7 +475,7 @@ func (x *AnnounceRequest) String() string {
 func (*AnnounceRequest) ProtoMessage() {}
 
 func (x *AnnounceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[3]
+	mi := &file_cluster_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -221,7 +488,7 @@ func (x *AnnounceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnounceRequest.ProtoReflect.Descriptor instead.
 func (*AnnounceRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{3}
+	return file_cluster_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AnnounceRequest) GetFrom() uint32 {
@@ -247,7 +514,7 @@ type AnnounceResponse struct {
 
 func (x *AnnounceResponse) Reset() {
 	*x = AnnounceResponse{}
-	mi := &file_cluster_proto_msgTypes[4]
+	mi := &file_cluster_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -259,7 +526,7 @@ func (x *AnnounceResponse) String() string {
 func (*AnnounceResponse) ProtoMessage() {}
 
 func (x *AnnounceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[4]
+	mi := &file_cluster_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -272,7 +539,7 @@ func (x *AnnounceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnounceResponse.ProtoReflect.Descriptor instead.
 func (*AnnounceResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{4}
+	return file_cluster_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AnnounceResponse) GetClock() *Clock {
@@ -292,7 +559,7 @@ type NopRequest struct {
 
 func (x *NopRequest) Reset() {
 	*x = NopRequest{}
-	mi := &file_cluster_proto_msgTypes[5]
+	mi := &file_cluster_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -304,7 +571,7 @@ func (x *NopRequest) String() string {
 func (*NopRequest) ProtoMessage() {}
 
 func (x *NopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[5]
+	mi := &file_cluster_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -317,7 +584,7 @@ func (x *NopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NopRequest.ProtoReflect.Descriptor instead.
 func (*NopRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{5}
+	return file_cluster_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *NopRequest) GetShard() uint32 {
@@ -342,7 +609,7 @@ type NopResponse struct {
 
 func (x *NopResponse) Reset() {
 	*x = NopResponse{}
-	mi := &file_cluster_proto_msgTypes[6]
+	mi := &file_cluster_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -354,7 +621,7 @@ func (x *NopResponse) String() string {
 func (*NopResponse) ProtoMessage() {}
 
 func (x *NopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[6]
+	mi := &file_cluster_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -367,7 +634,7 @@ func (x *NopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NopResponse.ProtoReflect.Descriptor instead.
 func (*NopResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{6}
+	return file_cluster_proto_rawDescGZIP(), []int{12}
 }
 
 type Entries struct {
@@ -382,7 +649,7 @@ type Entries struct {
 
 func (x *Entries) Reset() {
 	*x = Entries{}
-	mi := &file_cluster_proto_msgTypes[7]
+	mi := &file_cluster_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -394,7 +661,7 @@ func (x *Entries) String() string {
 func (*Entries) ProtoMessage() {}
 
 func (x *Entries) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[7]
+	mi := &file_cluster_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -407,7 +674,7 @@ func (x *Entries) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Entries.ProtoReflect.Descriptor instead.
 func (*Entries) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{7}
+	return file_cluster_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Entries) GetGatekeeper() uint32 {
@@ -435,7 +702,7 @@ type Delivered struct {
 
 func (x *Delivered) Reset() {
 	*x = Delivered{}
-	mi := &file_cluster_proto_msgTypes[8]
+	mi := &file_cluster_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -447,7 +714,7 @@ func (x *Delivered) String() string {
 func (*Delivered) ProtoMessage() {}
 
 func (x *Delivered) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[8]
+	mi := &file_cluster_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -460,7 +727,7 @@ func (x *Delivered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Delivered.ProtoReflect.Descriptor instead.
 func (*Delivered) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{8}
+	return file_cluster_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Delivered) GetSeq() uint64 {
@@ -492,7 +759,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_cluster_proto_msgTypes[9]
+	mi := &file_cluster_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -504,7 +771,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[9]
+	mi := &file_cluster_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -517,7 +784,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{9}
+	return file_cluster_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ReadRequest) GetStamp() []byte {
@@ -587,7 +854,7 @@ type Prop struct {
 
 func (x *Prop) Reset() {
 	*x = Prop{}
-	mi := &file_cluster_proto_msgTypes[10]
+	mi := &file_cluster_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -599,7 +866,7 @@ func (x *Prop) String() string {
 func (*Prop) ProtoMessage() {}
 
 func (x *Prop) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[10]
+	mi := &file_cluster_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -612,7 +879,7 @@ func (x *Prop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prop.ProtoReflect.Descriptor instead.
 func (*Prop) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{10}
+	return file_cluster_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Prop) GetKey() string {
@@ -640,7 +907,7 @@ type Edge struct {
 
 func (x *Edge) Reset() {
 	*x = Edge{}
-	mi := &file_cluster_proto_msgTypes[11]
+	mi := &file_cluster_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -652,7 +919,7 @@ func (x *Edge) String() string {
 func (*Edge) ProtoMessage() {}
 
 func (x *Edge) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[11]
+	mi := &file_cluster_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -665,7 +932,7 @@ func (x *Edge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Edge.ProtoReflect.Descriptor instead.
 func (*Edge) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{11}
+	return file_cluster_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Edge) GetHandle() string {
@@ -707,7 +974,7 @@ type ReadResponse struct {
 
 func (x *ReadResponse) Reset() {
 	*x = ReadResponse{}
-	mi := &file_cluster_proto_msgTypes[12]
+	mi := &file_cluster_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -719,7 +986,7 @@ func (x *ReadResponse) String() string {
 func (*ReadResponse) ProtoMessage() {}
 
 func (x *ReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[12]
+	mi := &file_cluster_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -732,7 +999,7 @@ func (x *ReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResponse.ProtoReflect.Descriptor instead.
 func (*ReadResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{12}
+	return file_cluster_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReadResponse) GetHandle() string {
@@ -792,7 +1059,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_cluster_proto_msgTypes[13]
+	mi := &file_cluster_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -804,7 +1071,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[13]
+	mi := &file_cluster_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -817,7 +1084,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{13}
+	return file_cluster_proto_rawDescGZIP(), []int{19}
 }
 
 type StatusResponse struct {
@@ -836,7 +1103,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_cluster_proto_msgTypes[14]
+	mi := &file_cluster_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -848,7 +1115,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[14]
+	mi := &file_cluster_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -861,7 +1128,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{14}
+	return file_cluster_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StatusResponse) GetShard() uint32 {
@@ -910,7 +1177,22 @@ var File_cluster_proto protoreflect.FileDescriptor
 
 const file_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\rcluster.proto\x12\x0fweft.cluster.v1\"]\n" +
+	"\rcluster.proto\x12\x0fweft.cluster.v1\"X\n" +
+	"\n" +
+	"HopRequest\x12\x1e\n" +
+	"\n" +
+	"gatekeeper\x18\x01 \x01(\rR\n" +
+	"gatekeeper\x12\x14\n" +
+	"\x05stamp\x18\x02 \x01(\fR\x05stamp\x12\x14\n" +
+	"\x05batch\x18\x03 \x01(\fR\x05batch\"\r\n" +
+	"\vHopResponse\")\n" +
+	"\rFinishRequest\x12\x18\n" +
+	"\aprogram\x18\x01 \x01(\x04R\aprogram\"\x10\n" +
+	"\x0eFinishResponse\"@\n" +
+	"\rReportRequest\x12\x16\n" +
+	"\x06report\x18\x01 \x01(\fR\x06report\x12\x17\n" +
+	"\asent_to\x18\x02 \x03(\rR\x06sentTo\"\x10\n" +
+	"\x0eReportResponse\"]\n" +
 	"\n" +
 	"RunRequest\x12\x14\n" +
 	"\x05stamp\x18\x01 \x01(\fR\x05stamp\x12\x18\n" +
@@ -971,17 +1253,20 @@ const file_cluster_proto_rawDesc = "" +
 	"\bvertices\x18\x03 \x01(\x04R\bvertices\x12\x14\n" +
 	"\x05edges\x18\x04 \x01(\x04R\x05edges\x12\x18\n" +
 	"\aapplied\x18\x05 \x01(\x04R\aapplied\x12\x1c\n" +
-	"\tdelivered\x18\x06 \x03(\x04R\tdelivered2\x9e\x02\n" +
+	"\tdelivered\x18\x06 \x03(\x04R\tdelivered2\xab\x03\n" +
 	"\x05Shard\x12C\n" +
 	"\aDeliver\x12\x18.weft.cluster.v1.Entries\x1a\x1a.weft.cluster.v1.Delivered(\x010\x01\x12C\n" +
 	"\x04Read\x12\x1c.weft.cluster.v1.ReadRequest\x1a\x1d.weft.cluster.v1.ReadResponse\x12@\n" +
-	"\x03Run\x12\x1b.weft.cluster.v1.RunRequest\x1a\x1c.weft.cluster.v1.RunResponse\x12I\n" +
-	"\x06Status\x12\x1e.weft.cluster.v1.StatusRequest\x1a\x1f.weft.cluster.v1.StatusResponse2\xa6\x01\n" +
+	"\x03Run\x12\x1b.weft.cluster.v1.RunRequest\x1a\x1c.weft.cluster.v1.RunResponse\x12@\n" +
+	"\x03Hop\x12\x1b.weft.cluster.v1.HopRequest\x1a\x1c.weft.cluster.v1.HopResponse\x12I\n" +
+	"\x06Finish\x12\x1e.weft.cluster.v1.FinishRequest\x1a\x1f.weft.cluster.v1.FinishResponse\x12I\n" +
+	"\x06Status\x12\x1e.weft.cluster.v1.StatusRequest\x1a\x1f.weft.cluster.v1.StatusResponse2\xf1\x01\n" +
 	"\n" +
 	"Gatekeeper\x12O\n" +
 	"\bAnnounce\x12 .weft.cluster.v1.AnnounceRequest\x1a!.weft.cluster.v1.AnnounceResponse\x12G\n" +
 	"\n" +
-	"RequestNop\x12\x1b.weft.cluster.v1.NopRequest\x1a\x1c.weft.cluster.v1.NopResponseB1Z/github.com/weft-db/weft/internal/wire/clusterpbb\x06proto3"
+	"RequestNop\x12\x1b.weft.cluster.v1.NopRequest\x1a\x1c.weft.cluster.v1.NopResponse\x12I\n" +
+	"\x06Report\x12\x1e.weft.cluster.v1.ReportRequest\x1a\x1f.weft.cluster.v1.ReportResponseB1Z/github.com/weft-db/weft/internal/wire/clusterpbb\x06proto3"
 
 var (
 	file_cluster_proto_rawDescOnce sync.Once
@@ -995,45 +1280,57 @@ func file_cluster_proto_rawDescGZIP() []byte {
 	return file_cluster_proto_rawDescData
 }
 
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_cluster_proto_goTypes = []any{
-	(*RunRequest)(nil),       // 0: weft.cluster.v1.RunRequest
-	(*RunResponse)(nil),      // 1: weft.cluster.v1.RunResponse
-	(*Clock)(nil),            // 2: weft.cluster.v1.Clock
-	(*AnnounceRequest)(nil),  // 3: weft.cluster.v1.AnnounceRequest
-	(*AnnounceResponse)(nil), // 4: weft.cluster.v1.AnnounceResponse
-	(*NopRequest)(nil),       // 5: weft.cluster.v1.NopRequest
-	(*NopResponse)(nil),      // 6: weft.cluster.v1.NopResponse
-	(*Entries)(nil),          // 7: weft.cluster.v1.Entries
-	(*Delivered)(nil),        // 8: weft.cluster.v1.Delivered
-	(*ReadRequest)(nil),      // 9: weft.cluster.v1.ReadRequest
-	(*Prop)(nil),             // 10: weft.cluster.v1.Prop
-	(*Edge)(nil),             // 11: weft.cluster.v1.Edge
-	(*ReadResponse)(nil),     // 12: weft.cluster.v1.ReadResponse
-	(*StatusRequest)(nil),    // 13: weft.cluster.v1.StatusRequest
-	(*StatusResponse)(nil),   // 14: weft.cluster.v1.StatusResponse
+	(*HopRequest)(nil),       // 0: weft.cluster.v1.HopRequest
+	(*HopResponse)(nil),      // 1: weft.cluster.v1.HopResponse
+	(*FinishRequest)(nil),    // 2: weft.cluster.v1.FinishRequest
+	(*FinishResponse)(nil),   // 3: weft.cluster.v1.FinishResponse
+	(*ReportRequest)(nil),    // 4: weft.cluster.v1.ReportRequest
+	(*ReportResponse)(nil),   // 5: weft.cluster.v1.ReportResponse
+	(*RunRequest)(nil),       // 6: weft.cluster.v1.RunRequest
+	(*RunResponse)(nil),      // 7: weft.cluster.v1.RunResponse
+	(*Clock)(nil),            // 8: weft.cluster.v1.Clock
+	(*AnnounceRequest)(nil),  // 9: weft.cluster.v1.AnnounceRequest
+	(*AnnounceResponse)(nil), // 10: weft.cluster.v1.AnnounceResponse
+	(*NopRequest)(nil),       // 11: weft.cluster.v1.NopRequest
+	(*NopResponse)(nil),      // 12: weft.cluster.v1.NopResponse
+	(*Entries)(nil),          // 13: weft.cluster.v1.Entries
+	(*Delivered)(nil),        // 14: weft.cluster.v1.Delivered
+	(*ReadRequest)(nil),      // 15: weft.cluster.v1.ReadRequest
+	(*Prop)(nil),             // 16: weft.cluster.v1.Prop
+	(*Edge)(nil),             // 17: weft.cluster.v1.Edge
+	(*ReadResponse)(nil),     // 18: weft.cluster.v1.ReadResponse
+	(*StatusRequest)(nil),    // 19: weft.cluster.v1.StatusRequest
+	(*StatusResponse)(nil),   // 20: weft.cluster.v1.StatusResponse
 }
 var file_cluster_proto_depIdxs = []int32{
-	2,  // 0: weft.cluster.v1.AnnounceRequest.clock:type_name -> weft.cluster.v1.Clock
-	2,  // 1: weft.cluster.v1.AnnounceResponse.clock:type_name -> weft.cluster.v1.Clock
-	2,  // 2: weft.cluster.v1.NopRequest.clock:type_name -> weft.cluster.v1.Clock
-	10, // 3: weft.cluster.v1.Edge.props:type_name -> weft.cluster.v1.Prop
-	10, // 4: weft.cluster.v1.ReadResponse.props:type_name -> weft.cluster.v1.Prop
-	11, // 5: weft.cluster.v1.ReadResponse.edges:type_name -> weft.cluster.v1.Edge
-	7,  // 6: weft.cluster.v1.Shard.Deliver:input_type -> weft.cluster.v1.Entries
-	9,  // 7: weft.cluster.v1.Shard.Read:input_type -> weft.cluster.v1.ReadRequest
-	0,  // 8: weft.cluster.v1.Shard.Run:input_type -> weft.cluster.v1.RunRequest
-	13, // 9: weft.cluster.v1.Shard.Status:input_type -> weft.cluster.v1.StatusRequest
-	3,  // 10: weft.cluster.v1.Gatekeeper.Announce:input_type -> weft.cluster.v1.AnnounceRequest
-	5,  // 11: weft.cluster.v1.Gatekeeper.RequestNop:input_type -> weft.cluster.v1.NopRequest
-	8,  // 12: weft.cluster.v1.Shard.Deliver:output_type -> weft.cluster.v1.Delivered
-	12, // 13: weft.cluster.v1.Shard.Read:output_type -> weft.cluster.v1.ReadResponse
-	1,  // 14: weft.cluster.v1.Shard.Run:output_type -> weft.cluster.v1.RunResponse
-	14, // 15: weft.cluster.v1.Shard.Status:output_type -> weft.cluster.v1.StatusResponse
-	4,  // 16: weft.cluster.v1.Gatekeeper.Announce:output_type -> weft.cluster.v1.AnnounceResponse
-	6,  // 17: weft.cluster.v1.Gatekeeper.RequestNop:output_type -> weft.cluster.v1.NopResponse
-	12, // [12:18] is the sub-list for method output_type
-	6,  // [6:12] is the sub-list for method input_type
+	8,  // 0: weft.cluster.v1.AnnounceRequest.clock:type_name -> weft.cluster.v1.Clock
+	8,  // 1: weft.cluster.v1.AnnounceResponse.clock:type_name -> weft.cluster.v1.Clock
+	8,  // 2: weft.cluster.v1.NopRequest.clock:type_name -> weft.cluster.v1.Clock
+	16, // 3: weft.cluster.v1.Edge.props:type_name -> weft.cluster.v1.Prop
+	16, // 4: weft.cluster.v1.ReadResponse.props:type_name -> weft.cluster.v1.Prop
+	17, // 5: weft.cluster.v1.ReadResponse.edges:type_name -> weft.cluster.v1.Edge
+	13, // 6: weft.cluster.v1.Shard.Deliver:input_type -> weft.cluster.v1.Entries
+	15, // 7: weft.cluster.v1.Shard.Read:input_type -> weft.cluster.v1.ReadRequest
+	6,  // 8: weft.cluster.v1.Shard.Run:input_type -> weft.cluster.v1.RunRequest
+	0,  // 9: weft.cluster.v1.Shard.Hop:input_type -> weft.cluster.v1.HopRequest
+	2,  // 10: weft.cluster.v1.Shard.Finish:input_type -> weft.cluster.v1.FinishRequest
+	19, // 11: weft.cluster.v1.Shard.Status:input_type -> weft.cluster.v1.StatusRequest
+	9,  // 12: weft.cluster.v1.Gatekeeper.Announce:input_type -> weft.cluster.v1.AnnounceRequest
+	11, // 13: weft.cluster.v1.Gatekeeper.RequestNop:input_type -> weft.cluster.v1.NopRequest
+	4,  // 14: weft.cluster.v1.Gatekeeper.Report:input_type -> weft.cluster.v1.ReportRequest
+	14, // 15: weft.cluster.v1.Shard.Deliver:output_type -> weft.cluster.v1.Delivered
+	18, // 16: weft.cluster.v1.Shard.Read:output_type -> weft.cluster.v1.ReadResponse
+	7,  // 17: weft.cluster.v1.Shard.Run:output_type -> weft.cluster.v1.RunResponse
+	1,  // 18: weft.cluster.v1.Shard.Hop:output_type -> weft.cluster.v1.HopResponse
+	3,  // 19: weft.cluster.v1.Shard.Finish:output_type -> weft.cluster.v1.FinishResponse
+	20, // 20: weft.cluster.v1.Shard.Status:output_type -> weft.cluster.v1.StatusResponse
+	10, // 21: weft.cluster.v1.Gatekeeper.Announce:output_type -> weft.cluster.v1.AnnounceResponse
+	12, // 22: weft.cluster.v1.Gatekeeper.RequestNop:output_type -> weft.cluster.v1.NopResponse
+	5,  // 23: weft.cluster.v1.Gatekeeper.Report:output_type -> weft.cluster.v1.ReportResponse
+	15, // [15:24] is the sub-list for method output_type
+	6,  // [6:15] is the sub-list for method input_type
 	6,  // [6:6] is the sub-list for extension type_name
 	6,  // [6:6] is the sub-list for extension extendee
 	0,  // [0:6] is the sub-list for field type_name
@@ -1050,7 +1347,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -31,6 +31,8 @@ const (
 	Shard_Deliver_FullMethodName = "/weft.cluster.v1.Shard/Deliver"
 	Shard_Read_FullMethodName    = "/weft.cluster.v1.Shard/Read"
 	Shard_Run_FullMethodName     = "/weft.cluster.v1.Shard/Run"
+	Shard_Hop_FullMethodName     = "/weft.cluster.v1.Shard/Hop"
+	Shard_Finish_FullMethodName  = "/weft.cluster.v1.Shard/Finish"
 	Shard_Status_FullMethodName  = "/weft.cluster.v1.Shard/Status"
 )
 
@@ -54,6 +56,13 @@ type ShardClient interface {
 	// get_node, get_edges, count_edges, read_node_props …) at a stamp on the
 	// vertex's shard; the result is the program's JSON.
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunResponse, error)
+	// Hop gives the shard a batch of a node program's hops (from the
+	// program's gatekeeper or from another shard), to run at the program's
+	// stamp. The shard reports each batch it ran to the gatekeeper before it
+	// sends the batches it produced on.
+	Hop(ctx context.Context, in *HopRequest, opts ...grpc.CallOption) (*HopResponse, error)
+	// Finish releases a finished program's state on the shard.
+	Finish(ctx context.Context, in *FinishRequest, opts ...grpc.CallOption) (*FinishResponse, error)
 	// Status reports the shard's progress and sizes.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
 }
@@ -99,6 +108,26 @@ func (c *shardClient) Run(ctx context.Context, in *RunRequest, opts ...grpc.Call
 	return out, nil
 }
 
+func (c *shardClient) Hop(ctx context.Context, in *HopRequest, opts ...grpc.CallOption) (*HopResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HopResponse)
+	err := c.cc.Invoke(ctx, Shard_Hop_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *shardClient) Finish(ctx context.Context, in *FinishRequest, opts ...grpc.CallOption) (*FinishResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FinishResponse)
+	err := c.cc.Invoke(ctx, Shard_Finish_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *shardClient) Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StatusResponse)
@@ -129,6 +158,13 @@ type ShardServer interface {
 	// get_node, get_edges, count_edges, read_node_props …) at a stamp on the
 	// vertex's shard; the result is the program's JSON.
 	Run(context.Context, *RunRequest) (*RunResponse, error)
+	// Hop gives the shard a batch of a node program's hops (from the
+	// program's gatekeeper or from another shard), to run at the program's
+	// stamp. The shard reports each batch it ran to the gatekeeper before it
+	// sends the batches it produced on.
+	Hop(context.Context, *HopRequest) (*HopResponse, error)
+	// Finish releases a finished program's state on the shard.
+	Finish(context.Context, *FinishRequest) (*FinishResponse, error)
 	// Status reports the shard's progress and sizes.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
 	mustEmbedUnimplementedShardServer()
@@ -149,6 +185,12 @@ func (UnimplementedShardServer) Read(context.Context, *ReadRequest) (*ReadRespon
 }
 func (UnimplementedShardServer) Run(context.Context, *RunRequest) (*RunResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Run not implemented")
+}
+func (UnimplementedShardServer) Hop(context.Context, *HopRequest) (*HopResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Hop not implemented")
+}
+func (UnimplementedShardServer) Finish(context.Context, *FinishRequest) (*FinishResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Finish not implemented")
 }
 func (UnimplementedShardServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
@@ -217,6 +259,42 @@ func _Shard_Run_Handler(srv interface{}, ctx context.Context, dec func(interface
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Shard_Hop_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HopRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShardServer).Hop(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Shard_Hop_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShardServer).Hop(ctx, req.(*HopRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Shard_Finish_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FinishRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ShardServer).Finish(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Shard_Finish_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ShardServer).Finish(ctx, req.(*FinishRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Shard_Status_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StatusRequest)
 	if err := dec(in); err != nil {
@@ -251,6 +329,14 @@ var Shard_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Shard_Run_Handler,
 		},
 		{
+			MethodName: "Hop",
+			Handler:    _Shard_Hop_Handler,
+		},
+		{
+			MethodName: "Finish",
+			Handler:    _Shard_Finish_Handler,
+		},
+		{
 			MethodName: "Status",
 			Handler:    _Shard_Status_Handler,
 		},
@@ -269,6 +355,7 @@ var Shard_ServiceDesc = grpc.ServiceDesc{
 const (
 	Gatekeeper_Announce_FullMethodName   = "/weft.cluster.v1.Gatekeeper/Announce"
 	Gatekeeper_RequestNop_FullMethodName = "/weft.cluster.v1.Gatekeeper/RequestNop"
+	Gatekeeper_Report_FullMethodName     = "/weft.cluster.v1.Gatekeeper/Report"
 )
 
 // GatekeeperClient is the client API for Gatekeeper service.
@@ -286,6 +373,9 @@ type GatekeeperClient interface {
 	// RequestNop asks the gatekeeper to move its FIFO channel to a shard past
 	// a clock (it sends a NOP behind its in-flight transactions).
 	RequestNop(ctx context.Context, in *NopRequest, opts ...grpc.CallOption) (*NopResponse, error)
+	// Report gives a program's coordinator a shard's report on a batch, with
+	// the shards it sends the produced batches to.
+	Report(ctx context.Context, in *ReportRequest, opts ...grpc.CallOption) (*ReportResponse, error)
 }
 
 type gatekeeperClient struct {
@@ -316,6 +406,16 @@ func (c *gatekeeperClient) RequestNop(ctx context.Context, in *NopRequest, opts 
 	return out, nil
 }
 
+func (c *gatekeeperClient) Report(ctx context.Context, in *ReportRequest, opts ...grpc.CallOption) (*ReportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportResponse)
+	err := c.cc.Invoke(ctx, Gatekeeper_Report_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GatekeeperServer is the server API for Gatekeeper service.
 // All implementations must embed UnimplementedGatekeeperServer
 // for forward compatibility.
@@ -331,6 +431,9 @@ type GatekeeperServer interface {
 	// RequestNop asks the gatekeeper to move its FIFO channel to a shard past
 	// a clock (it sends a NOP behind its in-flight transactions).
 	RequestNop(context.Context, *NopRequest) (*NopResponse, error)
+	// Report gives a program's coordinator a shard's report on a batch, with
+	// the shards it sends the produced batches to.
+	Report(context.Context, *ReportRequest) (*ReportResponse, error)
 	mustEmbedUnimplementedGatekeeperServer()
 }
 
@@ -346,6 +449,9 @@ func (UnimplementedGatekeeperServer) Announce(context.Context, *AnnounceRequest)
 }
 func (UnimplementedGatekeeperServer) RequestNop(context.Context, *NopRequest) (*NopResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RequestNop not implemented")
+}
+func (UnimplementedGatekeeperServer) Report(context.Context, *ReportRequest) (*ReportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Report not implemented")
 }
 func (UnimplementedGatekeeperServer) mustEmbedUnimplementedGatekeeperServer() {}
 func (UnimplementedGatekeeperServer) testEmbeddedByValue()                    {}
@@ -404,6 +510,24 @@ func _Gatekeeper_RequestNop_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Gatekeeper_Report_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GatekeeperServer).Report(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Gatekeeper_Report_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GatekeeperServer).Report(ctx, req.(*ReportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Gatekeeper_ServiceDesc is the grpc.ServiceDesc for Gatekeeper service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -418,6 +542,10 @@ var Gatekeeper_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RequestNop",
 			Handler:    _Gatekeeper_RequestNop_Handler,
+		},
+		{
+			MethodName: "Report",
+			Handler:    _Gatekeeper_Report_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
