@@ -797,12 +797,21 @@ func (g *ClusterGatekeeper) Programs() []ProgramInfo {
 	return out
 }
 
-// Status implements API with this gatekeeper's counters (sizes are the
-// shards': ask them).
-func (g *ClusterGatekeeper) Status(context.Context) (*Status, error) {
+// Status implements API: this gatekeeper's counters, and the graph's size
+// summed over the shard processes' (each as of its last round).
+func (g *ClusterGatekeeper) Status(ctx context.Context) (*Status, error) {
 	if err := g.check(); err != nil {
 		return nil, err
 	}
-	return &Status{Gatekeepers: g.cfg.Gatekeepers, Shards: g.cfg.Shards, Epoch: g.cfg.Epoch,
-		Commits: g.commits.Load(), Aborts: g.aborts.Load(), Programs: g.programs.Load()}, nil
+	st := &Status{Gatekeepers: g.cfg.Gatekeepers, Shards: g.cfg.Shards, Epoch: g.cfg.Epoch,
+		Commits: g.commits.Load(), Aborts: g.aborts.Load(), Programs: g.programs.Load()}
+	for i, l := range g.shards {
+		r, err := l.client.Status(ctx, &pb.StatusRequest{})
+		if err != nil {
+			return nil, fmt.Errorf("%w: status of shard %d: %v", ErrOverloaded, i, err)
+		}
+		st.Vertices += int64(r.GetVertices())
+		st.Edges += int64(r.GetEdges())
+	}
+	return st, nil
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -178,7 +179,21 @@ func TestClusterRefusals(t *testing.T) {
 		t.Fatal("a malformed snapshot was accepted")
 	}
 	st, err := gks[0].Status(ctx)
-	if err != nil || st.Commits != 0 || st.Aborts != 1 {
+	if err != nil || st.Commits != 0 || st.Aborts != 1 || st.Vertices != 0 || st.Shards != 2 {
 		t.Fatalf("status %+v %v", st, err)
+	}
+	if _, err := gks[0].Commit(ctx, nil, []txn.Op{{Kind: txn.CreateVertex, Vertex: "a"}, {Kind: txn.CreateVertex, Vertex: "b"},
+		{Kind: txn.CreateEdge, Vertex: "a", Dst: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Sizes are the shards', published after their rounds.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		st, err = gks[0].Status(ctx)
+		if err == nil && st.Vertices == 2 && st.Edges == 1 && st.Commits == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status after a commit: %+v %v", st, err)
+		}
 	}
 }
