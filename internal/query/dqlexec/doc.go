@@ -43,39 +43,58 @@
 //
 // A node's object is built once per level and shared by all its parents
 // (edge facets are added per parent on a copy). Objects left empty are
-// omitted, as Dgraph does; a block or edge is always a JSON list, also for
-// a non-list uid predicate (Dgraph ≥ 1.1 answers an object there); a list
-// predicate is an array; datetimes are RFC 3339 strings.
+// omitted, as Dgraph does; a block and a [uid] or reverse edge are JSON
+// lists, a predicate of type uid (not a list) is one object, as Dgraph ≥
+// 1.1 prints it; a uid predicate asked for without braces prints nothing;
+// a list predicate is an array; datetimes are RFC 3339 strings; floats
+// print in their shortest form (Dgraph's older releases printed six
+// decimals).
 //
 // # Supported
 //
 // Root functions uid (literals, uid and value variables), eq, le, lt, ge,
-// gt, between, has, type, allofterms, anyofterms, regexp, eq(count(p), n),
-// eq(val(v), x); the same in @filter with AND, OR, NOT, plus uid_in;
-// GraphQL variables (dql substitutes them); nested and reverse (~p)
-// predicates, aliases, uid, languages (p@en, p@en:fr, p@., p@*); first
-// (negative: the last), offset, after, several orderasc/orderdesc by
-// predicate or val(v), at every level; count(p) (with a filter), count(uid);
-// uid variables (blocks, fields, uid), value variables (values, counts,
-// facets, math, aggregates), val(v) (summed along paths when v is defined
-// below, as Dgraph propagates values), min/max/sum/avg of val(v) over a
-// whole variable (blocks without func) or below each node, math() with
-// Dgraph's operators and functions; @cascade (all or listed fields; the
-// all-fields form applies to every level below), @normalize, @facets (all,
-// listed, aliased, as variables, ordered, and @facets(filter)),
-// expand(_all_) from dgraph.type and the schema's types, expand(T, ...),
-// @recurse(depth, loop), @groupby at the root and on edges (counts and
-// aggregates per group), shortest paths (numpaths k-shortest loopless
-// paths, weights from a facet, depth, minweight, maxweight), checkpwd,
-// schema {} queries; upsert blocks with @if conditions on len(v), uid(v)
-// and val(v) in set and delete quads (from RDF or from JSON, which
-// dgraph.ParseJSON turns into the same quads).
+// gt, between, has (also has(~p)), type, allofterms, anyofterms, regexp,
+// eq(count(p), n), comparisons of val(v); the same in @filter with AND,
+// OR, NOT, plus uid_in; comparisons against val(v) (each of its values);
+// GraphQL variables (dql substitutes them).
+//
+// Fields: nested and reverse (~p) predicates, aliases, uid, languages
+// (p@en, p@en:fr, p@., p@*); first (negative: the last), offset, after,
+// several orderasc/orderdesc by predicate or val(v), at every level (a
+// missing value sorts last for the first key, as the greatest for later
+// ones, as Dgraph does); count(p) (with a filter), count(uid); checkpwd.
+//
+// Variables: uid variables (blocks, fields, uid; they hold what @cascade
+// kept), value variables (values, counts, facets, math, aggregates), val(v)
+// (summed along paths when v is defined below, as Dgraph propagates
+// values), min/max/sum/avg of val(v) over a whole variable (blocks without
+// func; the sum of nothing is 0) or below each node, math() with Dgraph's
+// operators and functions (arithmetic in floats, as Dgraph).
+//
+// Directives: @cascade (all or listed fields; the all-fields form applies
+// to every level below), @normalize, @facets (all, listed, aliased, as
+// variables, ordered, and @facets(filter)), @recurse(depth, loop) (without
+// loop an edge is walked once, as in Dgraph: a node reached again by
+// another edge shows again), @groupby at the root and on edges (counts and
+// aggregates per group; groups by size, then value; variables keyed by a
+// uid group), @ignorereflex (children that are their own ancestors on the
+// answer's paths are dropped, after the answer is built); expand(_all_)
+// from dgraph.type and the schema's types, expand(T, ...).
+//
+// Also: shortest paths (numpaths k-shortest loopless paths, weights from a
+// facet, depth, minweight, maxweight); schema {} queries; upsert blocks
+// with @if conditions on len(v), uid(v) and val(v) in set and delete quads
+// (from RDF or from JSON, which dgraph.ParseJSON turns into the same
+// quads).
 //
 // # Not supported (a clear error wrapping ErrUnsupported)
 //
 // alloftext/anyoftext (no fulltext index is maintained), match and ngram
-// (no trigram index), geo functions, similar_to, @ignorereflex,
-// expand(val(v)), a val(v) as a comparison value (eq(p, val(v))), RDF response format.
+// (no trigram index), geo functions, similar_to, expand(val(v)); the RDF
+// response format is the endpoints' business and not produced here.
+//
+// # Costs
+//
 // regexp works without a trigram index (a has-set scan at the root), and
 // term functions in filters test the nodes' values rather than the index.
 // has(~p) at the root reads every node having p (reverse predicates keep

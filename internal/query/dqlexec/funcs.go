@@ -92,7 +92,8 @@ func (x *run) compile(f *dql.Func) (*compiled, error) {
 			switch a.Kind {
 			case dql.ArgValue:
 			case dql.ArgValVar:
-				return nil, fmt.Errorf("%w: %s with val(%s) as a value (only as the attribute)", ErrUnsupported, f.Name, a.Value)
+				c.args = append(c.args, x.varValues(a.Value)...)
+				continue
 			default:
 				return nil, fmt.Errorf("%w: %s takes literal values", ErrInvalid, f.Name)
 			}
@@ -108,6 +109,17 @@ func (x *run) compile(f *dql.Func) (*compiled, error) {
 	}
 	x.funcs[f] = c
 	return c, nil
+}
+
+// varValues are all the values of value variable name, in uid order
+// (eq(p, val(v)) compares with each).
+func (x *run) varValues(name string) []value.Value {
+	m := x.valVars[name]
+	var out []value.Value
+	for _, u := range slicesSortedUIDs(m) {
+		out = append(out, elems(m[u])...)
+	}
+	return out
 }
 
 // literal converts a function's literal to what it is compared with: an

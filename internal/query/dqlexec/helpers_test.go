@@ -116,3 +116,15 @@ func quads(t testing.TB, text string) []rdf.NQuad {
 	}
 	return u.Mutations[0].Set
 }
+
+// mutate applies N-Quads through the graph.
+func (f *fixture) mutate(t testing.TB, set string) {
+	t.Helper()
+	qs, err := rdf.Parse(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.g.Mutate(context.Background(), dgraph.Mutation{Set: qs}); err != nil {
+		t.Fatal(err)
+	}
+}

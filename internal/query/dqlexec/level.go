@@ -23,7 +23,15 @@ type recursion struct {
 	sel   *dql.Selection
 	depth int // levels to produce, the root included
 	loop  bool
-	seen  map[uint64]bool
+	// seen holds the edges (predicate, from, to) followed so far: without
+	// loop, an edge is followed once (Dgraph's rule: a node reached again by
+	// another edge shows, but edges already walked are not walked again).
+	seen map[recEdge]bool
+}
+
+type recEdge struct {
+	pred     string
+	from, to uint64
 }
 
 // block runs one query block and returns its entry in "data".
@@ -33,9 +41,6 @@ func (x *run) block(b *dql.Block) (*blockOut, error) {
 		return x.shortest(b)
 	case b.Func == nil:
 		return x.aggBlock(b)
-	}
-	if b.IgnoreReflex {
-		return nil, fmt.Errorf("%w: @ignorereflex", ErrUnsupported)
 	}
 	uids, err := x.root(b.Func)
 	if err != nil {
@@ -52,8 +57,8 @@ func (x *run) block(b *dql.Block) (*blockOut, error) {
 	}
 	if b.GroupBy != nil {
 		g, err := x.groupBy(&b.Selection, uids)
-		if err != nil {
-			return nil, err
+		if err != nil || g == nil {
+			return nil, err // no groups: Dgraph omits the block
 		}
 		return &blockOut{key: b.Name, val: []*object{g}}, nil
 	}
@@ -69,16 +74,18 @@ func (x *run) block(b *dql.Block) (*blockOut, error) {
 			}
 			d = x.cfg.RecurseDepthMax
 		}
-		lc.rec = &recursion{sel: &b.Selection, depth: d, loop: b.Recurse.Loop, seen: map[uint64]bool{}}
-		for _, u := range uids {
-			lc.rec.seen[u] = true
-		}
+		lc.rec = &recursion{sel: &b.Selection, depth: d, loop: b.Recurse.Loop, seen: map[recEdge]bool{}}
 	}
 	objs, err := x.level(&b.Selection, uids, lc)
 	if err != nil {
 		return nil, err
 	}
-	list := x.listOf(&b.Selection, uids, objs, "", nil)
+	list := x.listOf(&b.Selection, uids, objs, nil)
+	if b.IgnoreReflex {
+		for i, o := range list {
+			list[i] = ignoreReflex(o, map[uint64]bool{})
+		}
+	}
 	if b.Normalize {
 		list = normalizeList(list)
 	}
@@ -89,7 +96,7 @@ func (x *run) block(b *dql.Block) (*blockOut, error) {
 // selection asks count(uid), then each node's object unless @cascade
 // removed it or it is empty (Dgraph omits empty objects). Edge facets
 // (pred|key) are added per (parent, child) when facets is set.
-func (x *run) listOf(sel *dql.Selection, uids []uint64, objs map[uint64]*object, pred string, facets func(u uint64) map[string]value.Value) []*object {
+func (x *run) listOf(sel *dql.Selection, uids []uint64, objs map[uint64]*object, facets func(u uint64) []facetOut) []*object {
 	out := []*object{}
 	for _, f := range sel.Fields {
 		if f.Kind == dql.FieldCountUID {
@@ -107,9 +114,7 @@ func (x *run) listOf(sel *dql.Selection, uids []uint64, objs map[uint64]*object,
 		if facets != nil {
 			if fs := facets(u); len(fs) > 0 {
 				o = o.clone()
-				for _, k := range slicesSortedKeys(fs) {
-					o.add(k, fs[k], true)
-				}
+				addFacets(o, fs)
 			}
 		}
 		if len(o.keys) > 0 {
@@ -146,7 +151,7 @@ func (x *run) level(sel *dql.Selection, uids []uint64, lc levelCtx) (map[uint64]
 		}
 	}
 	for _, u := range uids {
-		objs[u] = &object{}
+		objs[u] = &object{uid: u}
 	}
 	for _, f := range sel.Fields {
 		if err := x.field(sel, f, uids, objs, lc); err != nil {
@@ -317,7 +322,8 @@ func (x *run) isEdge(f *dql.Field, uids []uint64) bool {
 }
 
 // scalarField outputs a value predicate (in the languages asked for) and
-// its facets, and defines its value variable.
+// its facets ("name@en|origin", before the value, as Dgraph prints them),
+// and defines its value variable.
 func (x *run) scalarField(f *dql.Field, uids []uint64, objs map[uint64]*object) error {
 	if P, ok := x.predOf(f.Attr); ok && P.Type == schema.Password {
 		return nil // passwords are never returned, only checked with checkpwd
@@ -330,6 +336,7 @@ func (x *run) scalarField(f *dql.Field, uids []uint64, objs map[uint64]*object) 
 		if all {
 			for _, vk := range slicesSortedKeys(n.Values) {
 				if vk == f.Attr || strings.HasPrefix(vk, f.Attr+"@") {
+					addFacets(objs[u], selectFacets(f, vk, n.Facets[vk]))
 					objs[u].add(vk, n.Values[vk], false)
 				}
 			}
@@ -339,52 +346,54 @@ func (x *run) scalarField(f *dql.Field, uids []uint64, objs map[uint64]*object) 
 		if !ok {
 			continue
 		}
+		addFacets(objs[u], selectFacets(f, fieldKey(f), n.Facets[vk]))
 		objs[u].add(k, v, aliased)
 		vals[u] = v
 		if f.Facets != nil {
-			addFacets(objs[u], f, f.Attr, n.Facets[vk], nil)
+			for _, fk := range f.Facets.Keys {
+				if fv, ok := n.Facets[vk][fk.Key]; ok && fk.Var != "" {
+					x.defineVal(fk.Var, map[uint64]value.Value{u: fv})
+				}
+			}
 		}
 	}
 	x.defineVal(f.Var, vals)
 	return nil
 }
 
-// addFacets adds the facets a field selects as "pred|key" (or their
-// alias) and records facet variables under node u (when vars is set).
-func addFacets(o *object, f *dql.Field, pred string, fs map[string]value.Value, vars func(name string, v value.Value)) {
-	sel := selectFacets(f, pred, fs, vars)
-	for _, k := range slicesSortedKeys(sel) {
-		o.add(k, sel[k], true)
+// facetOut is one facet as printed: its key ("pred|facet" or an alias).
+type facetOut struct {
+	key string
+	val value.Value
+}
+
+func addFacets(o *object, fs []facetOut) {
+	for _, f := range fs {
+		o.add(f.key, f.val, true)
 	}
 }
 
-// selectFacets returns the output keys and values of the facets f selects.
-func selectFacets(f *dql.Field, pred string, fs map[string]value.Value, vars func(name string, v value.Value)) map[string]value.Value {
+// selectFacets returns the facets field f asks for among fs, in facet key
+// order, named "prefix|facet" or by their alias.
+func selectFacets(f *dql.Field, prefix string, fs map[string]value.Value) []facetOut {
 	if f.Facets == nil || len(fs) == 0 {
 		return nil
 	}
-	out := map[string]value.Value{}
-	if f.Facets.All {
-		for k, v := range fs {
-			out[pred+"|"+k] = v
-		}
-		return out
-	}
-	for _, fk := range f.Facets.Keys {
-		v, ok := fs[fk.Key]
-		if !ok {
+	var out []facetOut
+	for _, k := range slicesSortedKeys(fs) {
+		if f.Facets.All {
+			out = append(out, facetOut{prefix + "|" + k, fs[k]})
 			continue
 		}
-		if fk.Var != "" && vars != nil {
-			vars(fk.Var, v)
-		}
-		if fk.Var != "" && fk.Alias == "" {
-			continue // a facet assigned to a variable only is not output
-		}
-		if fk.Alias != "" {
-			out[fk.Alias] = v
-		} else {
-			out[pred+"|"+fk.Key] = v
+		for _, fk := range f.Facets.Keys {
+			if fk.Key != k {
+				continue
+			}
+			name := prefix + "|" + k
+			if fk.Alias != "" {
+				name = fk.Alias
+			}
+			out = append(out, facetOut{name, fs[k]})
 		}
 	}
 	return out
@@ -445,79 +454,38 @@ func (x *run) edgeField(f *dql.Field, uids []uint64, objs map[uint64]*object, lc
 		}
 		sub = lc.rec.sel
 	}
-	lists := make(map[uint64][]uint64, len(uids))
-	facetsOf := map[[2]uint64]map[string]value.Value{}
-	var all []uint64
-	for _, u := range uids {
-		for _, e := range x.node(u).Edges[f.Attr] {
-			if lc.rec != nil && !lc.rec.loop && lc.rec.seen[e.UID] {
-				continue
-			}
-			if f.FacetsFilter != nil && !x.facetsPass(f.FacetsFilter, e.Facets) {
-				continue
-			}
-			lists[u] = append(lists[u], e.UID)
-			all = append(all, e.UID)
-			if len(e.Facets) > 0 {
-				facetsOf[[2]uint64{u, e.UID}] = e.Facets
-			}
-		}
-	}
-	kept, err := x.filter(f.Filter, sortedUnion(all))
+	es := x.collectEdges(f, uids, lc)
+	final, err := x.narrowEdges(f, uids, es)
 	if err != nil {
 		return err
 	}
-	keep := make(map[uint64]bool, len(kept))
-	for _, c := range kept {
-		keep[c] = true
-	}
-	if len(f.Order) > 0 {
-		if err := x.fetch(kept); err != nil {
-			return err
-		}
-	}
-	var final []uint64
-	for _, u := range uids {
-		l := slices.DeleteFunc(lists[u], func(c uint64) bool { return !keep[c] })
-		if f.Facets != nil && len(f.Facets.Order) > 0 {
-			sortByFacets(l, f.Facets.Order, func(c uint64) map[string]value.Value { return facetsOf[[2]uint64{u, c}] })
-		}
-		if l, err = x.orderPage(&f.Selection, l); err != nil {
-			return err
-		}
-		lists[u] = l
-		final = append(final, l...)
-	}
-	final = sortedUnion(final)
 	if f.Var != "" {
 		x.uidVars[f.Var] = sortedUnion(x.uidVars[f.Var], final)
 	}
-	x.recordFacetVars(f, uids, lists, facetsOf)
-	if prev := x.edgeLists[f]; prev != nil {
-		for u, l := range lists {
-			prev[u] = l
-		}
-	} else {
-		x.edgeLists[f] = lists
-	}
-	if lc.rec != nil && !lc.rec.loop {
-		for _, c := range final {
-			lc.rec.seen[c] = true
-		}
-	}
+	x.recordFacetVars(f, uids, es.lists, es.facets)
+	defer x.keepLists(f, es.lists) // as they are when the field is done (after @cascade)
 	k, aliased := keyOf(f, f.Attr)
-	if f.GroupBy != nil {
+	switch {
+	case f.GroupBy != nil:
 		for _, u := range uids {
-			g, err := x.groupBy(&f.Selection, lists[u])
+			g, err := x.groupBy(&f.Selection, es.lists[u])
 			if err != nil {
 				return err
 			}
-			objs[u].add(k, []*object{g}, aliased)
+			if g != nil {
+				objs[u].add(k, []*object{g}, aliased)
+			}
 		}
 		return nil
-	}
-	if len(sub.Fields) == 0 && f.Facets == nil {
-		sub = uidOnly
+	case len(sub.Fields) == 0 && f.Facets == nil:
+		// Without braces a uid predicate prints nothing (as in Dgraph); it
+		// still defines its variable and counts for @cascade.
+		for _, u := range uids {
+			if len(es.lists[u]) > 0 {
+				objs[u].hidden = append(objs[u].hidden, k)
+			}
+		}
+		return nil
 	}
 	child := levelCtx{depth: lc.depth + 1, rec: lc.rec}
 	if lc.cascade != nil && len(lc.cascade.Fields) == 0 {
@@ -530,22 +498,144 @@ func (x *run) edgeField(f *dql.Field, uids []uint64, objs map[uint64]*object, lc
 	if err != nil {
 		return err
 	}
+	if child.cascade != nil || sub.Cascade != nil {
+		x.dropCascaded(f, uids, es.lists, final, cobjs)
+	}
+	x.renderEdges(f, sub, uids, es, cobjs, objs)
+	return nil
+}
+
+// edgeSet is what a uid-valued field reaches from a level's nodes: each
+// parent's children (in uid order, then as ordered and paginated), and
+// the facets of each (parent, child) edge that has some.
+type edgeSet struct {
+	lists  map[uint64][]uint64
+	facets map[[2]uint64]map[string]value.Value
+	all    []uint64
+}
+
+// collectEdges gathers the edges of f from every node of the level,
+// keeping those passing @facets(filter) (and, inside @recurse without loop,
+// those not walked yet).
+func (x *run) collectEdges(f *dql.Field, uids []uint64, lc levelCtx) edgeSet {
+	es := edgeSet{lists: make(map[uint64][]uint64, len(uids)), facets: map[[2]uint64]map[string]value.Value{}}
 	for _, u := range uids {
-		out := x.listOf(sub, lists[u], cobjs, f.Attr, func(c uint64) map[string]value.Value {
-			return selectFacets(f, f.Attr, facetsOf[[2]uint64{u, c}], nil)
+		for _, e := range x.node(u).Edges[f.Attr] {
+			if lc.rec != nil && !lc.rec.loop {
+				k := recEdge{f.Attr, u, e.UID}
+				if lc.rec.seen[k] {
+					continue
+				}
+				lc.rec.seen[k] = true
+			}
+			if f.FacetsFilter != nil && !x.facetsPass(f.FacetsFilter, e.Facets) {
+				continue
+			}
+			es.lists[u] = append(es.lists[u], e.UID)
+			es.all = append(es.all, e.UID)
+			if len(e.Facets) > 0 {
+				es.facets[[2]uint64{u, e.UID}] = e.Facets
+			}
+		}
+	}
+	return es
+}
+
+// narrowEdges applies @filter to all the children at once, then facet
+// order, order and pagination per parent; it returns the children left,
+// sorted and distinct (the next level).
+func (x *run) narrowEdges(f *dql.Field, uids []uint64, es edgeSet) ([]uint64, error) {
+	kept, err := x.filter(f.Filter, sortedUnion(es.all))
+	if err != nil {
+		return nil, err
+	}
+	keep := make(map[uint64]bool, len(kept))
+	for _, c := range kept {
+		keep[c] = true
+	}
+	if len(f.Order) > 0 {
+		if err := x.fetch(kept); err != nil { // one batch for every parent's ordering
+			return nil, err
+		}
+	}
+	var final []uint64
+	for _, u := range uids {
+		l := slices.DeleteFunc(es.lists[u], func(c uint64) bool { return !keep[c] })
+		if f.Facets != nil && len(f.Facets.Order) > 0 {
+			sortByFacets(l, f.Facets.Order, func(c uint64) map[string]value.Value { return es.facets[[2]uint64{u, c}] })
+		}
+		if l, err = x.orderPage(&f.Selection, l); err != nil {
+			return nil, err
+		}
+		es.lists[u] = l
+		final = append(final, l...)
+	}
+	return sortedUnion(final), nil
+}
+
+// renderEdges adds each parent's children to its object: a list, or one
+// object for a non-list uid predicate, with the edges' facets.
+func (x *run) renderEdges(f *dql.Field, sub *dql.Selection, uids []uint64, es edgeSet, cobjs, objs map[uint64]*object) {
+	k, aliased := keyOf(f, f.Attr)
+	single := x.singleUID(f) && !slices.ContainsFunc(sub.Fields, func(g *dql.Field) bool { return g.Kind == dql.FieldCountUID })
+	for _, u := range uids {
+		out := x.listOf(sub, es.lists[u], cobjs, func(c uint64) []facetOut {
+			return selectFacets(f, f.Attr, es.facets[[2]uint64{u, c}])
 		})
 		if f.Normalize {
 			out = normalizeList(out)
 		}
-		if len(out) > 0 {
+		switch {
+		case len(out) == 0:
+		case single:
+			objs[u].add(k, out[0], aliased) // Dgraph prints a non-list uid predicate as one object
+		default:
 			objs[u].add(k, out, aliased)
 		}
 	}
-	return nil
 }
 
-// uidOnly is the selection of a uid predicate asked for without braces.
-var uidOnly = &dql.Selection{Fields: []*dql.Field{{Kind: dql.FieldPred, Attr: "uid"}}}
+// singleUID reports whether f is a predicate of schema type uid (not
+// [uid]): at most one edge, printed as an object.
+func (x *run) singleUID(f *dql.Field) bool {
+	P, ok := x.predOf(f.Attr)
+	return ok && P.Type == schema.UID && !P.List
+}
+
+// keepLists records each parent's children of a uid-valued field, for
+// aggregates and values summed from below. A copy: @recurse evaluates the
+// same field again at deeper levels.
+func (x *run) keepLists(f *dql.Field, lists map[uint64][]uint64) {
+	m := x.edgeLists[f]
+	if m == nil {
+		m = make(map[uint64][]uint64, len(lists))
+		x.edgeLists[f] = m
+	}
+	for u, l := range lists {
+		m[u] = l
+	}
+}
+
+// dropCascaded removes the children @cascade removed from each parent's
+// list and from the field's uid variable (Dgraph's variables hold what
+// survived the cascade).
+func (x *run) dropCascaded(f *dql.Field, uids []uint64, lists map[uint64][]uint64, final []uint64, cobjs map[uint64]*object) {
+	gone := map[uint64]bool{}
+	for _, c := range final {
+		if cobjs[c] == nil {
+			gone[c] = true
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	for _, u := range uids {
+		lists[u] = slices.DeleteFunc(lists[u], func(c uint64) bool { return gone[c] })
+	}
+	if f.Var != "" {
+		x.uidVars[f.Var] = slices.DeleteFunc(x.uidVars[f.Var], func(c uint64) bool { return gone[c] })
+	}
+}
 
 // recordFacetVars defines the value variables of @facets(v as key): the
 // facet of the edge reaching each child.
@@ -675,7 +765,16 @@ func (x *run) orderPage(sel *dql.Selection, uids []uint64) ([]uint64, error) {
 		slices.SortStableFunc(uids, func(a, b uint64) int {
 			for i, o := range sel.Order {
 				ka, kb := keys[a][i], keys[b][i]
-				if c := cmpMissingLast(ka.v, ka.ok, kb.v, kb.ok, o.Desc); c != 0 {
+				c := cmpMissingLast(ka.v, ka.ok, kb.v, kb.ok, o.Desc)
+				if i > 0 && ka.ok != kb.ok {
+					// Dgraph sorts a missing value of a later key as the
+					// greatest: last ascending, first descending.
+					c = -c
+					if !o.Desc {
+						c = -c
+					}
+				}
+				if c != 0 {
 					return c
 				}
 			}

@@ -111,3 +111,65 @@ uid(v) <friend> * .
 	}
 	f.expect(t, `{ q(func: uid(0x2)) { name nick count(friend) } }`, nil, `{"q":[{"name":"Bob","nick":"json","count(friend)":0}]}`)
 }
+
+// TestDgraphSemantics covers rules taken from Dgraph's own query tests: an
+// edge is walked once by @recurse without loop (a node may show again),
+// uid variables hold what @cascade kept, groups come by size, facet
+// variables also print, math is done in floats, eq compares with a value
+// variable's values, and the sum of nothing is 0.
+func TestDgraphSemantics(t *testing.T) {
+	f := newFixture(t, peopleSchema+"school: [uid] .\nbest: uid .\n", `
+<0x1> <name> "A" .
+<0x1> <best> <0x2> .
+<0x1> <age> "20" .
+<0x1> <friend> <0x2> (w=0.5) .
+<0x1> <friend> <0x4> .
+<0x2> <name> "B" .
+<0x2> <age> "20" .
+<0x2> <friend> <0x1> .
+<0x2> <friend> <0x3> .
+<0x3> <name> "C" .
+<0x3> <age> "30" .
+<0x4> <name> "D" .
+<0x4> <age> "20" .
+<0x5> <name> "B" .
+`)
+	for _, c := range []struct{ name, q, want string }{
+		{"recurse walks edges once", `{ q(func: uid(0x1)) @recurse { name friend } }`,
+			`{"q":[{"name":"A","friend":[{"name":"B","friend":[{"name":"A"},{"name":"C"}]},{"name":"D"}]}]}`},
+		{"recurse depth", `{ q(func: uid(0x1)) @recurse(depth: 2) { name friend } }`,
+			`{"q":[{"name":"A","friend":[{"name":"B"},{"name":"D"}]}]}`},
+		{"var after cascade", `{ q(func: uid(0x1)) @cascade { L as friend { friend name } } r(func: uid(L)) { name } }`,
+			`{"q":[{"friend":[{"name":"B"}]}],"r":[{"name":"B"}]}`},
+		{"groups by size", `{ q(func: uid(0x1, 0x2, 0x3, 0x4)) @groupby(age) { count(uid) } }`,
+			`{"q":[{"@groupby":[{"age":30,"count":1},{"age":20,"count":3}]}]}`},
+		{"no groups", `{ q(func: uid(0x1)) @groupby(school) { count(uid) } }`, `{}`},
+		{"facet var prints", `{ q(func: uid(0x1)) { friend @facets(v as w) { name } } r(func: uid(v)) { val(v) } }`,
+			`{"q":[{"friend":[{"name":"B","friend|w":0.5},{"name":"D"}]}],"r":[{"val(v)":0.5}]}`},
+		{"math floats", `{ var(func: uid(0x3)) { a as age } q(func: uid(a)) { m: math(a / 4) } }`,
+			`{"q":[{"m":7.5}]}`},
+		{"eq val root", `{ var(func: uid(0x2)) { n as name } q(func: eq(name, val(n))) { uid } }`,
+			`{"q":[{"uid":"0x2"},{"uid":"0x5"}]}`},
+		{"eq val filter", `{ var(func: uid(0x2)) { n as name } q(func: has(name)) @filter(eq(name, val(n))) { uid } }`,
+			`{"q":[{"uid":"0x2"},{"uid":"0x5"}]}`},
+		{"non-list uid predicate", `{ q(func: uid(0x1)) { best { name } n: ~best { name } } }`,
+			`{"q":[{"best":{"name":"B"}}]}`},
+		{"non-list uid normalize", `{ q(func: uid(0x1)) @normalize { a: name best { b: name } } }`,
+			`{"q":[{"a":"A","b":"B"}]}`},
+		{"ignorereflex", `{ q(func: uid(0x1)) @ignorereflex { name friend { name friend { name } } } }`,
+			`{"q":[{"name":"A","friend":[{"name":"B","friend":[{"name":"C"}]},{"name":"D"}]}]}`},
+		{"reflex kept without the directive", `{ q(func: uid(0x1)) { name friend { name friend { name } } } }`,
+			`{"q":[{"name":"A","friend":[{"name":"B","friend":[{"name":"A"},{"name":"C"}]},{"name":"D"}]}]}`},
+		{"later sort key missing", `{ q(func: uid(0x1, 0x2, 0x4, 0x5), orderasc: name, orderdesc: age) { uid } }`,
+			`{"q":[{"uid":"0x1"},{"uid":"0x5"},{"uid":"0x2"},{"uid":"0x4"}]}`},
+		{"later sort key missing asc", `{ q(func: uid(0x5, 0x2, 0x1), orderasc: name, orderasc: age) { uid } }`,
+			`{"q":[{"uid":"0x1"},{"uid":"0x2"},{"uid":"0x5"}]}`},
+		{"sum of nothing", `{ var(func: uid(0x5)) { a as age } s() { sum(val(a)) } }`, `{"s":[{"sum(val(a))":0}]}`},
+	} {
+		t.Run(c.name, func(t *testing.T) { f.expect(t, c.q, nil, c.want) })
+	}
+	res := f.query(t, `{ var(func: uid(0x3)) { a as age } q(func: uid(a)) { m: math(a + 1) } }`, nil)
+	if string(res.Data) != `{"q":[{"m":31}]}` || res.ValueVars == nil {
+		t.Errorf("math output %s", res.Data)
+	}
+}

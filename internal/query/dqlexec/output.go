@@ -14,9 +14,13 @@ import (
 // lists of scalars), []*object (edges, blocks), *object (a shortest path
 // step) or []any of those.
 type object struct {
+	uid   uint64 // the node it renders (0 for counts, groups and paths)
 	keys  []string
 	vals  []any
 	alias []bool // the key was given by an alias (kept by @normalize)
+	// hidden are keys present but not output: a uid predicate asked for
+	// without braces (Dgraph prints nothing for it, but @cascade sees it).
+	hidden []string
 }
 
 func (o *object) add(k string, v any, aliased bool) {
@@ -27,6 +31,11 @@ func (o *object) add(k string, v any, aliased bool) {
 
 func (o *object) has(k string) bool {
 	for _, x := range o.keys {
+		if x == k {
+			return true
+		}
+	}
+	for _, x := range o.hidden {
 		if x == k {
 			return true
 		}
@@ -45,8 +54,8 @@ func (o *object) get(k string) (any, bool) {
 
 // clone copies o's key list (values are shared: they are never modified).
 func (o *object) clone() *object {
-	return &object{keys: append([]string(nil), o.keys...), vals: append([]any(nil), o.vals...),
-		alias: append([]bool(nil), o.alias...)}
+	return &object{uid: o.uid, keys: append([]string(nil), o.keys...), vals: append([]any(nil), o.vals...),
+		alias: append([]bool(nil), o.alias...), hidden: append([]string(nil), o.hidden...)}
 }
 
 // appendJSON renders v as Dgraph does.
@@ -121,4 +130,59 @@ func appendValue(dst []byte, v value.Value) []byte {
 func appendString(dst []byte, s string) []byte {
 	b, _ := json.Marshal(s) // a string always marshals
 	return append(dst, b...)
+}
+
+// ignoreReflex returns o without the nodes reachable from themselves:
+// along every path of the answer, a child that is one of its ancestors is
+// dropped (@ignorereflex). Objects are shared between parents, so changed
+// ones are copies.
+func ignoreReflex(o *object, anc map[uint64]bool) *object {
+	if o.uid != 0 {
+		anc[o.uid] = true
+		defer delete(anc, o.uid)
+	}
+	out := o
+	for i, v := range o.vals {
+		var nv any
+		switch v := v.(type) {
+		case []*object:
+			var kept []*object
+			for _, c := range v {
+				if c.uid != 0 && anc[c.uid] {
+					continue
+				}
+				kept = append(kept, ignoreReflex(c, anc))
+			}
+			nv = kept
+		case *object:
+			if v.uid != 0 && anc[v.uid] {
+				nv = []*object(nil)
+			} else {
+				nv = ignoreReflex(v, anc)
+			}
+		default:
+			continue
+		}
+		if out == o {
+			out = o.clone()
+		}
+		out.vals[i] = nv
+	}
+	if out != o {
+		out.dropEmptyLists()
+	}
+	return out
+}
+
+// dropEmptyLists removes keys whose list became empty.
+func (o *object) dropEmptyLists() {
+	k := 0
+	for i := range o.keys {
+		if l, ok := o.vals[i].([]*object); ok && len(l) == 0 {
+			continue
+		}
+		o.keys[k], o.vals[k], o.alias[k] = o.keys[i], o.vals[i], o.alias[i]
+		k++
+	}
+	o.keys, o.vals, o.alias = o.keys[:k], o.vals[:k], o.alias[:k]
 }

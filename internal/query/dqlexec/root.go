@@ -2,6 +2,7 @@ package dqlexec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/weft-db/weft/internal/dgraph"
@@ -32,7 +33,7 @@ func (x *run) root(f *dql.Func) ([]uint64, error) {
 			cand = append(cand, u)
 		}
 		return x.testAll(f, sortedUnion(cand))
-	case f.Count || f.Name == "regexp":
+	case f.Count || f.Name == "regexp" || f.Name != "eq" && slices.ContainsFunc(f.Args, func(a dql.Arg) bool { return a.Kind == dql.ArgValVar }):
 		if strings.HasPrefix(f.Attr, "~") {
 			return nil, fmt.Errorf("%w: %s on a reverse predicate at the root", ErrUnsupported, f.Name)
 		}
@@ -88,11 +89,19 @@ func (x *run) testAll(f *dql.Func, cand []uint64) ([]uint64, error) {
 
 func (x *run) eqUnion(pred, lang string, args []dql.Arg) ([]uint64, error) {
 	var lists [][]uint64
+	var vals []value.Value
 	for _, a := range args {
-		if a.Kind != dql.ArgValue {
-			return nil, fmt.Errorf("%w: eq at the root takes literal values", ErrUnsupported)
+		switch a.Kind {
+		case dql.ArgValue:
+			vals = append(vals, value.Str(a.Value))
+		case dql.ArgValVar:
+			vals = append(vals, x.varValues(a.Value)...)
+		default:
+			return nil, fmt.Errorf("%w: eq takes values", ErrInvalid)
 		}
-		us, err := x.rd.Eq(x.ctx, pred, lang, value.Str(a.Value))
+	}
+	for _, v := range vals {
+		us, err := x.rd.Eq(x.ctx, pred, lang, v)
 		if err != nil {
 			return nil, err
 		}

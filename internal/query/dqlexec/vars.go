@@ -184,6 +184,9 @@ func (x *run) aggBlock(b *dql.Block) (*blockOut, error) {
 				vs = append(vs, elems(m[u])...)
 			}
 			v, ok = aggregate(f.Agg, vs)
+			if len(vs) == 0 && f.Agg == "sum" {
+				v, ok = value.F64(0), true // Dgraph answers 0 for the sum of nothing
+			}
 		case dql.FieldMath:
 			v, ok = x.evalMath(nil, f.Math, scalarUID)
 		default:
@@ -273,49 +276,37 @@ func num(v value.Value) (float64, bool) {
 	return v.Number()
 }
 
-// applyMath applies one operator. Integer operands keep integer results
-// for + - * % min max (and / when exact is not required: Dgraph divides
-// as floats); comparisons give booleans.
+// applyMath applies one operator. As in Dgraph, arithmetic is done in
+// floats (math(p + 1) of an int p is a float); comparisons give booleans;
+// cond gives its chosen argument.
 func applyMath(op string, a []value.Value) (value.Value, bool) {
 	fs := make([]float64, len(a))
-	allInt := true
 	for i, v := range a {
 		f, ok := num(v)
 		if !ok {
 			return value.Value{}, false
 		}
 		fs[i] = f
-		allInt = allInt && v.Kind() == value.Int
-	}
-	ints := func(f func(p, q int64) (int64, bool), g func(p, q float64) float64) (value.Value, bool) {
-		if allInt {
-			r, ok := f(a[0].Int(), a[1].Int())
-			return value.I64(r), ok
-		}
-		return finite(g(fs[0], fs[1]))
 	}
 	switch op {
 	case "+":
-		return ints(func(p, q int64) (int64, bool) { return p + q, true }, func(p, q float64) float64 { return p + q })
+		return finite(fs[0] + fs[1])
 	case "-":
-		return ints(func(p, q int64) (int64, bool) { return p - q, true }, func(p, q float64) float64 { return p - q })
+		return finite(fs[0] - fs[1])
 	case "*":
-		return ints(func(p, q int64) (int64, bool) { return p * q, true }, func(p, q float64) float64 { return p * q })
+		return finite(fs[0] * fs[1])
 	case "%":
-		return ints(func(p, q int64) (int64, bool) { return p % max(q, 1), q != 0 }, math.Mod)
+		return finite(math.Mod(fs[0], fs[1]))
 	case "/":
 		if fs[1] == 0 {
 			return value.Value{}, false
 		}
 		return finite(fs[0] / fs[1])
 	case "min":
-		return ints(func(p, q int64) (int64, bool) { return min(p, q), true }, math.Min)
+		return finite(math.Min(fs[0], fs[1]))
 	case "max":
-		return ints(func(p, q int64) (int64, bool) { return max(p, q), true }, math.Max)
+		return finite(math.Max(fs[0], fs[1]))
 	case "neg":
-		if allInt {
-			return value.I64(-a[0].Int()), true
-		}
 		return finite(-fs[0])
 	case "<":
 		return value.Boolean(fs[0] < fs[1]), true
@@ -368,8 +359,9 @@ func finite(f float64) (value.Value, bool) {
 
 // expand outputs the predicates of the nodes' types (expand(_all_): each
 // node's dgraph.type; expand(T, ...): the types named), as if each were
-// asked for with the expand's sub-fields. Uid-valued predicates appear
-// only when the expand has sub-fields, as in Dgraph.
+// asked for with the expand's sub-fields: values in every language with
+// their facets; uid-valued predicates only when the expand has sub-fields,
+// as in Dgraph.
 func (x *run) expand(sel *dql.Selection, f *dql.Field, uids []uint64, objs map[uint64]*object, lc levelCtx) error {
 	if f.ValVar != "" {
 		return fmt.Errorf("%w: expand(val(%s))", ErrUnsupported, f.ValVar)
@@ -405,7 +397,9 @@ func (x *run) expand(sel *dql.Selection, f *dql.Field, uids []uint64, objs map[u
 			continue
 		}
 		if !edge {
+			// Every language and facet of a value, as Dgraph expands them.
 			sf.Selection = dql.Selection{}
+			sf.Langs, sf.Facets = []string{"*"}, &dql.Facets{All: true}
 		}
 		if err := x.field(sel, sf, byPred[p], objs, lc); err != nil {
 			return err
@@ -416,7 +410,8 @@ func (x *run) expand(sel *dql.Selection, f *dql.Field, uids []uint64, objs map[u
 
 // groupBy groups nodes by the values (or edge targets) of the @groupby
 // predicates and computes the selection's counts and aggregates per group:
-// {"@groupby": [{pred: value, "count": n, ...}, ...]}.
+// {"@groupby": [{pred: value, "count": n, ...}, ...]}, groups by size then
+// value; nil when no node has the predicates (Dgraph then omits the key).
 func (x *run) groupBy(sel *dql.Selection, uids []uint64) (*object, error) {
 	if err := x.fetch(uids); err != nil {
 		return nil, err
@@ -457,11 +452,27 @@ func (x *run) groupBy(sel *dql.Selection, uids []uint64) (*object, error) {
 			g.members = append(g.members, u)
 		}
 	}
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	// Dgraph lists groups by size, then by value.
 	keys := slicesSortedKeys(groups)
 	slices.SortStableFunc(keys, func(a, b string) int {
+		if d := len(groups[a].members) - len(groups[b].members); d != 0 {
+			return d
+		}
 		c, _ := value.Compare(value.ListOf(groups[a].vals...), value.ListOf(groups[b].vals...))
 		return c
 	})
+	// A variable in a group by one uid predicate holds each group's answer
+	// under the group's uid.
+	groupUID := func(g *group) (uint64, bool) {
+		if len(g.vals) != 1 || g.vals[0].Kind() != value.String {
+			return 0, false
+		}
+		u, err := dgraph.ParseUID(g.vals[0].Str())
+		return u, err == nil
+	}
 	var out []*object
 	for _, k := range keys {
 		g := groups[k]
@@ -475,9 +486,15 @@ func (x *run) groupBy(sel *dql.Selection, uids []uint64) (*object, error) {
 		}
 		for _, f := range sel.Fields {
 			key, aliased := keyOf(f, fieldKey(f))
+			set := func(v value.Value) {
+				o.add(key, v, aliased)
+				if gu, ok := groupUID(g); ok && f.Var != "" {
+					x.defineVal(f.Var, map[uint64]value.Value{gu: v})
+				}
+			}
 			switch f.Kind {
 			case dql.FieldCountUID:
-				o.add(key, value.I64(int64(len(g.members))), aliased)
+				set(value.I64(int64(len(g.members))))
 			case dql.FieldAgg:
 				var vs []value.Value
 				for _, m := range g.members {
@@ -490,23 +507,20 @@ func (x *run) groupBy(sel *dql.Selection, uids []uint64) (*object, error) {
 					}
 				}
 				if v, ok := aggregate(f.Agg, vs); ok {
-					o.add(key, v, aliased)
+					set(v)
 				}
 			case dql.FieldCount:
 				var c int64
 				for _, m := range g.members {
 					c += count(x.node(m), f.Attr)
 				}
-				o.add(key, value.I64(c), aliased)
+				set(value.I64(c))
 			}
 		}
 		out = append(out, o)
 	}
 	top := &object{}
 	top.add("@groupby", out, false)
-	if out == nil {
-		top.vals[0] = []*object{}
-	}
 	return top, nil
 }
 
@@ -528,7 +542,11 @@ func flatten(o *object) []*object {
 	base := &object{}
 	var lists [][]*object
 	for i, k := range o.keys {
-		switch v := o.vals[i].(type) {
+		v := o.vals[i]
+		if one, ok := v.(*object); ok {
+			v = []*object{one}
+		}
+		switch v := v.(type) {
 		case []*object:
 			var sub []*object
 			for _, c := range v {
