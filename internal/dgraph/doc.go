@@ -94,6 +94,11 @@
 // two transactions makes one fail (already exists), and it retries. XID
 // aliases are unique names: two transactions binding one XID cannot both
 // commit. Conflicts are retried with backoff (Config.AttemptsMax).
+// Prepare and Commit (txn.go) evaluate a batch of mutations at a given
+// snapshot without committing and commit it later with extra reads, for
+// Dgraph transactions that span requests (internal/dgraphapi); Reads
+// (read_reader.go) routes the lookups through a recording reader, so a
+// query's index and schema reads join the transaction's read set.
 //
 // UIDs are leased: a lease is one transaction advancing "next" by
 // Config.LeaseSize, so leases never overlap, whatever process takes them;
