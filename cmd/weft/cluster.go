@@ -1,0 +1,570 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/wire/coordpb"
+	"github.com/weft-db/weft/internal/wire/kronospb"
+)
+
+func init() { subcommands = append(subcommands, newClusterCmd) }
+
+// clusterStateFile is the launcher's record in --dir: every process it
+// started, with pid and addresses, read by status and down.
+const clusterStateFile = "cluster.json"
+
+type clusterOpts struct {
+	dir                                string
+	gatekeepers, shards, kronos, coord int
+	readyTimeout, stopTimeout          time.Duration
+}
+
+// clusterProc is one launched process, as recorded in the state file.
+type clusterProc struct {
+	Name     string   `json:"name"`
+	Role     string   `json:"role"`
+	Index    int      `json:"index"`
+	Pid      int      `json:"pid"`
+	Addr     string   `json:"addr"`
+	HTTPAddr string   `json:"http_addr,omitempty"`
+	DataDir  string   `json:"data_dir"`
+	Log      string   `json:"log"`
+	Args     []string `json:"args"`
+}
+
+type clusterState struct {
+	Binary     string         `json:"binary"`
+	Started    time.Time      `json:"started"`
+	Stopped    bool           `json:"stopped"`
+	Procs      []*clusterProc `json:"procs"`
+	NotStarted []string       `json:"not_started,omitempty"`
+}
+
+// launchRole is one row of the launcher's table: adding a role (when
+// `weft gatekeeper` and `weft shard` exist) is adding a row.
+type launchRole struct {
+	name  string
+	count func(o *clusterOpts) int
+	// args builds instance i's command line; group holds every instance of
+	// the role (addresses assigned), st the processes started before it.
+	args func(o *clusterOpts, i int, group []*clusterProc, st *clusterState) []string
+	// http reports whether the role serves health and metrics on its own port.
+	http bool
+	// missing, if set, says why the role has no process yet: it is not started.
+	missing string
+}
+
+// launchRoles in start order: the replicated services first, then the roles
+// that register with the coordinator.
+var launchRoles = []launchRole{
+	{name: "kronos", count: func(o *clusterOpts) int { return o.kronos },
+		args: func(o *clusterOpts, i int, g []*clusterProc, _ *clusterState) []string {
+			return []string{"kronos", "--id", fmt.Sprint(i + 1), "--addr", g[i].Addr, "--peers", peerList(g),
+				"--data-dir", g[i].DataDir}
+		}},
+	{name: "coord", count: func(o *clusterOpts) int { return o.coord }, http: true,
+		args: func(o *clusterOpts, i int, g []*clusterProc, _ *clusterState) []string {
+			return []string{"coord", "--id", fmt.Sprint(i + 1), "--addr", g[i].Addr, "--http-addr", g[i].HTTPAddr,
+				"--peers", peerList(g), "--data-dir", g[i].DataDir,
+				"--gatekeepers", fmt.Sprint(o.gatekeepers), "--shards", fmt.Sprint(o.shards)}
+		}},
+	{name: "gatekeeper", count: func(o *clusterOpts) int { return o.gatekeepers },
+		missing: "no `weft gatekeeper` process yet; the coordinator holds its slots vacant"},
+	{name: "shard", count: func(o *clusterOpts) int { return o.shards },
+		missing: "no `weft shard` process yet; the coordinator holds its slots vacant"},
+}
+
+func peerList(g []*clusterProc) string {
+	var ps []string
+	for i, p := range g {
+		ps = append(ps, fmt.Sprintf("%d=%s", i+1, p.Addr))
+	}
+	return strings.Join(ps, ",")
+}
+
+func newClusterCmd() *cobra.Command {
+	o := &clusterOpts{}
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Start, inspect and stop a local cluster of separate processes on loopback",
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&o.dir, "dir", "weft-cluster", "directory for data, logs and the state file "+clusterStateFile)
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Start a local cluster (Kronos and coordinator replicas; gatekeepers and shards once they exist as processes)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return clusterUp(cmd.Context(), cmd.OutOrStdout(), o) },
+	}
+	f := up.Flags()
+	f.IntVar(&o.gatekeepers, "gatekeepers", 2, "gatekeeper slots")
+	f.IntVar(&o.shards, "shards", 4, "shard slots")
+	f.IntVar(&o.kronos, "kronos", 3, "Kronos replicas (1, 3 or 5)")
+	f.IntVar(&o.coord, "coord", 3, "coordinator replicas (1, 3 or 5)")
+	f.DurationVar(&o.readyTimeout, "ready-timeout", 30*time.Second, "wait this long for every process to serve")
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Show the cluster's processes, members, slots and epochs",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return clusterStatus(cmd.Context(), cmd.OutOrStdout(), o) },
+	}
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the cluster: SIGTERM, then SIGKILL after --timeout",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return clusterDown(cmd.OutOrStdout(), o) },
+	}
+	down.Flags().DurationVar(&o.stopTimeout, "timeout", 10*time.Second, "wait this long after SIGTERM before SIGKILL")
+	cmd.AddCommand(up, status, down)
+	return cmd
+}
+
+func readClusterState(dir string) (*clusterState, error) {
+	b, err := os.ReadFile(filepath.Join(dir, clusterStateFile))
+	if err != nil {
+		return nil, err
+	}
+	st := &clusterState{}
+	if err := json.Unmarshal(b, st); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, clusterStateFile), err)
+	}
+	return st, nil
+}
+
+func writeClusterState(dir string, st *clusterState) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, clusterStateFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, clusterStateFile))
+}
+
+func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
+	for _, n := range []int{o.kronos, o.coord} {
+		if n < 1 || n > 7 {
+			return fmt.Errorf("replica counts must be in [1, 7], got %d", n)
+		}
+	}
+	if o.gatekeepers < 0 || o.shards < 0 {
+		return errors.New("slot counts must not be negative")
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(o.dir)
+	if err != nil {
+		return err
+	}
+	// One launcher at a time per directory: two would share data dirs.
+	lock, err := os.OpenFile(filepath.Join(dir, "cluster.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("another `weft cluster up` is running in %s: %w", dir, err)
+	}
+	var prev *clusterState
+	if old, err := readClusterState(dir); err == nil {
+		for _, p := range old.Procs {
+			if procAlive(p) {
+				return fmt.Errorf("a cluster is already running in %s (%s pid %d): run `weft cluster down --dir %s` first", dir, p.Name, p.Pid, o.dir)
+			}
+		}
+		prev = old // restart on the same data, with the same addresses
+	}
+	// A replica group remembers its members: restarting its data with
+	// another count would leave it without a quorum.
+	for _, r := range launchRoles {
+		n := 0
+		for fileExists(filepath.Join(dir, fmt.Sprintf("%s-%d", r.name, n+1))) {
+			n++
+		}
+		if n > 0 && r.missing == "" && n != r.count(o) {
+			return fmt.Errorf("%s holds the data of %d %s replicas (their raft group remembers them): "+
+				"restart with --%s %d, or use a new --dir", dir, n, r.name, r.name, n)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	st := &clusterState{Binary: self, Started: time.Now().UTC()}
+	for _, r := range launchRoles {
+		n := r.count(o)
+		if n == 0 {
+			continue
+		}
+		if r.missing != "" {
+			st.NotStarted = append(st.NotStarted, fmt.Sprintf("%d %s: %s", n, r.name, r.missing))
+			continue
+		}
+		group, err := planGroup(dir, r, n, prev)
+		if err != nil {
+			return err
+		}
+		for i, p := range group {
+			p.Args = r.args(o, i, group, st)
+			if err := startProc(self, p); err != nil {
+				_ = writeClusterState(dir, st)
+				return err
+			}
+			st.Procs = append(st.Procs, p)
+			if err := writeClusterState(dir, st); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range st.Procs {
+		if err := waitServing(p, o.readyTimeout); err != nil {
+			return fmt.Errorf("%w (the processes started are in %s; `weft cluster down --dir %s` stops them)", err, filepath.Join(dir, clusterStateFile), o.dir)
+		}
+	}
+	if err := waitLeaders(ctx, st, o.readyTimeout); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cluster up in %s\n", dir)
+	for _, p := range st.Procs {
+		fmt.Fprintf(out, "  %-8s pid %-7d %s %s\n", p.Name, p.Pid, p.Addr, p.HTTPAddr)
+	}
+	for _, s := range st.NotStarted {
+		fmt.Fprintf(out, "  not started: %s\n", s)
+	}
+	return nil
+}
+
+// planGroup assigns each instance its name, addresses and directories,
+// reusing those of a stopped cluster in the same directory.
+func planGroup(dir string, r launchRole, n int, prev *clusterState) ([]*clusterProc, error) {
+	group := make([]*clusterProc, n)
+	for i := range group {
+		name := fmt.Sprintf("%s-%d", r.name, i+1)
+		p := &clusterProc{Name: name, Role: r.name, Index: i, DataDir: filepath.Join(dir, name),
+			Log: filepath.Join(dir, "logs", name+".log")}
+		if prev != nil {
+			for _, q := range prev.Procs {
+				if q.Name == name {
+					p.Addr, p.HTTPAddr = q.Addr, q.HTTPAddr
+				}
+			}
+		}
+		var err error
+		if p.Addr == "" {
+			if p.Addr, err = freeAddr(); err != nil {
+				return nil, err
+			}
+		}
+		if r.http && p.HTTPAddr == "" {
+			if p.HTTPAddr, err = freeAddr(); err != nil {
+				return nil, err
+			}
+		}
+		group[i] = p
+	}
+	return group, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// startProc starts p detached (its own process group, outliving `up`),
+// output appended to its log.
+func startProc(self string, p *clusterProc) error {
+	if err := os.MkdirAll(filepath.Dir(p.Log), 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "=== weft cluster: start %s: %s %s\n", p.Name, self, strings.Join(p.Args, " "))
+	cmd := exec.Command(self, p.Args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", p.Name, err)
+	}
+	p.Pid = cmd.Process.Pid
+	return cmd.Process.Release()
+}
+
+// waitServing waits for p's "serving on" log line.
+func waitServing(p *clusterProc, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if !procAlive(p) {
+			return fmt.Errorf("%s (pid %d) exited; its log %s ends:\n%s", p.Name, p.Pid, p.Log, logTail(p.Log, 15))
+		}
+		if f, err := os.Open(p.Log); err == nil {
+			sc := bufio.NewScanner(f)
+			found := false
+			for sc.Scan() {
+				if strings.Contains(sc.Text(), " serving on ") {
+					found = true
+				}
+			}
+			f.Close()
+			if found {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s (pid %d) not serving after %v; its log %s ends:\n%s", p.Name, p.Pid, timeout, p.Log, logTail(p.Log, 15))
+}
+
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// waitLeaders waits until the coordinator and Kronos groups have leaders.
+func waitLeaders(ctx context.Context, st *clusterState, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		cs, _ := coordStatus(ctx, st)
+		ks := kronosStatus(ctx, st)
+		ok := (cs != nil || len(procsOf(st, "coord")) == 0) && (len(ks) == 0 || kronosLeader(ks) != 0)
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the coordinator or Kronos group elected no leader within %v", timeout)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func procsOf(st *clusterState, role string) []*clusterProc {
+	var out []*clusterProc
+	for _, p := range st.Procs {
+		if p.Role == role {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// procAlive reports whether p's pid is still the process the launcher
+// started (the pid may have been reused: its command line must name p's
+// data directory).
+func procAlive(p *clusterProc) bool {
+	if p.Pid <= 0 || syscall.Kill(p.Pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.Pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist) // no /proc (not Linux): trust kill(0)
+	}
+	if strings.Contains(string(b), "\x00<defunct>") {
+		return false
+	}
+	return strings.Contains(string(b), p.DataDir)
+}
+
+func coordStatus(ctx context.Context, st *clusterState) (*coordpbStatus, error) {
+	var addrs []string
+	for _, p := range procsOf(st, "coord") {
+		addrs = append(addrs, p.Addr)
+	}
+	if len(addrs) == 0 {
+		return nil, errors.New("no coordinator replicas")
+	}
+	c, err := coord.NewClient(addrs)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	c.AttemptTimeout = 500 * time.Millisecond
+	s, err := c.LeaderStatus(ctx)
+	if err != nil || !s.IsLeader {
+		return nil, fmt.Errorf("no serving coordinator leader (%v)", err)
+	}
+	return s, nil
+}
+
+func kronosStatus(ctx context.Context, st *clusterState) map[string]*kronospb.StatsResponse {
+	out := map[string]*kronospb.StatsResponse{}
+	for _, p := range procsOf(st, "kronos") {
+		conn, err := grpc.NewClient(p.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		s, err := kronospb.NewKronosClient(conn).Stats(cctx, &kronospb.StatsRequest{})
+		cancel()
+		conn.Close()
+		if err == nil {
+			out[p.Name] = s
+		}
+	}
+	return out
+}
+
+func kronosLeader(ks map[string]*kronospb.StatsResponse) uint64 {
+	for _, s := range ks {
+		if s.IsLeader {
+			return s.NodeId
+		}
+	}
+	return 0
+}
+
+func clusterStatus(ctx context.Context, out io.Writer, o *clusterOpts) error {
+	st, err := readClusterState(o.dir)
+	if err != nil {
+		return fmt.Errorf("no cluster in %s: %w", o.dir, err)
+	}
+	ks := kronosStatus(ctx, st)
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "PROCESS\tPID\tSTATE\tADDR\tHTTP\tRAFT")
+	for _, p := range st.Procs {
+		state := "down"
+		if procAlive(p) {
+			state = "up"
+		}
+		raft := ""
+		if s, ok := ks[p.Name]; ok {
+			raft = fmt.Sprintf("leader %d term %d applied %d", s.LeaderId, s.Term, s.AppliedIndex)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\t%s\n", p.Name, p.Pid, state, p.Addr, p.HTTPAddr, raft)
+	}
+	w.Flush()
+	for _, s := range st.NotStarted {
+		fmt.Fprintf(out, "not started: %s\n", s)
+	}
+	if len(procsOf(st, "coord")) == 0 {
+		return nil
+	}
+	cs, err := coordStatus(ctx, st)
+	if err != nil {
+		fmt.Fprintf(out, "\ncoordinator: %v\n", err)
+		return nil
+	}
+	printCoordStatus(out, cs)
+	for _, p := range procsOf(st, "coord") {
+		if p.Index == int(cs.NodeId)-1 {
+			fmt.Fprintf(out, "status page: http://%s/status\n", p.HTTPAddr)
+		}
+	}
+	return nil
+}
+
+type coordpbStatus = coordpb.StatusResponse
+
+func printCoordStatus(out io.Writer, cs *coordpbStatus) {
+	v := coord.StatusView{StatusResponse: cs}
+	fmt.Fprintf(out, "\ncoordinator: leader %d term %d applied %d; epoch %d, active epoch %d\n",
+		cs.LeaderId, cs.Term, cs.AppliedIndex, cs.Config.GetEpoch(), cs.Config.GetActiveEpoch())
+	w := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "SLOT\tMEMBER\tADDRESS\tSINCE EPOCH")
+	for _, s := range cs.Slots {
+		m := "vacant"
+		if s.Holder != 0 {
+			m = fmt.Sprint(s.Holder)
+		}
+		fmt.Fprintf(w, "%s/%d\t%s\t%s\t%d\n", v.Role(s.Role), s.Index, m, v.Address(s.Holder), s.SinceEpoch)
+	}
+	w.Flush()
+	w = tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "\nMEMBER\tNAME\tROLE\tSTATE\tADDRESS\tACKED\tFAILED\tLAST HEARTBEAT")
+	for _, m := range cs.Members {
+		failed := ""
+		if !m.Live {
+			failed = fmt.Sprint(m.FailedEpoch)
+		}
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", m.Id, m.Name, v.Role(m.Role), v.State(m), m.Address,
+			m.AckedEpoch, failed, v.HeartbeatAge(m.Id))
+	}
+	w.Flush()
+}
+
+func clusterDown(out io.Writer, o *clusterOpts) error {
+	st, err := readClusterState(o.dir)
+	if err != nil {
+		return fmt.Errorf("no cluster in %s: %w", o.dir, err)
+	}
+	var running []*clusterProc
+	for _, p := range st.Procs {
+		if procAlive(p) {
+			// The negative pid names its process group (Setpgid at start).
+			if err := syscall.Kill(-p.Pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+				return fmt.Errorf("stop %s (pid %d): %w", p.Name, p.Pid, err)
+			}
+			running = append(running, p)
+		}
+	}
+	deadline := time.Now().Add(o.stopTimeout)
+	for len(running) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		running = stillAlive(running)
+	}
+	for _, p := range running {
+		fmt.Fprintf(out, "%s (pid %d) ignored SIGTERM for %v: SIGKILL\n", p.Name, p.Pid, o.stopTimeout)
+		_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+	}
+	for end := time.Now().Add(5 * time.Second); len(running) > 0 && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+		running = stillAlive(running)
+	}
+	if len(running) > 0 {
+		return fmt.Errorf("%s (pid %d) still running 5s after SIGKILL", running[0].Name, running[0].Pid)
+	}
+	st.Stopped = true
+	if err := writeClusterState(o.dir, st); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cluster in %s stopped (%d processes); data kept: `weft cluster up --dir %s` restarts it\n", o.dir, len(st.Procs), o.dir)
+	return nil
+}
+
+func stillAlive(ps []*clusterProc) []*clusterProc {
+	var out []*clusterProc
+	for _, p := range ps {
+		if procAlive(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}

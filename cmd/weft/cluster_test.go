@@ -1,0 +1,128 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weft-db/weft/internal/testproc"
+)
+
+// TestClusterUpStatusDown starts a local cluster (3 Kronos and 3 coordinator
+// replicas as separate processes), reads its status, kill -9s a coordinator
+// replica (the status must still show a leader), and stops it: every process
+// must be gone and the state file marked stopped.
+func TestClusterUpStatusDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
+	dir := filepath.Join(t.TempDir(), "c")
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, append(args, "--dir", dir)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("weft %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() {
+		// Whatever happened, leave no process behind.
+		if st, err := readClusterState(dir); err == nil {
+			for _, p := range st.Procs {
+				if procAlive(p) {
+					_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+				}
+			}
+		}
+	})
+	out := run("cluster", "up", "--gatekeepers", "2", "--shards", "4", "--kronos", "3", "--coord", "3")
+	if !strings.Contains(out, "not started: 2 gatekeeper") || !strings.Contains(out, "not started: 4 shard") {
+		t.Fatalf("up does not say which roles it could not start:\n%s", out)
+	}
+	st, err := readClusterState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(procsOf(st, "kronos")) != 3 || len(procsOf(st, "coord")) != 3 {
+		t.Fatalf("state file lists %d processes, want 3 kronos and 3 coord: %+v", len(st.Procs), st.Procs)
+	}
+	for _, p := range st.Procs {
+		if !procAlive(p) {
+			t.Fatalf("%s (pid %d) not running after up", p.Name, p.Pid)
+		}
+	}
+	// The coordinator creates the slots the launcher asked for, vacant.
+	var status string
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		status = run("cluster", "status")
+		if strings.Contains(status, "shard/3") && strings.Contains(status, "gatekeeper/1") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, want := range []string{"coordinator: leader", "gatekeeper/1", "shard/3", "vacant", "status page: http://"} {
+		if !strings.Contains(status, want) {
+			t.Fatalf("status lacks %q:\n%s", want, status)
+		}
+	}
+	if strings.Count(status, " up ") != 6 {
+		t.Fatalf("status does not show 6 processes up:\n%s", status)
+	}
+	page := status[strings.Index(status, "status page: ")+len("status page: "):]
+	page = strings.TrimSpace(strings.SplitN(page, "\n", 2)[0])
+	resp, err := http.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "shard") || !strings.Contains(string(b), "Epoch") {
+		t.Fatalf("GET %s: %d\n%.1000s", page, resp.StatusCode, b)
+	}
+
+	// kill -9 one coordinator replica: a minority; the group still leads.
+	victim := procsOf(st, "coord")[0]
+	if err := syscall.Kill(-victim.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		status = run("cluster", "status")
+		if strings.Contains(status, "coordinator: leader") && strings.Count(status, " up ") == 5 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(status, "coordinator: leader") || strings.Count(status, " down ") != 1 {
+		t.Fatalf("after kill -9 of %s, status:\n%s", victim.Name, status)
+	}
+
+	out = run("cluster", "down", "--timeout", "5s")
+	if !strings.Contains(out, "stopped") {
+		t.Fatalf("down: %s", out)
+	}
+	st, err = readClusterState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Stopped {
+		t.Fatal("state file not marked stopped")
+	}
+	for _, p := range st.Procs {
+		if procAlive(p) {
+			t.Fatalf("%s (pid %d) still running after down", p.Name, p.Pid)
+		}
+	}
+	// A second up on the same data needs the same replica counts.
+	if out, err := exec.Command(bin, "cluster", "up", "--dir", dir, "--coord", "1").CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), "holds the data of 3") {
+		t.Fatalf("up with another replica count on old data: err %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package coord
+
+const invariantsOn = false

@@ -1,0 +1,107 @@
+package coord
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	pb "github.com/weft-db/weft/internal/wire/coordpb"
+)
+
+// MemberConfig configures RunMember.
+type MemberConfig struct {
+	// Name labels the process (e.g. "shard-2"). Required.
+	Name string
+	// Role is what the process serves. Required.
+	Role pb.Role
+	// Address and HTTPAddress are where it serves (shown to clients).
+	Address, HTTPAddress string
+	// Interval between heartbeats. Must be well below the coordinator's
+	// SuspectAfter. Default 100ms.
+	Interval time.Duration
+	// OnConfig is called with each new configuration and this member's
+	// record (its slot shows a promotion). When it returns nil the member
+	// has moved to the configuration's epoch, which the next heartbeat
+	// acknowledges. An error stops RunMember. Optional.
+	OnConfig func(ctx context.Context, cfg *pb.Config, self *pb.Member) error
+}
+
+// RunMember registers a process with the coordinator, then heartbeats every
+// Interval until ctx ends (returning nil) or the coordinator fences the
+// member (returning ErrFenced): a fenced process must stop serving.
+func RunMember(ctx context.Context, c *Client, cfg MemberConfig, log *slog.Logger) error {
+	if cfg.Name == "" || cfg.Role == pb.Role_ROLE_UNSPECIFIED {
+		return errors.New("coord: a member needs a name and a role")
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = 100 * time.Millisecond
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	var tb [8]byte
+	if _, err := rand.Read(tb[:]); err != nil {
+		return err
+	}
+	token := binary.LittleEndian.Uint64(tb[:]) | 1
+	reg, err := c.Register(ctx, &pb.RegisterRequest{Name: cfg.Name, Role: cfg.Role, Address: cfg.Address,
+		HttpAddress: cfg.HTTPAddress, Token: token})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("coord: register %s: %w", cfg.Name, err)
+	}
+	self := reg.Member
+	log = log.With("member", self.Id, "name", cfg.Name)
+	log.Info("registered with the coordinator", "slot", self.Slot, "epoch", reg.Config.Epoch)
+	adopted := uint64(0)
+	adopt := func(conf *pb.Config, me *pb.Member) error {
+		if conf.GetEpoch() <= adopted && me.GetSlot() == self.GetSlot() {
+			return nil
+		}
+		if me.GetSlot() != self.GetSlot() {
+			log.Info("slot changed", "from", self.GetSlot(), "to", me.GetSlot(), "epoch", conf.GetEpoch())
+		}
+		if cfg.OnConfig != nil {
+			if err := cfg.OnConfig(ctx, conf, me); err != nil {
+				return err
+			}
+		}
+		self, adopted = me, max(adopted, conf.GetEpoch())
+		return nil
+	}
+	if err := adopt(reg.Config, reg.Member); err != nil {
+		return err
+	}
+	t := time.NewTicker(cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		hctx, cancel := context.WithTimeout(ctx, cfg.Interval*5)
+		resp, err := c.Heartbeat(hctx, &pb.HeartbeatRequest{Member: self.Id, AckedEpoch: adopted})
+		cancel()
+		switch {
+		case errors.Is(err, ErrFenced):
+			log.Warn("fenced by the coordinator: stopping", "err", err)
+			return err
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil
+			}
+			log.Debug("heartbeat failed", "err", err)
+			continue
+		}
+		if err := adopt(resp.Config, resp.Member); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,679 @@
+package coord
+
+import (
+	"crypto/sha256"
+	"flag"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/weft-db/weft/internal/wire/coordpb"
+)
+
+var (
+	simSeed = flag.Int64("sim.seed", 0, "run only this simulation seed (0: -sim.runs seeds from 1)")
+	simRuns = flag.Int("sim.runs", 20, "simulation seeds to run")
+)
+
+// simOptions shape one simulated run.
+type simOptions struct {
+	replicas      int
+	gatekeepers   int32
+	shards        int32
+	backups       int // backup processes started with the cluster
+	ticks         int
+	lossPct       int // raft and member messages lost, percent
+	faults        bool
+	bug           plantedBug
+	quiesceTicks  int
+	heartbeatTick int
+	scripted      bool // driven by a golden script (cluster_script_test.go)
+}
+
+func defaultSimOptions() simOptions {
+	return simOptions{replicas: 3, gatekeepers: 2, shards: 3, backups: 3, ticks: 3000, lossPct: 5,
+		faults: true, quiesceTicks: 800, heartbeatTick: 5}
+}
+
+type inflight struct {
+	at  int
+	msg *raftpb.Message
+}
+
+type simReplica struct {
+	id      uint64
+	storage *raft.MemoryStorage
+	node    *Node // nil while crashed
+	inc     int   // incarnation, for the per-incarnation monotonicity check
+	// lastSnap is the index of the last snapshot: replicas compact their
+	// logs, so restarts restore snapshots and lagging replicas receive them.
+	lastSnap uint64
+}
+
+// Log compaction in the simulation: a snapshot every snapEvery applied
+// entries, keeping snapKeep entries behind it for slow followers.
+const snapEvery, snapKeep = 40, 8
+
+type simMember struct {
+	name     string
+	role     pb.Role
+	token    uint64
+	id       uint64
+	alive    bool // false: crashed for good (kill -9)
+	pausedTo int  // heartbeats lost until this tick (a stall or a one-way partition)
+	fenced   bool
+	adopted  uint64 // highest epoch this process moved to
+	guess    int    // index of the replica it talks to
+	regProp  uint64 // pending Register proposal
+	regAt    int
+}
+
+// sim runs a coordinator group, its members and a faulty network in one
+// thread, every choice drawn from one seeded rand: a seed replays exactly.
+type sim struct {
+	t        testing.TB
+	o        simOptions
+	rng      *rand.Rand
+	now      int
+	replicas []*simReplica
+	net      []inflight
+	side     map[uint64]int // partition side of each replica (all 0: healed)
+	members  []*simMember
+	chk      *checker
+	trace    *strings.Builder
+	stats    simStats
+}
+
+type simStats struct {
+	crashes, partitions, kills, pauses, fenced, leaderChanges, registered, slotsAdded, restores int
+	snapshotsReceived                                                                           int
+}
+
+func newSim(t testing.TB, seed int64, o simOptions) *sim {
+	s := &sim{t: t, o: o, rng: rand.New(rand.NewSource(seed)), side: map[uint64]int{}, chk: newChecker(),
+		trace: &strings.Builder{}}
+	for i := 1; i <= o.replicas; i++ {
+		r := &simReplica{id: uint64(i), storage: raft.NewMemoryStorage()}
+		s.replicas = append(s.replicas, r)
+		s.start(r)
+	}
+	add := func(role pb.Role, n int, prefix string) {
+		for i := range n {
+			s.members = append(s.members, &simMember{name: fmt.Sprintf("%s-%d", prefix, i), role: role,
+				token: s.rng.Uint64() | 1, alive: true, guess: s.rng.Intn(o.replicas)})
+		}
+	}
+	if o.scripted {
+		return s // the script adds its members
+	}
+	add(pb.Role_GATEKEEPER, int(o.gatekeepers), "gk")
+	add(pb.Role_SHARD, int(o.shards), "shard")
+	add(pb.Role_KRONOS, 1, "kronos")
+	for i := range o.backups {
+		role := pb.Role_SHARD
+		if i%2 == 1 {
+			role = pb.Role_GATEKEEPER
+		}
+		add(role, 1, fmt.Sprintf("backup%d", i))
+	}
+	return s
+}
+
+func (s *sim) peers() []uint64 {
+	var ids []uint64
+	for _, r := range s.replicas {
+		ids = append(ids, r.id)
+	}
+	return ids
+}
+
+// start (re)creates a replica's core from its durable storage: the machine
+// starts empty and raft re-applies the committed log.
+func (s *sim) start(r *simReplica) {
+	cfg := DefaultNodeConfig(r.id, s.peers())
+	if len(cfg.Peers) < s.o.replicas {
+		cfg.Peers = nil
+		for i := 1; i <= s.o.replicas; i++ {
+			cfg.Peers = append(cfg.Peers, uint64(i))
+		}
+	}
+	cfg.Gatekeepers, cfg.Shards = s.o.gatekeepers, s.o.shards
+	cfg.SuspectTicks = 60
+	cfg.Seed = s.rng.Int63()
+	m := NewMachine()
+	var conf *raftpb.ConfState
+	if snap, err := r.storage.Snapshot(); err == nil && len(snap.GetData()) > 0 {
+		if m, err = RestoreMachine(snap.GetData()); err != nil {
+			s.t.Fatal(err)
+		}
+		m.SetApplied(snap.GetMetadata().GetIndex())
+		conf = snap.GetMetadata().GetConfState()
+		s.stats.restores++
+	}
+	m.bug = s.o.bug
+	r.lastSnap = m.Applied()
+	n, err := NewNode(cfg, r.storage, m, conf)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	r.inc++
+	key := fmt.Sprintf("%d/%d", r.id, r.inc)
+	n.OnApply = func(index uint64, m *Machine) { s.chk.observe(key, index, m) }
+	r.node = n
+}
+
+func (s *sim) logf(format string, args ...any) {
+	fmt.Fprintf(s.trace, "%d: "+format+"\n", append([]any{s.now}, args...)...)
+}
+
+func (s *sim) run() {
+	for s.now = 1; s.now <= s.o.ticks+s.o.quiesceTicks; s.now++ {
+		if s.o.faults && s.now <= s.o.ticks {
+			s.fault()
+		} else if s.now == s.o.ticks+1 {
+			s.heal()
+		}
+		s.step()
+	}
+}
+
+// step is one tick of every replica, the network and the members.
+func (s *sim) step() {
+	for _, r := range s.replicas {
+		if r.node != nil {
+			r.node.Tick()
+			s.drain(r)
+		}
+	}
+	s.deliver()
+	if s.now%s.o.heartbeatTick == 0 {
+		for _, mb := range s.members {
+			s.memberStep(mb)
+		}
+	}
+}
+
+// fault draws at most one fault per tick.
+func (s *sim) fault() {
+	switch x := s.rng.Intn(1000); {
+	case x < 3: // crash a replica, keeping a majority up
+		var up []*simReplica
+		for _, r := range s.replicas {
+			if r.node != nil {
+				up = append(up, r)
+			}
+		}
+		if len(up)-1 > len(s.replicas)/2 {
+			r := up[s.rng.Intn(len(up))]
+			r.node = nil
+			s.stats.crashes++
+			s.logf("crash replica %d", r.id)
+		}
+	case x < 12: // restart crashed replicas
+		for _, r := range s.replicas {
+			if r.node == nil {
+				s.start(r)
+				s.logf("restart replica %d", r.id)
+			}
+		}
+	case x < 15: // partition one replica away
+		clear(s.side)
+		s.side[uint64(1+s.rng.Intn(len(s.replicas)))] = 1
+		s.stats.partitions++
+	case x < 25:
+		clear(s.side)
+	case x < 27: // kill -9 a member for good
+		mb := s.members[s.rng.Intn(len(s.members))]
+		if mb.alive {
+			mb.alive = false
+			s.stats.kills++
+			s.logf("kill %s (member %d)", mb.name, mb.id)
+		}
+	case x < 30: // a member stalls (its heartbeats are lost) for a while
+		mb := s.members[s.rng.Intn(len(s.members))]
+		mb.pausedTo = s.now + s.rng.Intn(150)
+		s.stats.pauses++
+	case x < 31: // elasticity: add a slot (at most two per role)
+		if l := s.leader(); l != nil {
+			role := []pb.Role{pb.Role_GATEKEEPER, pb.Role_SHARD}[s.rng.Intn(2)]
+			have := int32(len(l.Machine().Config().Shards))
+			want := s.o.shards
+			if role == pb.Role_GATEKEEPER {
+				have, want = int32(len(l.Machine().Config().Gatekeepers)), s.o.gatekeepers
+			}
+			if have < want+2 {
+				if _, err := l.Propose(&pb.Command{Op: &pb.Command_AddSlot{AddSlot: &pb.AddSlotRequest{Role: role, Count: have + 1}}}); err == nil {
+					s.stats.slotsAdded++
+					s.logf("add %v slot %d", role, have)
+				}
+			}
+		}
+	case x < 33: // a fresh backup process joins
+		role := []pb.Role{pb.Role_GATEKEEPER, pb.Role_SHARD}[s.rng.Intn(2)]
+		s.members = append(s.members, &simMember{name: fmt.Sprintf("late-%d", len(s.members)), role: role,
+			token: s.rng.Uint64() | 1, alive: true, guess: s.rng.Intn(len(s.replicas))})
+	}
+}
+
+func (s *sim) heal() {
+	clear(s.side)
+	for _, r := range s.replicas {
+		if r.node == nil {
+			s.start(r)
+		}
+	}
+	for _, mb := range s.members {
+		mb.pausedTo = 0
+	}
+	// Enough backups to refill every slot: a healed cluster must converge.
+	for _, role := range []pb.Role{pb.Role_GATEKEEPER, pb.Role_SHARD} {
+		for i := range int(s.o.gatekeepers+s.o.shards) + 4 {
+			s.members = append(s.members, &simMember{name: fmt.Sprintf("heal%d-%v", i, role), role: role,
+				token: s.rng.Uint64() | 1, alive: true, guess: s.rng.Intn(len(s.replicas))})
+		}
+	}
+	s.o.lossPct = 0
+}
+
+// drain persists, sends and applies every Ready of r (persist before send).
+func (s *sim) drain(r *simReplica) {
+	for r.node != nil && r.node.HasReady() {
+		rd := r.node.Ready()
+		if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
+			if err := r.storage.ApplySnapshot(rd.Snapshot); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+		if err := r.storage.Append(rd.Entries); err != nil {
+			s.t.Fatal(err)
+		}
+		if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
+			if err := r.storage.SetHardState(rd.HardState); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+		for _, m := range rd.Messages {
+			s.net = append(s.net, inflight{at: s.now + 1 + s.rng.Intn(3), msg: m})
+		}
+		before, _ := r.node.Leader()
+		results, err := r.node.Advance(rd)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if after, _ := r.node.Leader(); after != before && after == r.id {
+			s.stats.leaderChanges++
+			s.logf("replica %d leads", r.id)
+		}
+		for _, res := range results {
+			s.route(res)
+		}
+		s.maybeCompact(r)
+	}
+}
+
+func (s *sim) maybeCompact(r *simReplica) {
+	if s.o.bug != bugNone {
+		// A planted bug's states fail RestoreMachine's own check: no
+		// snapshots, so only the history checker can catch it.
+		return
+	}
+	m := r.node.Machine()
+	applied := m.Applied()
+	if snap, err := r.storage.Snapshot(); err == nil {
+		r.lastSnap = max(r.lastSnap, snap.GetMetadata().GetIndex()) // one received from the leader
+	}
+	if applied < r.lastSnap+snapEvery {
+		return
+	}
+	if _, err := r.storage.CreateSnapshot(applied, r.node.ConfState(), m.Snapshot()); err != nil {
+		s.t.Fatalf("replica %d snapshot at %d: %v", r.id, applied, err)
+	}
+	if err := r.storage.Compact(applied - snapKeep); err != nil {
+		s.t.Fatalf("replica %d compact: %v", r.id, err)
+	}
+	r.lastSnap = applied
+}
+
+func (s *sim) route(res Result) {
+	for _, mb := range s.members {
+		if mb.regProp == res.Proposal && mb.id == 0 {
+			rr := res.Reply.(*pb.RegisterResponse)
+			if rr.Error == nil {
+				mb.id, mb.adopted = rr.Member.Id, rr.Config.Epoch
+				s.stats.registered++
+				s.logf("%s registered as %d slot %d epoch %d", mb.name, mb.id, rr.Member.Slot, rr.Config.Epoch)
+			}
+		}
+	}
+}
+
+func (s *sim) deliver() {
+	keep := s.net[:0]
+	var due []inflight
+	for _, f := range s.net {
+		if f.at <= s.now {
+			due = append(due, f)
+		} else {
+			keep = append(keep, f)
+		}
+	}
+	s.net = keep
+	for _, f := range due {
+		to := s.replicas[f.msg.GetTo()-1]
+		if to.node == nil || s.side[f.msg.GetFrom()] != s.side[f.msg.GetTo()] || s.rng.Intn(100) < s.o.lossPct {
+			continue
+		}
+		if err := to.node.Step(f.msg); err != nil {
+			s.t.Fatal(err)
+		}
+		s.drain(to)
+	}
+}
+
+// memberStep is one heartbeat period of a member process: register (and
+// retry), or heartbeat and adopt the epoch it hears of.
+func (s *sim) memberStep(mb *simMember) {
+	if !mb.alive || mb.fenced || mb.pausedTo > s.now || s.rng.Intn(100) < s.o.lossPct {
+		return
+	}
+	r := s.replicas[mb.guess]
+	if r.node == nil || s.side[r.id] != 0 {
+		mb.guess = s.rng.Intn(len(s.replicas))
+		return
+	}
+	if mb.id == 0 {
+		if mb.regProp != 0 && s.now-mb.regAt < 30 {
+			return
+		}
+		p, err := r.node.Propose(&pb.Command{Op: &pb.Command_Register{Register: &pb.RegisterRequest{
+			Name: mb.name, Role: mb.role, Address: mb.name + ":1", Token: mb.token}}})
+		if err != nil {
+			mb.guess = s.rng.Intn(len(s.replicas))
+			return
+		}
+		mb.regProp, mb.regAt = p, s.now
+		s.drain(r)
+		return
+	}
+	resp := r.node.Heartbeat(&pb.HeartbeatRequest{Member: mb.id, AckedEpoch: mb.adopted})
+	s.drain(r)
+	switch resp.GetError().GetCode() {
+	case pb.ErrorCode_OK:
+		mb.adopted = max(mb.adopted, resp.Config.Epoch)
+	case pb.ErrorCode_FENCED:
+		mb.fenced = true
+		s.stats.fenced++
+		s.logf("%s (member %d) fenced", mb.name, mb.id)
+	default:
+		mb.guess = s.rng.Intn(len(s.replicas))
+	}
+}
+
+// checker holds what every replica's applied states showed, and reports
+// every violation of the coordinator's safety properties.
+type checker struct {
+	last       map[string][2]uint64 // replica incarnation -> (epoch, active) last seen
+	byIndex    map[uint64][32]byte  // log index -> state digest: replicas agree
+	assign     map[uint64]string    // epoch -> slot assignment: one holder per slot per epoch
+	failedAt   map[uint64]uint64    // member -> epoch that removed it
+	violations []string
+	states     int
+}
+
+func newChecker() *checker {
+	return &checker{last: map[string][2]uint64{}, byIndex: map[uint64][32]byte{}, assign: map[uint64]string{},
+		failedAt: map[uint64]uint64{}}
+}
+
+func (c *checker) fail(format string, args ...any) {
+	if len(c.violations) < 20 {
+		c.violations = append(c.violations, fmt.Sprintf(format, args...))
+	}
+}
+
+func assignment(st *pb.State) string {
+	var b strings.Builder
+	for _, s := range st.Slots {
+		fmt.Fprintf(&b, "%v/%d=%d ", s.Role, s.Index, s.Holder)
+	}
+	return b.String()
+}
+
+func (c *checker) observe(replica string, index uint64, m *Machine) {
+	c.states++
+	st := m.State()
+	// Epochs only increase, at each replica.
+	if l, ok := c.last[replica]; ok && (st.Epoch < l[0] || st.ActiveEpoch < l[1]) {
+		c.fail("replica %s index %d: epoch/active went from %d/%d to %d/%d", replica, index, l[0], l[1], st.Epoch, st.ActiveEpoch)
+	}
+	c.last[replica] = [2]uint64{st.Epoch, st.ActiveEpoch}
+	// Replicas agree on the state after every index.
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(st)
+	d := sha256.Sum256(b)
+	if old, ok := c.byIndex[index]; ok && old != d {
+		c.fail("replicas disagree on the state after index %d (replica %s)", index, replica)
+	}
+	c.byIndex[index] = d
+	// At most one member per slot per epoch.
+	a := assignment(st)
+	if old, ok := c.assign[st.Epoch]; ok && old != a {
+		c.fail("epoch %d has two slot assignments: %q and %q", st.Epoch, old, a)
+	}
+	c.assign[st.Epoch] = a
+	for _, mb := range st.Members {
+		if !mb.Live {
+			c.failedAt[mb.Id] = mb.FailedEpoch
+		}
+	}
+	// A failed member holds no slot in its failure epoch or after, and a
+	// promoted backup never shares its epoch with the member it replaced.
+	for _, s := range st.Slots {
+		if f, ok := c.failedAt[s.Holder]; ok && f <= st.Epoch {
+			c.fail("epoch %d: slot %v/%d held by member %d, failed in epoch %d", st.Epoch, s.Role, s.Index, s.Holder, f)
+		}
+	}
+	for _, p := range st.Promotions {
+		if p.Failed == 0 {
+			continue
+		}
+		if f, ok := c.failedAt[p.Failed]; ok && f > p.Epoch {
+			c.fail("member %d promoted into slot %v/%d in epoch %d while its holder %d failed only in epoch %d",
+				p.Promoted, p.Role, p.Slot, p.Epoch, p.Failed, f)
+		}
+		if strings.Contains(c.assign[p.Epoch-1], fmt.Sprintf("%v/%d=%d ", p.Role, p.Slot, p.Promoted)) {
+			c.fail("member %d held slot %v/%d already in epoch %d, before its promotion", p.Promoted, p.Role, p.Slot, p.Epoch-1)
+		}
+	}
+	// The barrier: an epoch is active only once every live member acked it.
+	for _, mb := range st.Members {
+		if mb.Live && mb.AckedEpoch < st.ActiveEpoch {
+			c.fail("replica %s index %d: epoch %d active but live member %d acked only %d",
+				replica, index, st.ActiveEpoch, mb.Id, mb.AckedEpoch)
+		}
+	}
+}
+
+func (s *sim) digest() [32]byte {
+	h := sha256.New()
+	h.Write([]byte(s.trace.String()))
+	for _, r := range s.replicas {
+		if r.node != nil {
+			h.Write(r.node.Machine().Snapshot())
+		}
+	}
+	var d [32]byte
+	copy(d[:], h.Sum(nil))
+	return d
+}
+
+func (s *sim) leader() *Node {
+	for _, r := range s.replicas {
+		if r.node != nil && r.node.Serving() {
+			return r.node
+		}
+	}
+	return nil
+}
+
+func simSeeds() []int64 {
+	if *simSeed != 0 {
+		return []int64{*simSeed}
+	}
+	n := *simRuns
+	if testing.Short() {
+		n = max(n/4, 1)
+	}
+	var out []int64
+	for i := 1; i <= n; i++ {
+		out = append(out, int64(i))
+	}
+	return out
+}
+
+// TestSimFaultTolerance46 runs the coordinator group (3 replicas) with
+// message loss, partitions, replica crashes (a minority at a time), lost
+// heartbeats, member kills and stalls, checking every applied state of every
+// replica; then heals the faults and checks the cluster converges: every
+// slot filled, the latest epoch active (dissertation §4.6).
+func TestSimFaultTolerance46(t *testing.T) {
+	var total simStats
+	promotions := 0
+	for _, seed := range simSeeds() {
+		s := newSim(t, seed, defaultSimOptions())
+		s.run()
+		if len(s.chk.violations) > 0 {
+			t.Fatalf("seed %d (replay: -sim.seed=%d): %d violations:\n%s\ntrace tail:\n%s", seed, seed,
+				len(s.chk.violations), strings.Join(s.chk.violations, "\n"), tail(s.trace.String(), 30))
+		}
+		l := s.leader()
+		if l == nil {
+			t.Fatalf("seed %d: no serving leader after healing", seed)
+		}
+		m := l.Machine()
+		c := m.Config()
+		if m.Epoch() != m.ActiveEpoch() {
+			t.Fatalf("seed %d: epoch %d never became active (active %d) after healing", seed, m.Epoch(), m.ActiveEpoch())
+		}
+		if int32(len(c.Gatekeepers)) < s.o.gatekeepers || int32(len(c.Shards)) < s.o.shards {
+			t.Fatalf("seed %d: slots %d/%d, want at least %d/%d", seed, len(c.Gatekeepers), len(c.Shards), s.o.gatekeepers, s.o.shards)
+		}
+		for _, e := range append(slices.Clone(c.Gatekeepers), c.Shards...) {
+			mb, _ := m.Member(e.Member)
+			if e.Member == 0 || mb == nil || !mb.Live {
+				t.Fatalf("seed %d: slot %d not held by a live member after healing: %v", seed, e.Slot, c)
+			}
+		}
+		for _, p := range m.State().Promotions {
+			if p.Failed != 0 {
+				promotions++
+			}
+		}
+		total.crashes += s.stats.crashes
+		total.partitions += s.stats.partitions
+		total.kills += s.stats.kills
+		total.fenced += s.stats.fenced
+		total.leaderChanges += s.stats.leaderChanges
+		total.slotsAdded += s.stats.slotsAdded
+		total.restores += s.stats.restores
+		for _, r := range s.replicas {
+			if r.node != nil {
+				total.snapshotsReceived += r.node.snapshotsApplied
+			}
+		}
+	}
+	t.Logf("%d seeds: %d replica crashes (%d restarts from a snapshot), %d snapshots received from a leader, %d partitions, "+
+		"%d leader changes, %d member kills, %d fenced, %d promotions after a failure, %d slots added",
+		len(simSeeds()), total.crashes, total.restores, total.snapshotsReceived, total.partitions, total.leaderChanges,
+		total.kills, total.fenced, promotions, total.slotsAdded)
+	// The faults must actually have happened for the checks to mean anything.
+	if len(simSeeds()) >= 5 && (total.crashes == 0 || total.leaderChanges <= len(simSeeds()) || total.fenced == 0 || promotions == 0 || total.slotsAdded == 0 ||
+		total.restores == 0 || total.snapshotsReceived == 0) {
+		t.Fatalf("the simulation did not exercise failover: %+v, %d promotions", total, promotions)
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestSimDeterministic: a seed replays exactly (same trace, same states).
+func TestSimDeterministic(t *testing.T) {
+	o := defaultSimOptions()
+	o.ticks = 1500
+	a, b := newSim(t, 7, o), newSim(t, 7, o)
+	a.run()
+	b.run()
+	if a.digest() != b.digest() {
+		t.Fatalf("seed 7 ran twice gave different histories:\n%s\n---\n%s", tail(a.trace.String(), 10), tail(b.trace.String(), 10))
+	}
+	if c := newSim(t, 8, o); func() bool { c.run(); return c.digest() == a.digest() }() {
+		t.Fatal("seeds 7 and 8 gave identical histories: the seed is not used")
+	}
+}
+
+// TestSimCatchesPlantedBugs: the checker must catch a promotion that reuses
+// the failed member's epoch, and a barrier that activates before the acks.
+func TestSimCatchesPlantedBugs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		bug  plantedBug
+		want string
+	}{
+		{"promote-in-place", bugPromoteInPlace, "two slot assignments"},
+		{"early-barrier", bugEarlyBarrier, "acked only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			caught := 0
+			for seed := int64(1); seed <= 5; seed++ {
+				o := defaultSimOptions()
+				o.bug = tc.bug
+				o.ticks = 1500
+				s := newSim(t, seed, o)
+				s.run()
+				for _, v := range s.chk.violations {
+					if strings.Contains(v, tc.want) {
+						caught++
+						break
+					}
+				}
+			}
+			if caught == 0 {
+				t.Fatalf("the checker missed the planted bug %s in 5 seeds", tc.name)
+			}
+			t.Logf("caught in %d of 5 seeds", caught)
+		})
+	}
+}
+
+// TestSimFiveReplicas: a group of 5 loses up to 2 replicas at a time.
+func TestSimFiveReplicas(t *testing.T) {
+	n := max(len(simSeeds())/4, 1)
+	crashes := 0
+	for seed := int64(1); seed <= int64(n); seed++ {
+		o := defaultSimOptions()
+		o.replicas, o.ticks = 5, 2000
+		s := newSim(t, 1000+seed, o)
+		s.run()
+		if len(s.chk.violations) > 0 {
+			t.Fatalf("seed %d: %s\n%s", 1000+seed, strings.Join(s.chk.violations, "\n"), tail(s.trace.String(), 30))
+		}
+		l := s.leader()
+		if l == nil || l.Machine().Epoch() != l.Machine().ActiveEpoch() {
+			t.Fatalf("seed %d: no serving leader with an active epoch after healing", 1000+seed)
+		}
+		crashes += s.stats.crashes
+	}
+	if crashes == 0 {
+		t.Fatal("no replica crashed")
+	}
+}
