@@ -54,7 +54,7 @@ func (r *roleFlags) register(f *pflag.FlagSet, role string, listen string) {
 }
 
 func (r *roleFlags) check(role string) ([]string, []string, error) {
-	gks, shards := addrList(r.gatekeeperAddrs), addrList(r.shardAddrs)
+	gks, shards := splitAddrs(r.gatekeeperAddrs), splitAddrs(r.shardAddrs)
 	switch {
 	case r.epoch == 0:
 		return nil, nil, fmt.Errorf("%s: --epoch is required (the same on every process; larger after a restart)", role)
@@ -69,19 +69,10 @@ func (r *roleFlags) check(role string) ([]string, []string, error) {
 	return gks, shards, nil
 }
 
-func addrList(s string) []string {
-	var out []string
-	for _, a := range strings.Split(s, ",") {
-		if a = strings.TrimSpace(a); a != "" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
 
 // oracle dials the Kronos group.
 func (r *roleFlags) oracle() (order.Remote, func(), error) {
-	c, err := kc.Dial(addrList(r.kronos))
+	c, err := kc.Dial(splitAddrs(r.kronos))
 	if err != nil {
 		return order.Remote{}, nil, err
 	}
