@@ -68,7 +68,6 @@ func (r *roleFlags) check(role string) ([]string, []string, error) {
 	return gks, shards, nil
 }
 
-
 // oracle dials the Kronos group.
 func (r *roleFlags) oracle() (order.Remote, func(), error) {
 	c, err := kc.Dial(splitAddrs(r.kronos))
