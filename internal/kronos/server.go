@@ -119,13 +119,15 @@ type Server struct {
 	done  chan struct{}
 	once  sync.Once
 
-	leader   atomic.Uint64
-	term     atomic.Uint64
-	nextPID  uint64
-	waiters  map[uint64]*proposal
-	reads    map[string][]*readReq
-	waiting  []pendingRead // read states waiting for apply
-	lastSnap uint64
+	leader  atomic.Uint64
+	term    atomic.Uint64
+	nextPID uint64 // read contexts
+	// propTerm and propSeq number this leader's proposals (propose).
+	propTerm, propSeq uint64
+	waiters           map[uint64]*proposal
+	reads             map[string][]*readReq
+	waiting           []pendingRead // read states waiting for apply
+	lastSnap          uint64
 
 	statsMu sync.Mutex
 	stats   *pb.StatsResponse
@@ -334,9 +336,19 @@ func (s *Server) propose(first *proposal) {
 		}
 		return
 	}
+	// A proposal id routes the reply. It is the term and a counter of this
+	// leader's proposals in it: only one replica leads a term, so ids never
+	// repeat — not even after a restart, when a replica may lead again
+	// while it still applies entries proposed in its previous life (an id
+	// of node id and a counter restarting at zero could then hand an old
+	// entry's reply to a new request). apply also checks the command.
+	term := s.rn.BasicStatus().GetTerm()
+	if term != s.propTerm {
+		s.propTerm, s.propSeq = term, 0
+	}
 	for _, p := range ps {
-		s.nextPID++
-		p.cmd.Proposal = s.cfg.ID<<40 | s.nextPID&(1<<40-1)
+		s.propSeq++
+		p.cmd.Proposal = term<<32 | s.propSeq&(1<<32-1)
 		s.waiters[p.cmd.Proposal] = p
 		batch.Commands = append(batch.Commands, p.cmd)
 	}
@@ -475,7 +487,7 @@ func (s *Server) apply(e *raftpb.Entry) {
 		}
 		for _, c := range batch.Commands {
 			reply := s.mach.Apply(e.GetIndex(), c)
-			if p, ok := s.waiters[c.Proposal]; ok {
+			if p, ok := s.waiters[c.Proposal]; ok && proto.Equal(p.cmd, c) {
 				delete(s.waiters, c.Proposal)
 				p.reply <- reply
 			}

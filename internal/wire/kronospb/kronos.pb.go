@@ -1368,7 +1368,7 @@ func (x *StatsResponse) GetClockEvents() uint64 {
 // One replicated log entry: a batch of mutating commands (group commit).
 type Command struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
-	Proposal uint64                 `protobuf:"varint,1,opt,name=proposal,proto3" json:"proposal,omitempty"` // proposer node id << 40 | counter: routes the reply
+	Proposal uint64                 `protobuf:"varint,1,opt,name=proposal,proto3" json:"proposal,omitempty"` // leader's term << 32 | counter: routes the reply
 	Session  *Session               `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
 	// Types that are valid to be assigned to Op:
 	//
