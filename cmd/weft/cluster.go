@@ -35,16 +35,23 @@ type clusterOpts struct {
 	dir                                string
 	gatekeepers, shards, kronos, coord int
 	readyTimeout, stopTimeout          time.Duration
+	// postgresURL is the store gatekeepers and shards share; epoch the
+	// configuration epoch they are started in (larger on every up).
+	postgresURL, postgresSchema string
+	epoch                       uint64
 }
 
 // clusterProc is one launched process, as recorded in the state file.
 type clusterProc struct {
-	Name     string   `json:"name"`
-	Role     string   `json:"role"`
-	Index    int      `json:"index"`
-	Pid      int      `json:"pid"`
-	Addr     string   `json:"addr"`
-	HTTPAddr string   `json:"http_addr,omitempty"`
+	Name     string `json:"name"`
+	Role     string `json:"role"`
+	Index    int    `json:"index"`
+	Pid      int    `json:"pid"`
+	Addr     string `json:"addr"`
+	HTTPAddr string `json:"http_addr,omitempty"`
+	// PeerAddr is a gatekeeper's cluster-protocol address (Addr is its
+	// Weft gRPC API, HTTPAddr its HTTP/JSON API).
+	PeerAddr string   `json:"peer_addr,omitempty"`
 	DataDir  string   `json:"data_dir"`
 	Log      string   `json:"log"`
 	Args     []string `json:"args"`
@@ -68,6 +75,10 @@ type launchRole struct {
 	args func(o *clusterOpts, i int, group []*clusterProc, st *clusterState) []string
 	// http reports whether the role serves health and metrics on its own port.
 	http bool
+	// peer reports whether the role also has a cluster-protocol address.
+	peer bool
+	// store reports whether the role needs the shared store (--postgres-url).
+	store bool
 	// missing, if set, says why the role has no process yet: it is not started.
 	missing string
 }
@@ -86,10 +97,40 @@ var launchRoles = []launchRole{
 				"--peers", peerList(g), "--data-dir", g[i].DataDir,
 				"--gatekeepers", fmt.Sprint(o.gatekeepers), "--shards", fmt.Sprint(o.shards)}
 		}},
-	{name: "gatekeeper", count: func(o *clusterOpts) int { return o.gatekeepers },
-		missing: "no `weft gatekeeper` process yet; the coordinator holds its slots vacant"},
-	{name: "shard", count: func(o *clusterOpts) int { return o.shards },
-		missing: "no `weft shard` process yet; the coordinator holds its slots vacant"},
+	// Shards before gatekeepers: a gatekeeper opens its FIFO streams to
+	// every shard when it starts.
+	{name: "shard", count: func(o *clusterOpts) int { return o.shards }, store: true,
+		args: func(o *clusterOpts, i int, g []*clusterProc, st *clusterState) []string {
+			return append([]string{"shard", "--id", fmt.Sprint(i), "--listen", g[i].Addr}, roleArgs(o, st)...)
+		}},
+	{name: "gatekeeper", count: func(o *clusterOpts) int { return o.gatekeepers }, http: true, peer: true, store: true,
+		args: func(o *clusterOpts, i int, g []*clusterProc, st *clusterState) []string {
+			return append([]string{"gatekeeper", "--id", fmt.Sprint(i), "--listen", g[i].PeerAddr,
+				"--grpc-addr", g[i].Addr, "--http-addr", g[i].HTTPAddr}, roleArgs(o, st)...)
+		}},
+}
+
+// roleArgs are the flags every gatekeeper and shard process of the cluster
+// shares; st holds every process planned (addresses assigned).
+func roleArgs(o *clusterOpts, st *clusterState) []string {
+	addrs := func(role string, peer bool) string {
+		var out []string
+		for _, p := range procsOf(st, role) {
+			out = append(out, map[bool]string{true: p.PeerAddr, false: p.Addr}[peer])
+		}
+		return strings.Join(out, ",")
+	}
+	var kronos []string
+	for _, p := range procsOf(st, "kronos") {
+		kronos = append(kronos, p.Addr)
+	}
+	args := []string{"--epoch", fmt.Sprint(o.epoch), "--gatekeepers", fmt.Sprint(o.gatekeepers), "--shards", fmt.Sprint(o.shards),
+		"--gatekeeper-addrs", addrs("gatekeeper", true), "--shard-addrs", addrs("shard", false),
+		"--kronos", strings.Join(kronos, ","), "--postgres-url", o.postgresURL}
+	if o.postgresSchema != "" {
+		args = append(args, "--postgres-schema", o.postgresSchema)
+	}
+	return args
 }
 
 func peerList(g []*clusterProc) string {
@@ -120,6 +161,8 @@ func newClusterCmd() *cobra.Command {
 	f.IntVar(&o.kronos, "kronos", 3, "Kronos replicas (1, 3 or 5)")
 	f.IntVar(&o.coord, "coord", 3, "coordinator replicas (1, 3 or 5)")
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 30*time.Second, "wait this long for every process to serve")
+	f.StringVar(&o.postgresURL, "postgres-url", "", "PostgreSQL the gatekeepers and shards share (empty: they are not started)")
+	f.StringVar(&o.postgresSchema, "postgres-schema", "", "schema of the shared store (default: the store's)")
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Show the cluster's processes, members, slots and epochs",
@@ -212,6 +255,21 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 		return err
 	}
 	st := &clusterState{Binary: self, Started: time.Now().UTC()}
+	o.epoch = uint64(time.Now().Unix()) // larger on every up: stamps of a new run follow the old
+	// Every group's addresses are planned first: shards are told the
+	// gatekeepers' addresses before those start.
+	planned := map[string][]*clusterProc{}
+	for _, r := range launchRoles {
+		if n := r.count(o); n > 0 {
+			if planned[r.name], err = planGroup(dir, r, n, prev); err != nil {
+				return err
+			}
+		}
+	}
+	plannedState := &clusterState{}
+	for _, r := range launchRoles {
+		plannedState.Procs = append(plannedState.Procs, planned[r.name]...)
+	}
 	for _, r := range launchRoles {
 		n := r.count(o)
 		if n == 0 {
@@ -221,12 +279,13 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 			st.NotStarted = append(st.NotStarted, fmt.Sprintf("%d %s: %s", n, r.name, r.missing))
 			continue
 		}
-		group, err := planGroup(dir, r, n, prev)
-		if err != nil {
-			return err
+		if r.store && o.postgresURL == "" {
+			st.NotStarted = append(st.NotStarted, fmt.Sprintf("%d %s: needs --postgres-url (the store gatekeepers and shards share)", n, r.name))
+			continue
 		}
+		group := planned[r.name]
 		for i, p := range group {
-			p.Args = r.args(o, i, group, st)
+			p.Args = r.args(o, i, group, plannedState)
 			if err := startProc(self, p); err != nil {
 				_ = writeClusterState(dir, st)
 				return err
@@ -266,13 +325,18 @@ func planGroup(dir string, r launchRole, n int, prev *clusterState) ([]*clusterP
 		if prev != nil {
 			for _, q := range prev.Procs {
 				if q.Name == name {
-					p.Addr, p.HTTPAddr = q.Addr, q.HTTPAddr
+					p.Addr, p.HTTPAddr, p.PeerAddr = q.Addr, q.HTTPAddr, q.PeerAddr
 				}
 			}
 		}
 		var err error
 		if p.Addr == "" {
 			if p.Addr, err = freeAddr(); err != nil {
+				return nil, err
+			}
+		}
+		if r.peer && p.PeerAddr == "" {
+			if p.PeerAddr, err = freeAddr(); err != nil {
 				return nil, err
 			}
 		}
@@ -400,7 +464,9 @@ func procAlive(p *clusterProc) bool {
 	if strings.Contains(string(b), "\x00<defunct>") {
 		return false
 	}
-	return strings.Contains(string(b), p.DataDir)
+	// The pid is ours if the process runs the arguments we started it with
+	// (pids are reused).
+	return strings.Contains(string(b), strings.Join(p.Args, "\x00"))
 }
 
 func coordStatus(ctx context.Context, st *clusterState) (*coordpbStatus, error) {

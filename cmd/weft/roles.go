@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -19,7 +18,6 @@ import (
 	"github.com/weft-db/weft/internal/api"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/order"
-	pb "github.com/weft-db/weft/internal/wire/clusterpb"
 )
 
 func init() { subcommands = append(subcommands, newShardCmd, newGatekeeperCmd) }
@@ -160,26 +158,24 @@ cluster protocol (--listen). Start the shards first (a gatekeeper waits up to
 				return err
 			}
 			defer closeOracle()
-			// The peer protocol listens before dialling the shards, so
-			// peers starting at the same time find each other.
+			// The port is taken first; the peer protocol is served once
+			// the gatekeeper is built (peers and shards retry meanwhile).
 			lis, err := net.Listen("tcp", r.listen)
 			if err != nil {
 				return err
 			}
-			srv := grpc.NewServer()
-			var gk *engine.ClusterGatekeeper
-			ready := make(chan struct{})
-			pb.RegisterGatekeeperServer(srv, &lateGatekeeper{get: func() *engine.ClusterGatekeeper { <-ready; return gk }})
-			go srv.Serve(lis)
-			defer srv.Stop()
-			gk, err = engine.NewClusterGatekeeper(engine.GatekeeperConfig{ID: r.id, Gatekeepers: r.gatekeepers, Shards: r.shards,
+			defer lis.Close()
+			gk, err := engine.NewClusterGatekeeper(engine.GatekeeperConfig{ID: r.id, Gatekeepers: r.gatekeepers, Shards: r.shards,
 				Epoch: r.epoch, Store: st, Oracle: oracle, ShardAddrs: shardAddrs, PeerAddrs: gkAddrs, AnnounceEvery: tau,
 				Log: slog.Default()})
-			close(ready)
 			if err != nil {
 				return err
 			}
 			defer gk.Close()
+			srv := grpc.NewServer()
+			gk.Register(srv)
+			go srv.Serve(lis)
+			defer srv.Stop()
 			front, err := api.NewServer(gk, acfg)
 			if err != nil {
 				return err
@@ -192,7 +188,7 @@ cluster protocol (--listen). Start the shards first (a gatekeeper waits up to
 				defer cancel()
 				front.Stop(ctx)
 			}()
-			fmt.Fprintf(cmd.OutOrStdout(), "gatekeeper %d serving gRPC on %s, HTTP on %s, cluster protocol on %s\n",
+			fmt.Fprintf(cmd.OutOrStdout(), "gatekeeper %d serving on %s (Weft gRPC API); HTTP API on %s, cluster protocol on %s\n",
 				r.id, orOff(front.GRPCAddr()), orOff(front.HTTPAddr()), lis.Addr())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -212,29 +208,6 @@ cluster protocol (--listen). Start the shards first (a gatekeeper waits up to
 	return cmd
 }
 
-// lateGatekeeper serves the peer protocol while the gatekeeper is still
-// being built (it waits for it).
-type lateGatekeeper struct {
-	pb.UnimplementedGatekeeperServer
-	get func() *engine.ClusterGatekeeper
-}
-
-func (l *lateGatekeeper) Announce(ctx context.Context, req *pb.AnnounceRequest) (*pb.AnnounceResponse, error) {
-	g := l.get()
-	if g == nil {
-		return nil, errors.New("gatekeeper did not start")
-	}
-	return g.Announce(ctx, req)
-}
-
-func (l *lateGatekeeper) RequestNop(ctx context.Context, req *pb.NopRequest) (*pb.NopResponse, error) {
-	g := l.get()
-	if g == nil {
-		return nil, errors.New("gatekeeper did not start")
-	}
-	return g.RequestNop(ctx, req)
-}
-
 // serveRole serves a role's gRPC service on addr until SIGINT/SIGTERM.
 func serveRole(cmd *cobra.Command, addr, name string, register func(*grpc.Server), failed <-chan error) error {
 	lis, err := net.Listen("tcp", addr)
@@ -245,7 +218,7 @@ func serveRole(cmd *cobra.Command, addr, name string, register func(*grpc.Server
 	register(srv)
 	errs := make(chan error, 1)
 	go func() { errs <- srv.Serve(lis) }()
-	fmt.Fprintf(cmd.OutOrStdout(), "%s serving the cluster protocol on %s\n", name, lis.Addr())
+	fmt.Fprintf(cmd.OutOrStdout(), "%s serving on %s (cluster protocol)\n", name, lis.Addr())
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	select {

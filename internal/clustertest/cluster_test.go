@@ -2,8 +2,10 @@ package clustertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -50,7 +52,7 @@ func startCluster(t *testing.T, gatekeepers, shards int) *cluster {
 		"--gatekeeper-addrs", strings.Join(gkAddrs, ","), "--shard-addrs", strings.Join(shardAddrs, ","),
 		"--kronos", kronosAddr, "--postgres-url", pg.URL(), "--postgres-schema", schema}
 	for i := range shards {
-		start(fmt.Sprintf("shard%d", i), "serving the cluster protocol",
+		start(fmt.Sprintf("shard%d", i), " serving on ",
 			append([]string{"shard", "--id", fmt.Sprint(i), "--listen", shardAddrs[i]}, common...)...)
 	}
 	// Gatekeepers wait for their peers' clocks before answering, so they
@@ -62,7 +64,7 @@ func startCluster(t *testing.T, gatekeepers, shards int) *cluster {
 		go func() {
 			defer wg.Done()
 			procs[i] = testproc.Start(t, testproc.Spec{Name: fmt.Sprintf("gatekeeper%d", i), Path: bin,
-				Ready: fmt.Sprintf("gatekeeper %d serving", i), LogPath: filepath.Join(dir, fmt.Sprintf("gatekeeper%d.log", i)),
+				Ready: fmt.Sprintf("gatekeeper %d serving on", i), LogPath: filepath.Join(dir, fmt.Sprintf("gatekeeper%d.log", i)),
 				Args: append([]string{"gatekeeper", "--id", fmt.Sprint(i), "--listen", gkAddrs[i], "--grpc-addr", apiAddrs[i],
 					"--http-addr", ""}, common...)})
 		}()
@@ -145,4 +147,84 @@ func TestClusterProcessesCount(t *testing.T) {
 		}
 	}
 	t.Logf("200 increments through 2 gatekeeper processes, 2 shard processes, Kronos and PostgreSQL: all counted once")
+}
+
+// `weft cluster up` with a PostgreSQL store starts every role as a process
+// (Kronos, coordinator, shards, gatekeepers); a client writes through one
+// gatekeeper and reads through the other; `weft cluster down` stops them.
+func TestClusterUpRunsEveryRole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	pg := pgtest.Shared(t)
+	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
+	dir := filepath.Join(t.TempDir(), "c")
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if err != nil {
+			logs, _ := filepath.Glob(filepath.Join(dir, "logs", "*.log"))
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				t.Logf("%s:\n%s", l, b)
+			}
+			t.Fatalf("weft %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	out := run("cluster", "up", "--dir", dir, "--gatekeepers", "2", "--shards", "2", "--kronos", "1", "--coord", "1",
+		"--postgres-url", pg.URL(), "--postgres-schema", pgtest.Schema(t))
+	t.Cleanup(func() { _, _ = exec.Command(bin, "cluster", "down", "--dir", dir).CombinedOutput() })
+	if strings.Contains(out, "not started") {
+		t.Fatalf("roles left out:\n%s", out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Procs []struct {
+			Role, Addr string
+		} `json:"procs"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	var api []string
+	for _, p := range st.Procs {
+		if p.Role == "gatekeeper" {
+			api = append(api, p.Addr)
+		}
+	}
+	if len(api) != 2 {
+		t.Fatalf("gatekeepers in the state file: %v", st.Procs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := weft.Dial(api[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r, err := weft.Dial(api[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := w.Update(ctx, func(tx *weft.Tx) error {
+		tx.CreateVertex("alice")
+		tx.CreateVertex("bob")
+		tx.CreateEdge(weft.Handle("alice"), "knows", weft.Handle("bob"))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Reachable bool `json:"reachable"`
+	}
+	if err := r.Run(ctx, "reachability", map[string]any{"src": "alice", "dest": "bob"}, &got); err != nil || !got.Reachable {
+		t.Fatalf("reachability through the other gatekeeper: %+v %v", got, err)
+	}
+	down := run("cluster", "down", "--dir", dir)
+	t.Logf("up:\n%s\ndown:\n%s", out, down)
 }
