@@ -23,6 +23,7 @@ func newBenchCmd() *cobra.Command {
 	}
 	cmd.AddCommand(newBenchKronosCmd())
 	cmd.AddCommand(newBenchTaoCmd())
+	cmd.AddCommand(newBenchTauCmd())
 	return cmd
 }
 

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 
 	kc "github.com/weft-db/weft/client/kronos"
 	"github.com/weft-db/weft/internal/kronos"
@@ -18,9 +16,8 @@ import (
 )
 
 // startCluster runs a cluster's roles in this process, each behind its own
-// gRPC server on loopback: a Kronos replica, shard servers and gatekeepers
-// sharing one store. (The process-per-role tests start the same servers as
-// `weft` commands.)
+// gRPC server on loopback, with a Kronos replica over the network (the
+// process-per-role tests are in internal/clustertest).
 func startCluster(t *testing.T, gatekeepers, shards int) []*ClusterGatekeeper {
 	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
@@ -39,66 +36,12 @@ func startCluster(t *testing.T, gatekeepers, shards int) []*ClusterGatekeeper {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kcl.Close() })
-	oracle := order.Remote{C: kcl}
-	cfg := DefaultConfig()
-	cfg.Sync, cfg.Shards = false, shards
-	st, err := openStore(cfg, quiet)
+	c, err := StartLocalCluster(LocalClusterConfig{Gatekeepers: gatekeepers, Shards: shards, Oracle: order.Remote{C: kcl}, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-
-	listen := func() (net.Listener, *grpc.Server) {
-		lis, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := grpc.NewServer()
-		t.Cleanup(srv.Stop)
-		return lis, srv
-	}
-	gkLis := make([]net.Listener, gatekeepers)
-	gkSrv := make([]*grpc.Server, gatekeepers)
-	shLis := make([]net.Listener, shards)
-	shSrv := make([]*grpc.Server, shards)
-	var gkAddrs, shardAddrs []string
-	for i := range gatekeepers {
-		gkLis[i], gkSrv[i] = listen()
-		gkAddrs = append(gkAddrs, gkLis[i].Addr().String())
-	}
-	for i := range shards {
-		shLis[i], shSrv[i] = listen()
-		shardAddrs = append(shardAddrs, shLis[i].Addr().String())
-	}
-	for i := range shards {
-		lis, srv := shLis[i], shSrv[i]
-		links, err := DialShardLinks(i, gkAddrs, shardAddrs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(links.Close)
-		s, err := NewShardServer(ShardConfig{ID: i, Shards: shards, Gatekeepers: gatekeepers, Epoch: 1, Store: st,
-			Oracle: oracle, Log: quiet, RequestNop: links.RequestNop, Programs: links})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		s.Register(srv)
-		go srv.Serve(lis)
-	}
-	var gks []*ClusterGatekeeper
-	for i := range gatekeepers {
-		g, err := NewClusterGatekeeper(GatekeeperConfig{ID: i, Gatekeepers: gatekeepers, Shards: shards, Epoch: 1,
-			Store: st, Oracle: oracle, ShardAddrs: shardAddrs, PeerAddrs: gkAddrs, Log: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { g.Close() })
-		g.Register(gkSrv[i])
-		go gkSrv[i].Serve(gkLis[i])
-		gks = append(gks, g)
-	}
-	return gks
+	t.Cleanup(func() { c.Close() })
+	return c.Gatekeepers
 }
 
 // The bank workload through two gatekeeper processes' engines and three
