@@ -77,8 +77,6 @@ type launchRole struct {
 	http bool
 	// peer reports whether the role also has a cluster-protocol address.
 	peer bool
-	// store reports whether the role needs the shared store (--postgres-url).
-	store bool
 	// missing, if set, says why the role has no process yet: it is not started.
 	missing string
 }
@@ -97,13 +95,25 @@ var launchRoles = []launchRole{
 				"--peers", peerList(g), "--data-dir", g[i].DataDir,
 				"--gatekeepers", fmt.Sprint(o.gatekeepers), "--shards", fmt.Sprint(o.shards)}
 		}},
+	// The store gatekeepers and shards share, when no --postgres-url names
+	// one.
+	{name: "postgres", count: func(o *clusterOpts) int {
+		if o.postgresURL == "" && o.gatekeepers+o.shards > 0 {
+			return 1
+		}
+		return 0
+	},
+		args: func(o *clusterOpts, i int, g []*clusterProc, _ *clusterState) []string {
+			_, port, _ := net.SplitHostPort(g[i].Addr)
+			return []string{"postgres", "--dir", g[i].DataDir, "--port", port}
+		}},
 	// Shards before gatekeepers: a gatekeeper opens its FIFO streams to
 	// every shard when it starts.
-	{name: "shard", count: func(o *clusterOpts) int { return o.shards }, store: true,
+	{name: "shard", count: func(o *clusterOpts) int { return o.shards },
 		args: func(o *clusterOpts, i int, g []*clusterProc, st *clusterState) []string {
 			return append([]string{"shard", "--id", fmt.Sprint(i), "--listen", g[i].Addr}, roleArgs(o, st)...)
 		}},
-	{name: "gatekeeper", count: func(o *clusterOpts) int { return o.gatekeepers }, http: true, peer: true, store: true,
+	{name: "gatekeeper", count: func(o *clusterOpts) int { return o.gatekeepers }, http: true, peer: true,
 		args: func(o *clusterOpts, i int, g []*clusterProc, st *clusterState) []string {
 			return append([]string{"gatekeeper", "--id", fmt.Sprint(i), "--listen", g[i].PeerAddr,
 				"--grpc-addr", g[i].Addr, "--http-addr", g[i].HTTPAddr}, roleArgs(o, st)...)
@@ -124,9 +134,13 @@ func roleArgs(o *clusterOpts, st *clusterState) []string {
 	for _, p := range procsOf(st, "kronos") {
 		kronos = append(kronos, p.Addr)
 	}
+	url := o.postgresURL
+	if pg := procsOf(st, "postgres"); url == "" && len(pg) == 1 {
+		url = fmt.Sprintf("postgres://weft@%s/postgres?sslmode=disable", pg[0].Addr)
+	}
 	args := []string{"--epoch", fmt.Sprint(o.epoch), "--gatekeepers", fmt.Sprint(o.gatekeepers), "--shards", fmt.Sprint(o.shards),
 		"--gatekeeper-addrs", addrs("gatekeeper", true), "--shard-addrs", addrs("shard", false),
-		"--kronos", strings.Join(kronos, ","), "--postgres-url", o.postgresURL}
+		"--kronos", strings.Join(kronos, ","), "--postgres-url", url}
 	if o.postgresSchema != "" {
 		args = append(args, "--postgres-schema", o.postgresSchema)
 	}
@@ -161,7 +175,7 @@ func newClusterCmd() *cobra.Command {
 	f.IntVar(&o.kronos, "kronos", 3, "Kronos replicas (1, 3 or 5)")
 	f.IntVar(&o.coord, "coord", 3, "coordinator replicas (1, 3 or 5)")
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 30*time.Second, "wait this long for every process to serve")
-	f.StringVar(&o.postgresURL, "postgres-url", "", "PostgreSQL the gatekeepers and shards share (empty: they are not started)")
+	f.StringVar(&o.postgresURL, "postgres-url", "", "PostgreSQL the gatekeepers and shards share (empty: up starts one, `weft postgres`, in DIR/postgres-1)")
 	f.StringVar(&o.postgresSchema, "postgres-schema", "", "schema of the shared store (default: the store's)")
 	status := &cobra.Command{
 		Use:   "status",
@@ -279,10 +293,6 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 			st.NotStarted = append(st.NotStarted, fmt.Sprintf("%d %s: %s", n, r.name, r.missing))
 			continue
 		}
-		if r.store && o.postgresURL == "" {
-			st.NotStarted = append(st.NotStarted, fmt.Sprintf("%d %s: needs --postgres-url (the store gatekeepers and shards share)", n, r.name))
-			continue
-		}
 		group := planned[r.name]
 		for i, p := range group {
 			p.Args = r.args(o, i, group, plannedState)
@@ -293,6 +303,13 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 			st.Procs = append(st.Procs, p)
 			if err := writeClusterState(dir, st); err != nil {
 				return err
+			}
+		}
+		// A group serves before the next starts: shards need the store,
+		// gatekeepers the shards.
+		for _, p := range group {
+			if err := waitServing(p, o.readyTimeout); err != nil {
+				return fmt.Errorf("%w (the processes started are in %s; `weft cluster down --dir %s` stops them)", err, filepath.Join(dir, clusterStateFile), o.dir)
 			}
 		}
 	}

@@ -149,14 +149,15 @@ func TestClusterProcessesCount(t *testing.T) {
 	t.Logf("200 increments through 2 gatekeeper processes, 2 shard processes, Kronos and PostgreSQL: all counted once")
 }
 
-// `weft cluster up` with a PostgreSQL store starts every role as a process
-// (Kronos, coordinator, shards, gatekeepers); a client writes through one
-// gatekeeper and reads through the other; `weft cluster down` stops them.
+// `weft cluster up` starts every role as a process (PostgreSQL through
+// `weft postgres`, Kronos, coordinator, shards, gatekeepers); a client writes
+// through one gatekeeper and reads through the other; `weft cluster down`
+// stops them.
 func TestClusterUpRunsEveryRole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
-	pg := pgtest.Shared(t)
+	pgtest.Shared(t) // skips where PostgreSQL cannot be had, as the launcher would fail
 	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
 	dir := filepath.Join(t.TempDir(), "c")
 	run := func(args ...string) string {
@@ -172,8 +173,7 @@ func TestClusterUpRunsEveryRole(t *testing.T) {
 		}
 		return string(out)
 	}
-	out := run("cluster", "up", "--dir", dir, "--gatekeepers", "2", "--shards", "2", "--kronos", "1", "--coord", "1",
-		"--postgres-url", pg.URL(), "--postgres-schema", pgtest.Schema(t))
+	out := run("cluster", "up", "--dir", dir, "--gatekeepers", "2", "--shards", "2", "--kronos", "1", "--coord", "1")
 	t.Cleanup(func() { _, _ = exec.Command(bin, "cluster", "down", "--dir", dir).CombinedOutput() })
 	if strings.Contains(out, "not started") {
 		t.Fatalf("roles left out:\n%s", out)

@@ -1,4 +1,5 @@
-// Package pgtest runs a throwaway PostgreSQL server for tests: it finds
+// Package pgtest runs a throwaway PostgreSQL server for tests (the server
+// itself is package pgserver): it finds
 // Debian's binaries (/usr/lib/postgresql/*/bin), installs them with
 // `apt-get install -y postgresql` when they are missing and the test runs as
 // root on a machine with apt-get (CI does), runs initdb into a fresh
