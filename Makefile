@@ -9,7 +9,7 @@ PY      := $(VENV)/bin/python
 GOFLAGS_TEST ?=
 
 .PHONY: all build run test test-go test-race test-invariants test-py lint vet fmt-check \
-        bench bench-kronos fuzz lin faults adya generate pydeps clean sim
+        bench bench-kronos bench-dql fuzz lin faults adya generate pydeps clean sim
 
 all: build
 
@@ -54,6 +54,9 @@ bench: bench-kronos
 
 bench-kronos: build
 	./$(BIN) bench kronos
+
+bench-dql: build
+	./$(BIN) bench dql
 
 # Longer linearizability run of the replicated service under kill -9.
 lin: build

@@ -1,0 +1,255 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/engine"
+)
+
+// The DQL benchmark (`weft bench dql`): the Dgraph report's film-data
+// experiment (002_540afcce1dbf62cd.txt, §4.1–4.2) on Weft. It bulk loads
+// Dgraph's film N-Quads into a fresh engine and measures the load rate,
+// then runs the report's two 2-hop queries from 1 to 100 concurrent
+// clients through Dgraph's HTTP API on loopback (or the executor
+// in-process), a cell of fixed duration per (query, clients). See
+// docs/dgraph.md, "Benchmarks".
+
+// DQLOptions configures a run. Zero fields take the defaults in brackets.
+type DQLOptions struct {
+	// Out is the directory for the JSON and PNG files ("" writes none).
+	Out string
+	// Quick is the smoke run: the first 5,000 lines, 300 ms per cell and
+	// clients 1, 2 and 5, unless set otherwise.
+	Quick bool
+	// RDF and Schema are the film data and its DQL schema
+	// [../shared/data/film/goldendata_first_200k.rdf.gz, goldendata.schema
+	// beside it].
+	RDF, Schema string
+	// Lines loads only the first Lines lines of RDF [0: all].
+	Lines int
+	// DataDir holds the store; it must be empty or missing ["": a
+	// temporary directory, removed afterwards]. InMemory keeps the store in
+	// memory.
+	DataDir  string
+	InMemory bool
+	// LoadNoSync loads with fsync off, then closes and reopens the store
+	// with fsync on for the queries [false: fsync on throughout, as weft
+	// serve and weft load run].
+	LoadNoSync bool
+	// LoadBatch is quads per load transaction and Loaders the transactions
+	// in flight [weft load's defaults: 1000 and 1].
+	LoadBatch, Loaders int
+	// Gatekeepers and Shards override the engine's defaults (2 and 4).
+	Gatekeepers, Shards int
+	// Duration of each (query, clients) cell [3s].
+	Duration time.Duration
+	// Clients lists the concurrent client counts [1 2 5 10 20 50 100].
+	Clients []int
+	// Mode is http (POST /query to the Dgraph HTTP API on loopback) or
+	// inproc (the DQL executor called directly) [http].
+	Mode string
+	// Queries names the queries to run [all of DQLQueries, in order].
+	Queries []string
+	// RootsMax bounds the root entities a query draws from [0: all found].
+	RootsMax int
+	// CallsSample is the number of roots whose internal calls are counted
+	// per query [200].
+	CallsSample int
+	// Seed seeds the clients' root choices [1 when zero].
+	Seed uint64
+	// LoadCPUProfile and CPUProfile, when set, receive CPU profiles of the
+	// load and of the query cells.
+	LoadCPUProfile, CPUProfile string
+	// Progress receives progress bars (nil: none); Log a line per phase.
+	Progress io.Writer
+	Log      *slog.Logger
+}
+
+// Film data defaults, relative to the repository (docs/dgraph.md).
+const (
+	DQLDefaultRDF    = "../shared/data/film/goldendata_first_200k.rdf.gz"
+	DQLDefaultSchema = "../shared/data/film/goldendata.schema"
+)
+
+// dqlClientsDefault is the report's range of connections cut to what two
+// cores can drive (the report went from 1 to 1000).
+var dqlClientsDefault = []int{1, 2, 5, 10, 20, 50, 100}
+
+func (o *DQLOptions) setDefaults() {
+	if o.Quick {
+		if o.Lines <= 0 {
+			o.Lines = 5000
+		}
+		if o.Duration <= 0 {
+			o.Duration = 300 * time.Millisecond
+		}
+		if len(o.Clients) == 0 {
+			o.Clients = []int{1, 2, 5}
+		}
+	}
+	if o.RDF == "" {
+		o.RDF = DQLDefaultRDF
+	}
+	if o.Schema == "" {
+		o.Schema = filepath.Join(filepath.Dir(o.RDF), "goldendata.schema")
+	}
+	if o.Duration <= 0 {
+		o.Duration = 3 * time.Second
+	}
+	if len(o.Clients) == 0 {
+		o.Clients = slices.Clone(dqlClientsDefault)
+	}
+	if o.Mode == "" {
+		o.Mode = "http"
+	}
+	if len(o.Queries) == 0 {
+		for _, q := range DQLQueries {
+			o.Queries = append(o.Queries, q.Name)
+		}
+	}
+	if o.LoadBatch <= 0 {
+		o.LoadBatch = dgraph.DefaultLoadConfig().BatchQuads
+	}
+	if o.Loaders <= 0 {
+		o.Loaders = dgraph.DefaultLoadConfig().Loaders
+	}
+	if o.CallsSample <= 0 {
+		o.CallsSample = 200
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// validate checks the options after setDefaults.
+func (o *DQLOptions) validate() error {
+	if o.Mode != "http" && o.Mode != "inproc" {
+		return fmt.Errorf("bench: --mode %q: want http or inproc", o.Mode)
+	}
+	for _, c := range o.Clients {
+		if c < 1 || c > 10_000 {
+			return fmt.Errorf("bench: %d clients out of range [1, 10000]", c)
+		}
+	}
+	for _, name := range o.Queries {
+		if _, ok := dqlQuery(name); !ok {
+			return fmt.Errorf("bench: unknown query %q (known: %s, %s)", name, DQLQueries[0].Name, DQLQueries[1].Name)
+		}
+	}
+	if o.InMemory && (o.LoadNoSync || o.DataDir != "") {
+		// A memory store does not survive the reopen --load-nosync does.
+		return errors.New("bench: --in-memory cannot be combined with --load-nosync or --data-dir")
+	}
+	return nil
+}
+
+// DQLName is the results' base name: <mode>, with -quick for a smoke run.
+func (o DQLOptions) DQLName() string {
+	name := "film-" + o.Mode
+	if o.Quick {
+		name += "-quick"
+	}
+	return name
+}
+
+// dqlBench is one run's state.
+type dqlBench struct {
+	opts    DQLOptions
+	cfg     engine.Config
+	db      *engine.DB
+	g       *dgraph.Graph
+	res     dqlResults
+	cleanup []func()
+}
+
+// RunDQL loads the film data, runs the query cells, and returns (and
+// writes to opts.Out) the result. A run whose queries failed still returns
+// its result, with an error.
+func RunDQL(ctx context.Context, opts DQLOptions) (*Result, error) {
+	opts.setDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	b := &dqlBench{opts: opts}
+	defer b.close()
+	start, load := time.Now(), LoadAvg()
+	if err := b.prepare(); err != nil {
+		return nil, err
+	}
+	if err := b.load(ctx); err != nil {
+		return nil, err
+	}
+	runErr := b.queries(ctx)
+	if runErr != nil && len(b.res.Cells) == 0 {
+		return nil, runErr
+	}
+	res := b.result()
+	res.Started = start.UTC().Truncate(time.Second)
+	res.Seconds = roundTo(time.Since(start).Seconds(), 3)
+	res.Env = CurrentEnv()
+	res.Env.LoadAvgStart = load
+	if b.opts.Out != "" {
+		plots, err := b.savePlots()
+		res.Plots = plots
+		if err == nil {
+			err = WriteJSON(b.opts.Out, b.opts.DQLName(), res)
+		}
+		runErr = errors.Join(runErr, err)
+	}
+	return res, runErr
+}
+
+func (b *dqlBench) close() {
+	if b.db != nil {
+		b.db.Close()
+	}
+	for i := len(b.cleanup) - 1; i >= 0; i-- {
+		b.cleanup[i]()
+	}
+}
+
+// prepare configures the engine and its directory.
+func (b *dqlBench) prepare() error {
+	o := &b.opts
+	for _, p := range []string{o.RDF, o.Schema} {
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("bench: the film data: %w", err)
+		}
+	}
+	b.cfg = engine.DefaultConfig()
+	if o.Gatekeepers > 0 {
+		b.cfg.Gatekeepers = o.Gatekeepers
+	}
+	if o.Shards > 0 {
+		b.cfg.Shards = o.Shards
+	}
+	switch {
+	case o.InMemory:
+		return nil
+	case o.DataDir == "":
+		dir, err := os.MkdirTemp("", "weft-bench-dql-")
+		if err != nil {
+			return err
+		}
+		b.cleanup = append(b.cleanup, func() { os.RemoveAll(dir) })
+		b.cfg.DataDir = dir
+		return nil
+	}
+	if ents, err := os.ReadDir(o.DataDir); err == nil && len(ents) > 0 {
+		return fmt.Errorf("bench: --data-dir %s is not empty (the benchmark loads a fresh store)", o.DataDir)
+	}
+	b.cfg.DataDir = o.DataDir
+	return nil
+}
