@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -142,7 +141,7 @@ type Server struct {
 	gsrv    *grpc.Server
 	httpSrv *http.Server
 	httpLis net.Listener
-	peers   map[uint64]*peer
+	peers   map[uint64]*raftlog.Peer
 	metrics *metrics
 
 	reqc  chan *request
@@ -206,10 +205,10 @@ func (s *Server) Start() error {
 	s.gsrv = grpc.NewServer()
 	pb.RegisterCoordServer(s.gsrv, s)
 	pb.RegisterCoordRaftServer(s.gsrv, s)
-	s.peers = map[uint64]*peer{}
+	s.peers = map[uint64]*raftlog.Peer{}
 	for id, addr := range s.cfg.Peers {
 		if id != s.cfg.ID {
-			s.peers[id] = newPeer(id, addr, s.log)
+			s.peers[id] = raftlog.NewPeer(id, addr, s.log, openRaft)
 		}
 	}
 	go func() { _ = s.gsrv.Serve(s.lis) }()
@@ -261,7 +260,7 @@ func (s *Server) Stop() {
 		}
 		s.gsrv.Stop()
 		for _, p := range s.peers {
-			p.stop()
+			p.Stop()
 		}
 		_ = s.rlog.Close()
 	})
@@ -606,36 +605,31 @@ func (s *Server) Watch(req *pb.WatchRequest, st grpc.ServerStreamingServer[pb.Co
 
 // Send receives a peer's raft message stream.
 func (s *Server) Send(st grpc.ClientStreamingServer[pb.RaftEnvelope, pb.RaftAck]) error {
-	for {
+	err := raftlog.Receive(func() ([]byte, error) {
 		env, err := st.Recv()
-		if err == io.EOF {
-			return st.SendAndClose(&pb.RaftAck{})
-		}
-		if err != nil {
-			return err
-		}
-		m := &raftpb.Message{}
-		if err := proto.Unmarshal(env.GetMessage(), m); err != nil {
-			return err
-		}
-		select {
-		case s.recvc <- m:
-		case <-s.stopc:
-			return ErrStopped
-		default: // receiver full: drop, raft retries
-		}
+		return env.GetMessage(), err
+	}, s.recvc, s.stopc)
+	switch err {
+	case nil:
+		return st.SendAndClose(&pb.RaftAck{})
+	case raftlog.ErrStopped:
+		return ErrStopped
 	}
+	return err
+}
+
+// openRaft makes the raft message stream to a peer replica.
+func openRaft(ctx context.Context, conn *grpc.ClientConn) (func([]byte) error, error) {
+	st, err := pb.NewCoordRaftClient(conn).Send(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func(b []byte) error { return st.Send(&pb.RaftEnvelope{Message: b}) }, nil
 }
 
 // send routes a raft message to its peer.
 func (s *Server) send(m *raftpb.Message) {
-	p, ok := s.peers[m.GetTo()]
-	if !ok {
-		return
+	if p, ok := s.peers[m.GetTo()]; ok {
+		p.Send(m)
 	}
-	b, err := proto.Marshal(m)
-	if err != nil {
-		return
-	}
-	p.enqueue(b)
 }

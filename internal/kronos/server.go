@@ -110,7 +110,7 @@ type Server struct {
 
 	lis   net.Listener
 	gsrv  *grpc.Server
-	peers map[uint64]*peer
+	peers map[uint64]*raftlog.Peer
 
 	propc chan *proposal
 	readc chan *readReq
@@ -173,10 +173,10 @@ func (s *Server) Start() error {
 	s.gsrv = grpc.NewServer(grpc.MaxRecvMsgSize(64 << 20))
 	pb.RegisterKronosServer(s.gsrv, s)
 	pb.RegisterRaftServer(s.gsrv, s)
-	s.peers = map[uint64]*peer{}
+	s.peers = map[uint64]*raftlog.Peer{}
 	for id, addr := range s.cfg.Peers {
 		if id != s.cfg.ID {
-			s.peers[id] = newPeer(id, addr, s.log)
+			s.peers[id] = raftlog.NewPeer(id, addr, s.log, openRaft)
 		}
 	}
 	go func() { _ = s.gsrv.Serve(s.lis) }()
@@ -267,7 +267,7 @@ func (s *Server) Stop() {
 		<-s.done
 		s.gsrv.Stop()
 		for _, p := range s.peers {
-			p.stop()
+			p.Stop()
 		}
 		_ = s.rlog.Close()
 	})

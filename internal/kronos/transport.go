@@ -2,123 +2,41 @@ package kronos
 
 import (
 	"context"
-	"io"
-	"log/slog"
-	"time"
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/proto"
 
+	"github.com/weft-db/weft/internal/raftlog"
 	pb "github.com/weft-db/weft/internal/wire/kronospb"
 )
 
-// peerQueueMax bounds the messages queued for one peer. Raft tolerates lost
-// messages (it retransmits), so a full queue drops rather than blocks.
-const peerQueueMax = 1024
-
-// peer streams raft messages to one other replica over gRPC.
-type peer struct {
-	id    uint64
-	addr  string
-	log   *slog.Logger
-	q     chan []byte
-	stopc chan struct{}
-}
-
-func newPeer(id uint64, addr string, log *slog.Logger) *peer {
-	p := &peer{id: id, addr: addr, log: log, q: make(chan []byte, peerQueueMax), stopc: make(chan struct{})}
-	go p.loop()
-	return p
-}
-
-func (p *peer) stop() { close(p.stopc) }
-
-func (p *peer) enqueue(b []byte) {
-	select {
-	case p.q <- b:
-	default: // dropped; raft will retry
-	}
-}
-
-func (p *peer) loop() {
-	backoff := 10 * time.Millisecond
-	for {
-		select {
-		case <-p.stopc:
-			return
-		default:
-		}
-		err := p.stream()
-		if err != nil {
-			p.log.Debug("raft peer stream ended", "peer", p.id, "err", err)
-		}
-		select {
-		case <-p.stopc:
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
-	}
-}
-
-func (p *peer) stream() error {
-	conn, err := grpc.NewClient(p.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+// openRaft makes the raft message stream to a peer replica.
+func openRaft(ctx context.Context, conn *grpc.ClientConn) (func([]byte) error, error) {
 	st, err := pb.NewRaftClient(conn).Send(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for {
-		select {
-		case <-p.stopc:
-			return nil
-		case b := <-p.q:
-			if err := st.Send(&pb.RaftEnvelope{Message: b}); err != nil {
-				return err
-			}
-		}
-	}
+	return func(b []byte) error { return st.Send(&pb.RaftEnvelope{Message: b}) }, nil
 }
 
 // send routes a raft message to its peer.
 func (s *Server) send(m *raftpb.Message) {
-	p, ok := s.peers[m.GetTo()]
-	if !ok {
-		return
+	if p, ok := s.peers[m.GetTo()]; ok {
+		p.Send(m)
 	}
-	b, err := proto.Marshal(m)
-	if err != nil {
-		return
-	}
-	p.enqueue(b)
 }
 
 // Send receives a peer's raft message stream.
 func (s *Server) Send(st grpc.ClientStreamingServer[pb.RaftEnvelope, pb.RaftAck]) error {
-	for {
+	err := raftlog.Receive(func() ([]byte, error) {
 		env, err := st.Recv()
-		if err == io.EOF {
-			return st.SendAndClose(&pb.RaftAck{})
-		}
-		if err != nil {
-			return err
-		}
-		m := &raftpb.Message{}
-		if err := proto.Unmarshal(env.GetMessage(), m); err != nil {
-			return err
-		}
-		select {
-		case s.recvc <- m:
-		case <-s.stopc:
-			return ErrStopped
-		default: // receiver full: drop, raft retries
-		}
+		return env.GetMessage(), err
+	}, s.recvc, s.stopc)
+	switch err {
+	case nil:
+		return st.SendAndClose(&pb.RaftAck{})
+	case raftlog.ErrStopped:
+		return ErrStopped
 	}
+	return err
 }
