@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	kc "github.com/weft-db/weft/client/kronos"
 	"github.com/weft-db/weft/internal/kronos"
 	"github.com/weft-db/weft/internal/order"
