@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ikv "github.com/weft-db/weft/internal/kv"
@@ -35,6 +36,9 @@ var (
 	ErrUnavailable     = ikv.ErrUnavailable
 	ErrOverloaded      = ikv.ErrOverloaded
 	ErrClosed          = ikv.ErrClosed
+	// ErrPaused: the servers are fenced for a rollback; wait and retry,
+	// then check Generation.
+	ErrPaused = ikv.ErrPaused
 )
 
 // Options configure a Client. The zero value takes every default.
@@ -55,6 +59,10 @@ type Options struct {
 	Actor uint64
 	// HTTPClient is used for every call; nil uses a private one.
 	HTTPClient *http.Client
+	// FollowAdvice makes the session adopt the R and W a rollback
+	// coordinator advises (servers pass it on in their answers once
+	// violations are frequent: §IV's switch to sequential consistency).
+	FollowAdvice bool
 }
 
 // Client is one session against the store.
@@ -69,6 +77,10 @@ type Client struct {
 	sess   *ikv.Session
 	closed bool
 	bg     sync.WaitGroup // read repairs and trailing replica calls
+
+	follow bool
+	gen    atomic.Uint64
+	advice atomic.Pointer[ikv.Advice]
 }
 
 // Dial fetches the metadata from the first server of servers that answers
@@ -77,7 +89,7 @@ func Dial(ctx context.Context, servers []string, opts Options) (*Client, error) 
 	if len(servers) == 0 {
 		return nil, fmt.Errorf("%w: no server addresses", ErrInvalid)
 	}
-	c := &Client{hc: opts.HTTPClient, tick: opts.Tick, round: opts.RoundTimeout}
+	c := &Client{hc: opts.HTTPClient, tick: opts.Tick, round: opts.RoundTimeout, follow: opts.FollowAdvice}
 	if c.hc == nil {
 		c.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}
 	}
@@ -99,6 +111,8 @@ func Dial(ctx context.Context, servers []string, opts Options) (*Client, error) 
 		return nil, fmt.Errorf("kv: no server answered: %w", errors.Join(errs...))
 	}
 	c.peers = c.meta.Peers
+	c.gen.Store(c.meta.Gen)
+	c.advice.Store(c.meta.Advice)
 	ring, err := ikv.NewRing(len(c.peers), c.meta.VNodes)
 	if err != nil {
 		return nil, err
@@ -115,10 +129,47 @@ func Dial(ctx context.Context, servers []string, opts Options) (*Client, error) 
 	for actor == 0 {
 		actor = rand.Uint64()
 	}
+	if c.follow && c.meta.Advice != nil {
+		q.R, q.W = c.meta.Advice.R, c.meta.Advice.W
+	}
 	if c.sess, err = ikv.NewSession(ring, actor, q); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// Generation is the highest rollback generation any server has answered
+// with. When it grows, a rollback discarded recent writes (possibly this
+// session's): work based on what this session read before must be redone
+// from the restored state.
+func (c *Client) Generation() uint64 { return c.gen.Load() }
+
+// Advice is the quorum the servers last advised (ok false: none).
+func (c *Client) Advice() (r, w int, ok bool) {
+	if a := c.advice.Load(); a != nil {
+		return a.R, a.W, true
+	}
+	return 0, 0, false
+}
+
+// observe records a server's generation and advice.
+func (c *Client) observe(gen uint64, adv *ikv.Advice) {
+	for {
+		g := c.gen.Load()
+		if gen <= g || c.gen.CompareAndSwap(g, gen) {
+			break
+		}
+	}
+	if adv == nil {
+		return
+	}
+	if old := c.advice.Swap(adv); c.follow && (old == nil || *old != *adv) {
+		c.mu.Lock()
+		q := c.sess.Quorum()
+		q.R, q.W = adv.R, adv.W
+		_ = c.sess.SetQuorum(q) // invalid advice is ignored
+		c.mu.Unlock()
+	}
 }
 
 // Meta is the metadata the client joined with.
@@ -298,6 +349,9 @@ func (c *Client) send(ctx context.Context, s ikv.Send) ikv.Reply {
 		var out ikv.GetResponse
 		r.Err = c.call(ctx, addr, http.MethodPost, "/v1/kv/get", ikv.GetRequest{Key: s.Key, HVC: ikv.ToHVCJSON(s.HVC)}, &out)
 		r.Siblings, r.HVC = out.Siblings, out.HVC.HVC()
+		if r.Err == nil {
+			c.observe(out.Gen, out.Advice)
+		}
 	case ikv.KindPut:
 		var out ikv.PutResponse
 		r.Err = c.call(ctx, addr, http.MethodPost, "/v1/kv/put", ikv.PutRequest{Key: s.Key, Sibling: s.Sibling, HVC: ikv.ToHVCJSON(s.HVC)}, &out)
@@ -307,6 +361,7 @@ func (c *Client) send(ctx context.Context, s ikv.Send) ikv.Reply {
 				r.Err = fmt.Errorf("%w: server %d answered outcome %q", ErrUnavailable, s.To, out.Outcome)
 			}
 			r.Outcome, r.HVC = o, out.HVC.HVC()
+			c.observe(out.Gen, out.Advice)
 		}
 	}
 	return r

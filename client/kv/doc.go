@@ -17,6 +17,13 @@
 // StoreClient.put). The quorum logic is internal/kv's pure Op state
 // machine; this package is its network shell.
 //
+// Rollback (`weft monitor --rollback`): while servers are fenced, requests
+// fail with ErrPaused (retryable, wrapped in ErrQuorum); answers carry the
+// rollback generation, and Generation reports the highest seen — when it
+// grows, work based on earlier reads must be redone. With
+// Options.FollowAdvice the session adopts the R and W the coordinator
+// advises when violations are frequent.
+//
 // A Client is safe for concurrent use. Each Client is one session: one
 // actor id in the versions it writes (random, 64 bits).
 package kv

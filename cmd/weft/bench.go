@@ -25,6 +25,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.AddCommand(newBenchTaoCmd())
 	cmd.AddCommand(newBenchTauCmd())
 	cmd.AddCommand(newBenchDQLCmd())
+	cmd.AddCommand(newBenchMonitorCmd())
 	return cmd
 }
 

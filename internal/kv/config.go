@@ -18,6 +18,8 @@ const (
 	KeyBytesLimit = 64 << 10
 	// ValueBytesLimit caps ValueBytesMax.
 	ValueBytesLimit = 64 << 20
+	// WindowLimit caps WindowMax.
+	WindowLimit = 1 << 26
 )
 
 // ReplicaConfig configures one replica (one server's share of the store).
@@ -54,6 +56,10 @@ type ReplicaConfig struct {
 	// the predicate detector's interception point (§V). It runs under the
 	// replica's clock lock and must not block.
 	Hook PutHook
+	// WindowMax is the number of undo records the rollback window keeps
+	// (one per applied PUT, window.go): how far back Restore can reach.
+	// 0 keeps none (no rollback). Default 65536.
+	WindowMax int
 	// Logger receives Pebble's errors. nil discards them.
 	Logger *slog.Logger
 }
@@ -68,6 +74,7 @@ func DefaultReplicaConfig() ReplicaConfig {
 		SiblingsMax:   8,
 		KeyBytesMax:   1024,
 		ValueBytesMax: 1 << 20,
+		WindowMax:     1 << 16,
 	}
 }
 
@@ -86,6 +93,8 @@ func (c ReplicaConfig) Validate() error {
 		return fmt.Errorf("kv: SiblingsMax %d not in [1, %d]", c.SiblingsMax, SiblingsLimit)
 	case c.KeyBytesMax < 1 || c.KeyBytesMax > KeyBytesLimit:
 		return fmt.Errorf("kv: KeyBytesMax %d not in [1, %d]", c.KeyBytesMax, KeyBytesLimit)
+	case c.WindowMax < 0 || c.WindowMax > WindowLimit:
+		return fmt.Errorf("kv: WindowMax %d not in [0, %d]", c.WindowMax, WindowLimit)
 	case c.ValueBytesMax < 0 || c.ValueBytesMax > ValueBytesLimit:
 		return fmt.Errorf("kv: ValueBytesMax %d not in [0, %d]", c.ValueBytesMax, ValueBytesLimit)
 	}

@@ -2,6 +2,8 @@ package kv
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/weft-db/weft/internal/monitor"
@@ -15,8 +17,8 @@ const CandidatesLimit = 1 << 22
 // feeds every applied PUT — key, new value, HVC stamp — to a
 // monitor.Detector, which decides which candidates the monitors need, and
 // keeps those candidates in a bounded buffer for the monitors to fetch
-// (Candidates; the shell serves them over HTTP). The monitor processes are
-// later work; this is the server half.
+// (Candidates; the shell serves them over HTTP to the monitor process,
+// Watcher). After a rollback's restore, Reset starts a new generation.
 //
 // The buffer holds the latest CandidatesMax candidates, numbered from 1 in
 // the order the detector emitted them. When it is full the oldest is
@@ -29,6 +31,9 @@ const CandidatesLimit = 1 << 22
 type Detector struct {
 	mu      sync.Mutex
 	det     *monitor.Detector
+	boot    uint64        // the server incarnation (its start time)
+	gen     uint64        // the rollback generation of det's states
+	wake    chan struct{} // closed and replaced when candidates arrive
 	spec    *monitor.Spec
 	buf     []IndexedCandidate // ring buffer of at most max
 	head    int                // index in buf of the oldest
@@ -42,6 +47,9 @@ type Detector struct {
 // IndexedCandidate is a candidate with its position in the detector's output.
 type IndexedCandidate struct {
 	Index uint64
+	// Gen is the rollback generation of the detector that emitted it:
+	// Seq numbers restart at 0 in each generation (Reset).
+	Gen uint64
 	monitor.Outbound
 }
 
@@ -63,11 +71,79 @@ func NewDetector(spec *monitor.Spec, server int, start vclock.HVC, candidatesMax
 	if err != nil {
 		return nil, err
 	}
-	return &Detector{det: det, spec: spec, max: candidatesMax, next: 1}, nil
+	return &Detector{det: det, spec: spec, max: candidatesMax, next: 1, wake: make(chan struct{})}, nil
+}
+
+// SetEpoch records the server incarnation (boot: any value that differs
+// between restarts, e.g. the start time) and rollback generation the
+// candidates belong to; monitors restart their per-server sequence when
+// either changes.
+func (d *Detector) SetEpoch(boot, gen uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.boot, d.gen = boot, gen
+}
+
+// Epoch returns the incarnation and generation.
+func (d *Detector) Epoch() (boot, gen uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.boot, d.gen
+}
+
+// Load sets the current values of keys and the stamps of the PUTs that
+// wrote them (see monitor.Detector.LoadAt; a missing stamp reads as "at the
+// beginning").
+func (d *Detector) Load(values map[string]string, ats map[string]vclock.HVC) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		d.det.LoadAt(k, values[k], ats[k])
+	}
+}
+
+// Reset starts a new generation after a rollback: a fresh monitor.Detector
+// whose states begin when their restored values were written (ats; the
+// zero HVC for values older than the window), with Seq numbers from 0.
+// Beginning them at the restore instead would make a violation that still
+// holds in the restored state look as if it began at the restore, and a
+// rollback to before it would undo nothing. Buffered candidates of older
+// generations stay readable; monitors drop them.
+func (d *Detector) Reset(gen uint64, values map[string]string, ats map[string]vclock.HVC) error {
+	det, err := monitor.NewDetector(d.spec, d.det.Server(), vclock.HVC{})
+	if err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		det.LoadAt(k, values[k], ats[k])
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.det, d.gen = det, gen
+	return nil
+}
+
+// Wait returns a channel closed when a candidate after index after exists.
+func (d *Detector) Wait(after uint64) <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.next-1 > after {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return d.wake
 }
 
 // Spec is the monitored spec.
 func (d *Detector) Spec() *monitor.Spec { return d.spec }
+
+// Keys lists the keys the spec names on this server, sorted.
+func (d *Detector) Keys() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.det.Keys()
+}
 
 // Relevant reports whether a predicate names key on this server.
 func (d *Detector) Relevant(key string) bool { return d.det.Relevant(key) }
@@ -98,8 +174,12 @@ func (d *Detector) take(out []monitor.Outbound, err error) {
 		d.lastErr = err
 		return
 	}
+	if len(out) > 0 {
+		close(d.wake)
+		d.wake = make(chan struct{})
+	}
 	for _, o := range out {
-		c := IndexedCandidate{Index: d.next, Outbound: o}
+		c := IndexedCandidate{Index: d.next, Gen: d.gen, Outbound: o}
 		d.next++
 		if len(d.buf) < d.max {
 			d.buf = append(d.buf, c)

@@ -29,6 +29,12 @@ var (
 	// ErrUnavailable means a replica could not be reached or answered an
 	// internal error (an I/O failure); it counts as no answer.
 	ErrUnavailable = errors.New("kv: replica unavailable")
+	// ErrPaused means the server is fenced for a rollback (§IV): it refuses
+	// GETs and PUTs until the rollback coordinator resumes it (or its pause
+	// expires). Retry after a short wait; a session that sees a new
+	// rollback generation afterwards must redo its work from the restored
+	// state.
+	ErrPaused = errors.New("kv: paused for rollback")
 )
 
 // Code is an error's stable wire form.
@@ -46,6 +52,8 @@ const (
 	CodeConflict        Code = "CONFLICT"
 	CodeInternal        Code = "INTERNAL"
 	CodeNotFound        Code = "NOT_FOUND" // no such endpoint
+	CodePaused          Code = "PAUSED"
+	CodeWindow          Code = "WINDOW"
 )
 
 var codes = []struct {
@@ -60,6 +68,8 @@ var codes = []struct {
 	{CodeUnavailable, ErrUnavailable},
 	{CodeUnavailable, ErrClosed},
 	{CodeConflict, ErrTxnConflict},
+	{CodePaused, ErrPaused},
+	{CodeWindow, ErrWindow},
 }
 
 // CodeOf maps an error to its code (CodeInternal for anything unknown).
@@ -103,7 +113,7 @@ func sentinelOf(err error) error {
 // unchanged.
 func (c Code) Retryable() bool {
 	switch c {
-	case CodeQuorum, CodeOverloaded, CodeUnavailable, CodeConflict:
+	case CodeQuorum, CodeOverloaded, CodeUnavailable, CodeConflict, CodePaused:
 		return true
 	}
 	return false

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -340,6 +341,9 @@ func (o *Op) fail() {
 		detail += "; " + strings.Join(why, "; ")
 	}
 	err := fmt.Errorf("%w: %s", ErrQuorum, detail)
+	if refusal == nil && slices.ContainsFunc(o.errs, func(e error) bool { return errors.Is(e, ErrPaused) }) {
+		refusal = ErrPaused // a rollback is under way: say so, so callers wait and retry
+	}
 	if refusal != nil {
 		err = fmt.Errorf("%w (%w): %s", ErrQuorum, sentinelOf(refusal), detail)
 	}

@@ -48,13 +48,20 @@ type Replica struct {
 
 	clockMu sync.Mutex
 	clock   *vclock.HybridClock
+	// The rollback window (window.go), guarded by clockMu: records
+	// [histFirst, histNext), the floor below which no rollback reaches,
+	// and the rollback generation.
+	histFirst, histNext uint64
+	floor, gen          uint64
+	trimMu              sync.Mutex
+	log                 *slog.Logger
 
 	closed atomic.Bool
 	stats  replicaCounters
 }
 
 type replicaCounters struct {
-	gets, applied, duplicate, obsolete, rejected atomic.Uint64
+	gets, applied, duplicate, obsolete, rejected, undone atomic.Uint64
 }
 
 // ReplicaStats counts a replica's requests since it opened.
@@ -64,6 +71,7 @@ type ReplicaStats struct {
 	Duplicate uint64 `json:"duplicate"`
 	Obsolete  uint64 `json:"obsolete"`
 	Rejected  uint64 `json:"rejected"` // PUTs refused: too many siblings, reused version
+	Undone    uint64 `json:"undone"`   // PUTs rolled back by Restore
 }
 
 // OpenReplica opens (or creates) the replica's Pebble store.
@@ -87,9 +95,13 @@ func OpenReplica(cfg ReplicaConfig) (*Replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv: open %s: %w", cfg.Dir, err)
 	}
-	r := &Replica{cfg: cfg, db: db, clock: clock, wopt: pebble.NoSync}
+	r := &Replica{cfg: cfg, db: db, clock: clock, wopt: pebble.NoSync, log: log}
 	if cfg.Sync {
 		r.wopt = pebble.Sync
+	}
+	if err := r.openWindow(); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return r, nil
 }
@@ -111,7 +123,7 @@ func (r *Replica) Self() int { return r.cfg.Self }
 func (r *Replica) Stats() ReplicaStats {
 	return ReplicaStats{
 		Gets: r.stats.gets.Load(), Applied: r.stats.applied.Load(), Duplicate: r.stats.duplicate.Load(),
-		Obsolete: r.stats.obsolete.Load(), Rejected: r.stats.rejected.Load(),
+		Obsolete: r.stats.obsolete.Load(), Rejected: r.stats.rejected.Load(), Undone: r.stats.undone.Load(),
 	}
 }
 
@@ -142,7 +154,16 @@ func (r *Replica) Get(key string, from vclock.HVC) ([]Sibling, vclock.HVC, error
 }
 
 // Put applies s to key (see Apply), durably before it returns, and returns
-// the outcome and the event's stamp. An applied PUT is shown to the hook.
+// the outcome and the event's stamp. An applied PUT is shown to the hook and
+// leaves an undo record in the rollback window (window.go), in the same
+// batch as the new siblings.
+//
+// The stamp is taken (and the hook called) before the write, under the
+// clock lock, so that the undo record can carry it and stamps, sequence
+// numbers and hook calls share one order; the PUT is acknowledged only
+// after the write is durable. If the write then fails the hook has seen a
+// PUT that did not happen; that is an I/O failure of the replica, reported
+// as ErrUnavailable, and the monitors may report a phantom from it.
 func (r *Replica) Put(key string, s Sibling, from vclock.HVC) (Outcome, vclock.HVC, error) {
 	if err := r.checkPut(key, s, from); err != nil {
 		return 0, vclock.HVC{}, err
@@ -164,19 +185,21 @@ func (r *Replica) Put(key string, s Sibling, from vclock.HVC) (Outcome, vclock.H
 		r.stats.rejected.Add(1)
 		return 0, vclock.HVC{}, err
 	}
-	if o == Applied {
-		if err := r.db.Set(pebbleKey(key), AppendSiblings(nil, next), r.wopt); err != nil {
-			return 0, vclock.HVC{}, fmt.Errorf("%w: write %q: %v", ErrUnavailable, key, err)
-		}
-	}
 	r.clockMu.Lock()
 	at := r.stamp(from)
-	if o == Applied && r.cfg.Hook != nil {
-		r.cfg.Hook.Put(at, key, s.Value)
+	seq := r.histNext
+	if o == Applied {
+		r.histNext++
+		if r.cfg.Hook != nil {
+			r.cfg.Hook.Put(at, key, s.Value)
+		}
 	}
 	r.clockMu.Unlock()
 	switch o {
 	case Applied:
+		if err := r.write(key, next, histRecord{At: at, Key: key, Prev: stored, Sib: s}, seq); err != nil {
+			return 0, vclock.HVC{}, err
+		}
 		r.stats.applied.Add(1)
 	case Duplicate:
 		r.stats.duplicate.Add(1)
@@ -184,6 +207,23 @@ func (r *Replica) Put(key string, s Sibling, from vclock.HVC) (Outcome, vclock.H
 		r.stats.obsolete.Add(1)
 	}
 	return o, at, nil
+}
+
+// write stores key's new siblings and the PUT's undo record in one batch.
+func (r *Replica) write(key string, next []Sibling, rec histRecord, seq uint64) error {
+	b := r.db.NewBatch()
+	defer b.Close()
+	_ = b.Set(pebbleKey(key), AppendSiblings(nil, next), nil)
+	if r.cfg.WindowMax > 0 {
+		_ = b.Set(histKey(seq), appendHistRecord(nil, rec), nil)
+	}
+	if err := b.Commit(r.wopt); err != nil {
+		return fmt.Errorf("%w: write %q: %v", ErrUnavailable, key, err)
+	}
+	if r.cfg.WindowMax > 0 {
+		r.trimWindow()
+	}
+	return nil
 }
 
 // Stamp records a local event (a detector heartbeat) and runs f with its

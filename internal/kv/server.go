@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weft-db/weft/internal/monitor"
@@ -53,6 +54,10 @@ type ServerConfig struct {
 	// ShutdownTimeout is how long Stop lets in-flight requests finish
 	// before closing their connections. Default 1 s.
 	ShutdownTimeout time.Duration
+	// PauseTimeout is how long a rollback pause lasts at most unless the
+	// coordinator asks for another bound: the server then resumes by
+	// itself. Default 30 s.
+	PauseTimeout time.Duration
 }
 
 // DefaultServerConfig returns the defaults documented on ServerConfig.
@@ -60,6 +65,7 @@ func DefaultServerConfig() ServerConfig {
 	return ServerConfig{
 		N: 3, VNodes: 64, R: 2, W: 2, Replica: DefaultReplicaConfig(),
 		CandidatesMax: 1 << 16, FlushEvery: time.Second, RequestsMax: 1024, ShutdownTimeout: time.Second,
+		PauseTimeout: 30 * time.Second,
 	}
 }
 
@@ -124,6 +130,15 @@ type Server struct {
 	wg   sync.WaitGroup
 	once sync.Once
 	err  error
+	boot uint64
+
+	// The rollback fence: GET and PUT handlers hold gate shared; pausing
+	// takes it exclusively, so in-flight requests finish first.
+	gate       sync.RWMutex
+	paused     bool
+	pauseGen   uint64
+	pauseTimer *time.Timer
+	advice     atomic.Pointer[Advice]
 }
 
 // NewServer opens the replica (and detector) of cfg.
@@ -150,6 +165,18 @@ func NewServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
 	if s.rep, err = OpenReplica(cfg.Replica); err != nil {
 		return nil, err
 	}
+	s.boot = WallClock()
+	if s.det != nil {
+		// A restarted server's detector starts from the stored values, in
+		// a new incarnation the monitors recognise by its boot.
+		s.det.SetEpoch(s.boot, s.rep.Gen())
+		vals, ats, err := s.loadDetectorState()
+		if err != nil {
+			s.rep.Close()
+			return nil, err
+		}
+		s.det.Load(vals, ats)
+	}
 	return s, nil
 }
 
@@ -164,6 +191,12 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /v1/kv/meta", s.handle(s.meta))
 	mux.Handle("GET /v1/kv/stats", s.handle(s.stats))
 	mux.Handle("GET /v1/kv/candidates", s.handle(s.candidates))
+	mux.Handle("POST /v1/kv/admin/pause", s.handle(s.pause))
+	mux.Handle("POST /v1/kv/admin/resume", s.handle(s.resume))
+	mux.Handle("POST /v1/kv/admin/restore", s.handle(s.restore))
+	mux.Handle("POST /v1/kv/admin/advice", s.handle(s.setAdvice))
+	mux.Handle("POST /v1/kv/admin/late", s.handle(s.lateVersions))
+	mux.Handle("POST /v1/kv/admin/early", s.handle(s.earlyVersions))
 	mux.Handle("GET /healthz", s.handle(func(*http.Request) (any, error) { return map[string]bool{"ok": true}, nil }))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, ErrorBody{Code: CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
@@ -270,6 +303,11 @@ func (s *Server) get(r *http.Request) (any, error) {
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if s.paused {
+		return nil, fmt.Errorf("%w: generation %d", ErrPaused, s.pauseGen)
+	}
 	sibs, at, err := s.rep.Get(req.Key, req.HVC.HVC())
 	if err != nil {
 		return nil, err
@@ -277,7 +315,7 @@ func (s *Server) get(r *http.Request) (any, error) {
 	if sibs == nil {
 		sibs = []Sibling{}
 	}
-	return GetResponse{Siblings: sibs, HVC: ToHVCJSON(at)}, nil
+	return GetResponse{Siblings: sibs, HVC: ToHVCJSON(at), Gen: s.rep.Gen(), Advice: s.advice.Load()}, nil
 }
 
 func (s *Server) put(r *http.Request) (any, error) {
@@ -285,11 +323,16 @@ func (s *Server) put(r *http.Request) (any, error) {
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if s.paused {
+		return nil, fmt.Errorf("%w: generation %d", ErrPaused, s.pauseGen)
+	}
 	o, at, err := s.rep.Put(req.Key, req.Sibling, req.HVC.HVC())
 	if err != nil {
 		return nil, err
 	}
-	return PutResponse{Outcome: o.String(), HVC: ToHVCJSON(at)}, nil
+	return PutResponse{Outcome: o.String(), HVC: ToHVCJSON(at), Gen: s.rep.Gen(), Advice: s.advice.Load()}, nil
 }
 
 func (s *Server) meta(*http.Request) (any, error) {
@@ -297,20 +340,28 @@ func (s *Server) meta(*http.Request) (any, error) {
 	return Meta{
 		Self: c.Replica.Self, Peers: c.Peers, N: c.N, VNodes: c.VNodes, R: c.R, W: c.W,
 		Epsilon: c.Replica.Epsilon, SiblingsMax: c.Replica.SiblingsMax, VersionEntriesMax: VersionEntriesMax,
-		Monitoring: s.det != nil,
+		Monitoring: s.det != nil, Gen: s.rep.Gen(), Advice: s.advice.Load(),
 	}, nil
 }
 
 func (s *Server) stats(*http.Request) (any, error) {
-	out := struct {
-		Replica  ReplicaStats   `json:"replica"`
-		Detector *DetectorStats `json:"detector,omitempty"`
-	}{Replica: s.rep.Stats()}
+	s.gate.RLock()
+	paused := s.paused
+	s.gate.RUnlock()
+	out := ServerStats{Replica: s.rep.Stats(), Window: s.rep.Window(), Paused: paused}
 	if s.det != nil {
 		st := s.det.Stats()
 		out.Detector = &st
 	}
 	return out, nil
+}
+
+// ServerStats is GET /v1/kv/stats.
+type ServerStats struct {
+	Replica  ReplicaStats   `json:"replica"`
+	Window   WindowStats    `json:"window"`
+	Paused   bool           `json:"paused"`
+	Detector *DetectorStats `json:"detector,omitempty"`
 }
 
 // candidatesPageMax bounds one page of candidates.
@@ -336,12 +387,173 @@ func (s *Server) candidates(r *http.Request) (any, error) {
 		}
 		limit = min(n, candidatesPageMax)
 	}
+	if v := q.Get("wait_ms"); v != "" {
+		// Long poll: hold the request until a candidate exists (or the
+		// wait, at most candidatesWaitMax, passes), so monitors learn of
+		// candidates promptly without polling hot.
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms < 0 {
+			return nil, fmt.Errorf("%w: wait_ms=%q: want milliseconds", ErrInvalid, v)
+		}
+		t := time.NewTimer(min(time.Duration(ms)*time.Millisecond, candidatesWaitMax))
+		select {
+		case <-s.det.Wait(after):
+		case <-t.C:
+		case <-r.Context().Done():
+		case <-s.stop:
+		}
+		t.Stop()
+	}
 	cs, missed := s.det.Candidates(after, limit)
-	out := CandidatesResponse{Candidates: make([]CandidateJSON, 0, len(cs)), Missed: missed}
+	boot, gen := s.det.Epoch()
+	out := CandidatesResponse{Candidates: make([]CandidateJSON, 0, len(cs)), Missed: missed, Boot: boot, Gen: gen,
+		Clock: ToHVCJSON(s.rep.Clock())}
 	for _, c := range cs {
 		out.Candidates = append(out.Candidates, ToCandidateJSON(s.det.Spec(), c))
 	}
 	return out, nil
+}
+
+// candidatesWaitMax bounds a long poll.
+const candidatesWaitMax = 10 * time.Second
+
+// pause fences the server for a rollback: it waits for in-flight GETs and
+// PUTs (the gate), then refuses new ones with PAUSED until resume, a
+// restore's caller resumes it, or the pause times out.
+func (s *Server) pause(r *http.Request) (any, error) {
+	var req PauseRequest
+	if err := decodeJSON(r.Body, &req); err != nil {
+		return nil, err
+	}
+	timeout := s.cfg.PauseTimeout
+	if req.TimeoutMs > 0 {
+		timeout = time.Duration(req.TimeoutMs) * time.Millisecond
+	}
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if req.Gen <= s.rep.Gen() {
+		return nil, fmt.Errorf("%w: pause for generation %d, the replica is at %d", ErrInvalid, req.Gen, s.rep.Gen())
+	}
+	s.paused, s.pauseGen = true, req.Gen
+	if s.pauseTimer != nil {
+		s.pauseTimer.Stop()
+	}
+	gen := req.Gen
+	s.pauseTimer = time.AfterFunc(timeout, func() {
+		s.gate.Lock()
+		defer s.gate.Unlock()
+		if s.paused && s.pauseGen == gen {
+			s.paused = false
+			s.log.Warn("kv: rollback pause expired; resuming", "role", "kv", "node", s.cfg.Replica.Self, "gen", gen)
+		}
+	})
+	s.log.Info("kv: paused for rollback", "role", "kv", "node", s.cfg.Replica.Self, "gen", gen)
+	return PauseResponse{Paused: true, Gen: s.rep.Gen(), HVC: ToHVCJSON(s.rep.Clock())}, nil
+}
+
+// resume lifts the fence of generation req.Gen (an older one is ignored).
+func (s *Server) resume(r *http.Request) (any, error) {
+	var req PauseRequest
+	if err := decodeJSON(r.Body, &req); err != nil {
+		return nil, err
+	}
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if s.paused && s.pauseGen == req.Gen {
+		s.paused = false
+		if s.pauseTimer != nil {
+			s.pauseTimer.Stop()
+		}
+		s.log.Info("kv: resumed", "role", "kv", "node", s.cfg.Replica.Self, "gen", req.Gen)
+	}
+	return PauseResponse{Paused: s.paused, Gen: s.rep.Gen(), HVC: ToHVCJSON(s.rep.Clock())}, nil
+}
+
+// restore rewinds the paused replica to C(req.Before) and restarts the
+// detector in generation req.Gen from the restored values.
+func (s *Server) restore(r *http.Request) (any, error) {
+	var req RestoreRequest
+	if err := decodeJSON(r.Body, &req); err != nil {
+		return nil, err
+	}
+	s.gate.Lock()
+	defer s.gate.Unlock()
+	if !s.paused || s.pauseGen != req.Gen {
+		return nil, fmt.Errorf("%w: restore for generation %d needs a pause for it first", ErrInvalid, req.Gen)
+	}
+	res, err := s.rep.Restore(req.Before, req.Gen, req.Keep)
+	if err != nil {
+		return nil, err
+	}
+	if s.det != nil {
+		vals, ats, err := s.loadDetectorState()
+		if err != nil {
+			return nil, err
+		}
+		if err := s.det.Reset(req.Gen, vals, ats); err != nil {
+			return nil, err
+		}
+	}
+	s.log.Info("kv: restored", "role", "kv", "node", s.cfg.Replica.Self, "gen", req.Gen, "before", req.Before, "undone", res.Undone)
+	return RestoreResponse{Undone: res.Undone, Keys: len(res.Keys), Gen: req.Gen, HVC: ToHVCJSON(res.At)}, nil
+}
+
+// lateVersions lists the writes a rollback to req.Before may discard here.
+func (s *Server) lateVersions(r *http.Request) (any, error) {
+	var req VersionsRequest
+	if err := decodeJSON(r.Body, &req); err != nil {
+		return nil, err
+	}
+	vs, err := s.rep.LateVersions(req.Before)
+	if err != nil {
+		return nil, err
+	}
+	return VersionsResponse{Versions: nonNil(vs)}, nil
+}
+
+// earlyVersions lists which of req.Versions took effect here before the cut.
+func (s *Server) earlyVersions(r *http.Request) (any, error) {
+	var req VersionsRequest
+	if err := decodeJSON(r.Body, &req); err != nil {
+		return nil, err
+	}
+	vs, at, err := s.rep.EarlyVersions(req.Before, req.Versions)
+	if err != nil {
+		return nil, err
+	}
+	return VersionsResponse{Versions: nonNil(vs), CutTimes: at}, nil
+}
+
+// loadDetectorState reads the monitored keys' values and when they were
+// written.
+func (s *Server) loadDetectorState() (map[string]string, map[string]vclock.HVC, error) {
+	keys := s.det.Keys()
+	vals, err := s.rep.Values(keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	ats, err := s.rep.LastWrites(keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	return vals, ats, nil
+}
+
+// setAdvice sets (or, with r = w = 0, clears) the quorum advised to clients.
+func (s *Server) setAdvice(r *http.Request) (any, error) {
+	var req Advice
+	if err := decodeJSON(r.Body, &req); err != nil {
+		return nil, err
+	}
+	if req.R == 0 && req.W == 0 {
+		s.advice.Store(nil)
+		return req, nil
+	}
+	if req.R < 1 || req.R > s.cfg.N || req.W < 1 || req.W > s.cfg.N {
+		return nil, fmt.Errorf("%w: advice R=%d W=%d not in [1, N=%d]", ErrInvalid, req.R, req.W, s.cfg.N)
+	}
+	s.advice.Store(&req)
+	return req, nil
 }
 
 // decodeJSON reads exactly one JSON object with no unknown fields.
@@ -363,11 +575,11 @@ func decodeJSON(r io.Reader, dst any) error {
 
 func httpStatus(c Code) int {
 	switch c {
-	case CodeInvalid:
+	case CodeInvalid, CodeWindow:
 		return http.StatusBadRequest
 	case CodeTooManySiblings, CodeVersionReused, CodeConflict:
 		return http.StatusConflict
-	case CodeOverloaded, CodeUnavailable, CodeQuorum:
+	case CodeOverloaded, CodeUnavailable, CodeQuorum, CodePaused:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError

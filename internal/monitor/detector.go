@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/weft-db/weft/internal/vclock"
@@ -71,6 +72,38 @@ func NewDetector(spec *Spec, server int, start vclock.HVC) (*Detector, error) {
 	}
 	return d, nil
 }
+
+// Load sets key's current value without ending any state: the value the
+// server already holds when monitoring begins (after a restart, or a
+// rollback's restore), so the first state's values are the stored ones
+// rather than "". Call it before the first Put or Flush; irrelevant keys are
+// ignored.
+func (d *Detector) Load(key, value string) {
+	for _, r := range d.byKey[key] {
+		d.preds[r.pred].values[r.key] = value
+	}
+}
+
+// LoadAt is Load for a value written by the event stamped at: every state
+// of a predicate naming key begins no earlier than at (the latest of the
+// loaded stamps), so a restored or restarted server's first state carries
+// the time its values were really set, not the restart's. Call it before
+// the first Put or Flush.
+func (d *Detector) LoadAt(key, value string, at vclock.HVC) {
+	for _, r := range d.byKey[key] {
+		p := &d.preds[r.pred]
+		p.values[r.key] = value
+		if !at.IsZero() && (p.start.IsZero() || vclock.CompareHVC(p.start, at) == vclock.Before) {
+			p.start = at
+		}
+	}
+}
+
+// Server is the detector's server number.
+func (d *Detector) Server() int { return d.server }
+
+// Keys lists the keys some predicate names on this server, sorted.
+func (d *Detector) Keys() []string { return slices.Sorted(maps.Keys(d.byKey)) }
 
 // Relevant reports whether some predicate names key on this server.
 func (d *Detector) Relevant(key string) bool { return len(d.byKey[key]) > 0 }

@@ -70,3 +70,27 @@ func TestDetectorFigure5(t *testing.T) {
 		t.Fatalf("detector for server 2 of 2: %v", err)
 	}
 }
+
+// Load makes the first state carry the stored values (a restarted or
+// restored server), without emitting anything.
+func TestDetectorLoad(t *testing.T) {
+	spec := &Spec{Servers: 1, Predicates: []Predicate{
+		{Name: "P", Type: Conjunctive, Clauses: []Clause{{Literals: []Literal{{Server: 0, Key: "v", Value: "1"}}}}},
+	}}
+	pt := uint64(100)
+	clk, _ := vclock.NewHybridClock(1, 0, 5, func() uint64 { return pt })
+	d, err := NewDetector(spec, 0, clk.Tick())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Load("v", "1")
+	d.Load("unrelated", "1")
+	pt += 10
+	out, err := d.Put(clk.Tick(), "v", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || out[0].Candidate.Seq != 0 || out[0].Candidate.Values[0] != "1" {
+		t.Fatalf("the loaded state should be sent as true: %+v", out)
+	}
+}

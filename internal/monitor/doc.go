@@ -94,9 +94,11 @@
 // detector now and then; the heartbeat's mark lets the monitor discard what
 // precedes it (TestHeartbeatBoundsQueues). Every queue is bounded: QueueMax
 // candidates per server and ViolationsMax unread violations; beyond that Step
-// returns ErrOverloaded and changes nothing, which is back-pressure, not loss. The monitor does not roll
-// anything back, does not survive restarts, and predicates outside these
-// classes (e.g. sums over servers) are not supported.
+// returns ErrOverloaded and changes nothing, which is back-pressure, not loss. The monitor itself does not
+// roll anything back (kv.Watcher, the monitor process, does: §IV), does
+// not survive restarts, and predicates outside these classes (e.g. sums
+// over servers) are not supported. Detector.Load sets the values a
+// restarted or restored server already holds before its first state.
 //
 // Detector, Monitor and Set are pure cores: no goroutines, clocks, I/O or
 // randomness, output independent of map order; none is safe for concurrent

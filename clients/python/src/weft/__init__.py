@@ -20,8 +20,11 @@ The client of Kronos, Weft's event-ordering service, is :mod:`weft.kronos`::
         kronos.assign_order([(a, "->", b, "must")])
         assert kronos.query_order([(a, b)]) == [Order.BEFORE]
 
-Every public name of :mod:`weft.client` and :mod:`weft.kronos` is
-re-exported here.
+:mod:`weft.kv` is the client of the replicated key-value face (``weft kv
+serve``), with R and W chosen per request or per session.
+
+Every public name of :mod:`weft.client`, :mod:`weft.kronos` and the
+key-value client's (:class:`KVClient` and its errors) is re-exported here.
 """
 
 from .client import (
@@ -75,6 +78,14 @@ from .kronos import (
     VClock,
 )
 
+from . import kv
+from .kv import (
+    KVClient,
+    KVError,
+    KVPausedError,
+    KVQuorumError,
+)
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -123,4 +134,9 @@ __all__ = [
     "UnavailableError",
     "UnknownEventError",
     "VClock",
+    "kv",
+    "KVClient",
+    "KVError",
+    "KVPausedError",
+    "KVQuorumError",
 ]

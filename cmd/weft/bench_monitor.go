@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weft-db/weft/internal/bench"
+)
+
+func newBenchMonitorCmd() *cobra.Command {
+	var o bench.MonitorOptions
+	var replot bool
+	cmd := &cobra.Command{
+		Use:   "monitor",
+		Short: "Optimistic execution (§VI): eventual consistency + monitors vs sequential, overhead, detection latency",
+		Long: `Reproduces the experiments of "Optimistic Execution in Key-Value Store" §VI on
+this machine. For each N (servers = N, separate 'weft kv serve' processes on
+loopback, started from this binary) and each mode — sequential (R1, W=N, no
+monitors), eventual (R1 W1, no monitors) and eventual+monitor (R1 W1, a
+detector on every server, the monitor and rollback on) — it runs 2N clients
+of the synthetic conjunctive workload (one variable per server, true with
+probability --beta on a write) at each PUT percentage for --duration, and
+reports throughput, the benefit over sequential, the monitor's overhead,
+violations found and rolled back, and the detection latency distribution.
+--graph adds the graph application (local mutual exclusion).
+
+Writes monitor.json and PNGs to --out and prints the JSON on stdout.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if replot {
+				return bench.ReplotMonitor(o.Out)
+			}
+			if o.Bin == "" {
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				o.Bin = exe
+			}
+			o.Log = slog.Default()
+			o.Progress = terminal(os.Stderr)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			r, err := bench.RunMonitor(ctx, o)
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+			if o.Out != "" {
+				fmt.Fprintf(os.Stderr, "wrote %s/monitor.json and %v\n", o.Out, r.Plots)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Out, "out", "bench/results/monitor", "directory for monitor.json and the PNGs (\"\" writes none)")
+	f.StringVar(&o.Bin, "bin", "", "weft binary for the server processes (default: this one)")
+	f.IntSliceVar(&o.Ns, "n", []int{2, 3, 5}, "replication factors (servers = N)")
+	f.IntSliceVar(&o.PutPcts, "put-pct", []int{10, 25, 50}, "PUT percentages")
+	f.DurationVar(&o.Duration, "duration", 5*time.Second, "measured time per cell")
+	f.IntVar(&o.Repeat, "repeat", 1, "measure each synthetic cell this many times and report the median")
+	f.IntVar(&o.ClientsPerServer, "clients-per-server", 2, "client goroutines per server (the paper: 2)")
+	f.Float64Var(&o.Beta, "beta", 0.01, "probability that a write makes a synthetic variable true")
+	f.DurationVar(&o.Epsilon, "epsilon", 0, "HVC ε of servers and monitor (0: one machine, one clock)")
+	f.DurationVar(&o.FlushEvery, "flush-every", 50*time.Millisecond, "detector heartbeat")
+	f.BoolVar(&o.Graph, "graph", true, "also run the graph application (local mutual exclusion)")
+	f.IntVar(&o.GraphVertices, "graph-vertices", 200, "vertices of the graph application's random graph")
+	f.IntVar(&o.GraphDegree, "graph-degree", 4, "average degree of that graph")
+	f.Uint64Var(&o.Seed, "seed", 1, "workload seed")
+	f.Float64Var(&o.LatencyBeta, "latency-beta", 0.5, "β of the extra detection-latency cell per N (monitor on, rollback off; 0: no such cell)")
+	f.DurationVar(&o.NetDelay, "net-delay", 0, "one-way delay a fault proxy adds in front of every server (0: plain loopback)")
+	f.DurationVar(&o.NetJitter, "net-jitter", 0, "extra uniform random delay, up to this, per direction")
+	f.BoolVar(&replot, "replot", false, "only redraw the PNGs of --out/monitor.json")
+	f.StringVar(&o.Dir, "dir", "", "scratch directory for the servers' data (default: a temporary one)")
+	return cmd
+}
