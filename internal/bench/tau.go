@@ -171,6 +171,7 @@ func runTauPoint(ctx context.Context, o TauOptions, tau time.Duration) (TauPoint
 	type clientStats struct {
 		all, commits, progs latencyHist
 		errors              int64
+		firstErr            error
 	}
 	stats := make([]clientStats, o.Clients)
 	rctx, cancel := context.WithTimeout(ctx, o.Duration)
@@ -190,15 +191,22 @@ func runTauPoint(ctx context.Context, o TauOptions, tau time.Duration) (TauPoint
 				t0 := time.Now()
 				var err error
 				write := r.Float64() < o.Writes
+				// An operation begun in the window runs to its end: the
+				// window's deadline is not the operation's.
+				octx, ocancel := context.WithTimeout(ctx, 30*time.Second)
 				if write {
-					_, err = g.Commit(rctx, nil, []txn.Op{{Kind: txn.CreateEdge, Vertex: v, Dst: tauVertex(r.IntN(o.Vertices))}})
+					_, err = g.Commit(octx, nil, []txn.Op{{Kind: txn.CreateEdge, Vertex: v, Dst: tauVertex(r.IntN(o.Vertices))}})
 				} else {
-					_, err = g.Run(rctx, "get_node", json.RawMessage(`{"node":"`+v+`"}`), nil)
+					_, err = g.Run(octx, "get_node", json.RawMessage(`{"node":"`+v+`"}`), nil)
 				}
+				ocancel()
 				d := time.Since(t0).Nanoseconds()
 				if err != nil {
-					if rctx.Err() == nil && !errors.Is(err, engine.ErrAborted) {
+					if ctx.Err() == nil && !errors.Is(err, engine.ErrAborted) {
 						st.errors++
+						if st.firstErr == nil {
+							st.firstErr = err
+						}
 					}
 					continue
 				}
@@ -224,24 +232,28 @@ func runTauPoint(ctx context.Context, o TauOptions, tau time.Duration) (TauPoint
 		}
 	}()
 	wg.Wait()
-	elapsed := time.Since(begun)
+	elapsed := time.Since(begun) // includes the operations finishing after the window
 	_ = bar.Finish()
 	calls1, pairs1 := local.Calls()
 	var all, commits, progs latencyHist
 	p := TauPoint{TauMicros: float64(tau) / float64(time.Microsecond), Announces: c.Announces() - ann0,
 		KronosCalls: calls1 - calls0, KronosPairs: pairs1 - pairs0}
+	var firstErr error
 	for i := range stats {
 		all.merge(&stats[i].all)
 		commits.merge(&stats[i].commits)
 		progs.merge(&stats[i].progs)
 		p.Errors += stats[i].errors
+		if firstErr == nil {
+			firstErr = stats[i].firstErr
+		}
 	}
 	p.Ops, p.Commits, p.Programs = int64(all.n), int64(commits.n), int64(progs.n)
 	if p.Ops == 0 {
 		return p, errors.New("no operation completed")
 	}
 	if p.Errors > 0 {
-		return p, fmt.Errorf("%d operations failed", p.Errors)
+		return p, fmt.Errorf("%d operations failed (first: %v)", p.Errors, firstErr)
 	}
 	p.OpsPerSec = roundTo(float64(p.Ops)/elapsed.Seconds(), 0)
 	p.AnnouncesPerOp = roundTo(float64(p.Announces)/float64(p.Ops), 4)
