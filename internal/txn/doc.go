@@ -10,5 +10,10 @@
 // the resulting graph operations grouped by owning shard, together with the set
 // of vertices the transaction touched (for last-access ordering).
 //
+// Per-transaction caches (cache.go) spare the store reads whose answers the
+// transaction already knows — a vertex record read or written earlier in it,
+// an edge of a vertex that had no record or was deleted at the snapshot —
+// without changing any check, result, or what the store's read set covers.
+//
 // Nothing here is concurrent; an Exec is used by one goroutine.
 package txn

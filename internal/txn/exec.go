@@ -1,9 +1,9 @@
 package txn
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"sort"
 	"strconv"
@@ -73,14 +73,25 @@ type Result struct {
 // shards vertices are hashed to.
 type Exec struct {
 	Shards uint32
+	// uncached turns the per-transaction caches off (cache.go): tests run
+	// both ways and compare.
+	uncached bool
 }
 
 // ShardOf hashes a handle (or an alias) to a shard.
 func ShardOf(name string, shards uint32) uint32 {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return uint32(h.Sum64() % uint64(shards))
+	h := uint64(fnvOffset64)
+	for i := 0; i < len(name); i++ { // FNV-1a, as hash/fnv's New64a, without its allocations
+		h ^= uint64(name[i])
+		h *= fnvPrime64
+	}
+	return uint32(h % uint64(shards))
 }
+
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
 
 // AliasAccessKey is the access key of an alias ("L" 0 alias: handles are never empty).
 func AliasAccessKey(a string) []byte { return key(tagAccess, "", a) }
@@ -91,12 +102,22 @@ type run struct {
 	shards  uint32
 	res     Result
 	written map[string]bool // vertices whose record gets LastWrite = ts
-	access  map[string]bool
+	access  map[string]bool // vertices touched
+	aliases map[string]bool // aliases touched
 	gen     int
+	// Per-transaction caches (see cache.go): they only spare store reads
+	// whose answers the transaction already knows; every check is the same.
+	uncached bool
+	verts    map[string]vcached // vertex records as this transaction sees them
+	als      map[string]acached // alias records likewise
+	fresh    map[string]bool    // vertices with no stored edge at the snapshot
+	made     map[string]bool    // EdgeKeys created here on fresh vertices, not deleted since
 }
 
 // Run validates reads, then executes ops in order at stamp ts. Any error leaves
 // the caller to discard the store transaction: nothing is committed.
+// kv must be a fresh store transaction (no writes before Run): the caches of
+// cache.go take the first read of each record to be a snapshot read.
 func (x Exec) Run(kv KV, ts vclock.Stamp, reads []Read, ops []Op) (*Result, error) {
 	if len(ops) > OpsMax {
 		return nil, fmt.Errorf("%w: %d operations, at most %d", ErrTooLarge, len(ops), OpsMax)
@@ -109,7 +130,12 @@ func (x Exec) Run(kv KV, ts vclock.Stamp, reads []Read, ops []Op) (*Result, erro
 			return nil, fmt.Errorf("operation %d (%s): %w", i, ops[i].Kind, err)
 		}
 	}
-	r := &run{kv: kv, ts: ts, shards: x.Shards, written: map[string]bool{}, access: map[string]bool{}}
+	// Sized for a transaction touching about one vertex per two operations:
+	// growing these maps op by op was a visible cost of bulk loads.
+	n := (len(ops) + len(reads)) / 2
+	r := &run{kv: kv, ts: ts, shards: x.Shards, uncached: x.uncached,
+		written: make(map[string]bool, n), access: make(map[string]bool, n), aliases: map[string]bool{},
+		verts: make(map[string]vcached, n), fresh: make(map[string]bool, n), made: map[string]bool{}, als: map[string]acached{}}
 	for _, rd := range reads {
 		if err := r.checkRead(rd); err != nil {
 			return nil, err
@@ -160,21 +186,66 @@ func describe(rd Read) string {
 }
 
 func (r *run) vertex(h string) (VertexRec, bool, error) {
+	if c, ok := r.verts[h]; ok && !r.uncached {
+		return c.rec, c.ok, nil
+	}
 	b, ok, err := r.kv.Get(VertexKey(h))
-	if err != nil || !ok {
+	if err != nil {
 		return VertexRec{}, false, err
 	}
-	v, err := DecodeVertexRec(b)
-	return v, true, err
+	var v VertexRec
+	if ok {
+		if v, err = DecodeVertexRec(b); err != nil {
+			return v, true, err
+		}
+	}
+	if _, seen := r.verts[h]; !seen && !r.uncached {
+		// The first read of a vertex record in a transaction is a snapshot
+		// read: every path that writes a record reads it first.
+		r.verts[h] = vcached{rec: v, ok: ok}
+		if !ok || !v.Exists {
+			r.fresh[h] = true
+		}
+	}
+	return v, ok, nil
+}
+
+// setVertex writes a vertex record, keeping the cache in step.
+func (r *run) setVertex(h string, v VertexRec) error {
+	if err := r.kv.Set(VertexKey(h), v.Encode()); err != nil {
+		return err
+	}
+	r.verts[h] = vcached{rec: v, ok: true}
+	return nil
 }
 
 func (r *run) alias(a string) (AliasRec, bool, error) {
+	if c, ok := r.als[a]; ok && !r.uncached {
+		return c.rec, c.ok, nil
+	}
 	b, ok, err := r.kv.Get(AliasKey(a))
-	if err != nil || !ok {
+	if err != nil {
 		return AliasRec{}, false, err
 	}
-	rec, err := DecodeAliasRec(b)
-	return rec, true, err
+	var rec AliasRec
+	if ok {
+		if rec, err = DecodeAliasRec(b); err != nil {
+			return rec, true, err
+		}
+	}
+	if _, seen := r.als[a]; !seen && !r.uncached {
+		r.als[a] = acached{rec: rec, ok: ok}
+	}
+	return rec, ok, nil
+}
+
+// setAlias writes an alias record, keeping the cache in step.
+func (r *run) setAlias(a string, rec AliasRec) error {
+	if err := r.kv.Set(AliasKey(a), rec.Encode()); err != nil {
+		return err
+	}
+	r.als[a] = acached{rec: rec, ok: true}
+	return nil
 }
 
 // live resolves a vertex name to the handle of a live vertex.
@@ -206,8 +277,8 @@ func (r *run) emit(op ShardOp) { r.res.Ops = append(r.res.Ops, op) }
 
 // touchVertex and touchAlias record an access: the commit orders the
 // transaction after the last access of everything it touched.
-func (r *run) touchVertex(h string) { r.access[string(AccessKey(h))] = true }
-func (r *run) touchAlias(a string)  { r.access[string(AliasAccessKey(a))] = true }
+func (r *run) touchVertex(h string) { r.access[h] = true }
+func (r *run) touchAlias(a string)  { r.aliases[a] = true }
 
 func (r *run) write(h string) { r.written[h] = true }
 
@@ -249,7 +320,7 @@ func (r *run) createVertex(o *Op) error {
 		return fmt.Errorf("%w: vertex %q", ErrExists, h)
 	}
 	shard := ShardOf(h, r.shards)
-	if err := r.kv.Set(VertexKey(h), VertexRec{Exists: true, Shard: shard, LastWrite: r.ts}.Encode()); err != nil {
+	if err := r.setVertex(h, VertexRec{Exists: true, Shard: shard, LastWrite: r.ts}); err != nil {
 		return err
 	}
 	r.write(h)
@@ -310,7 +381,7 @@ func (r *run) deleteVertex(o *Op) error {
 		dels = append(dels, append([]byte(nil), k...))
 		r.touchAlias(a)
 		r.emit(ShardOp{Shard: ShardOf(a, r.shards), Kind: OpUnbindAlias, Alias: a, Vertex: h})
-		return r.kv.Set(AliasKey(a), AliasRec{LastWrite: r.ts}.Encode())
+		return r.setAlias(a, AliasRec{LastWrite: r.ts})
 	}); err != nil {
 		return err
 	}
@@ -318,11 +389,16 @@ func (r *run) deleteVertex(o *Op) error {
 		if err := r.kv.Delete(k); err != nil {
 			return err
 		}
+		delete(r.made, string(k))
 	}
 	v.Exists = false
-	if err := r.kv.Set(VertexKey(h), v.Encode()); err != nil {
+	if err := r.setVertex(h, v); err != nil {
 		return err
 	}
+	// Its edges made here left made with the deletions above; dropping its
+	// freshness too is defensive: after a re-creation in this transaction,
+	// its edges are looked up in the store transaction.
+	r.forget(h)
 	r.write(h)
 	r.emit(ShardOp{Shard: v.Shard, Kind: OpDeleteVertex, Vertex: h})
 	return nil
@@ -341,13 +417,17 @@ func (r *run) createEdge(o *Op) error {
 	if e == "" {
 		e = r.generate("e")
 	}
-	if _, ok, err := r.kv.Get(EdgeKey(src, e)); err != nil {
+	ek := EdgeKey(src, e)
+	if exists, err := r.edgeExists(src, ek); err != nil {
 		return err
-	} else if ok {
+	} else if exists {
 		return fmt.Errorf("%w: edge %q of vertex %q", ErrExists, e, src)
 	}
-	if err := r.kv.Set(EdgeKey(src, e), EdgeRec{Dst: dst}.Encode()); err != nil {
+	if err := r.kv.Set(ek, EdgeRec{Dst: dst}.Encode()); err != nil {
 		return err
+	}
+	if r.fresh[src] {
+		r.made[string(ek)] = true
 	}
 	if err := r.kv.Set(InKey(dst, src, e), nil); err != nil {
 		return err
@@ -381,6 +461,7 @@ func (r *run) edgeOp(o *Op) error {
 		if err := r.kv.Delete(EdgeKey(src, o.Edge)); err != nil {
 			return err
 		}
+		delete(r.made, string(EdgeKey(src, o.Edge)))
 		if err := r.kv.Delete(InKey(rec.Dst, src, o.Edge)); err != nil {
 			return err
 		}
@@ -481,7 +562,7 @@ func (r *run) aliasOp(o *Op, add bool) error {
 	if err != nil {
 		return err
 	}
-	if err := r.kv.Set(AliasKey(o.Alias), rec.Encode()); err != nil {
+	if err := r.setAlias(o.Alias, rec); err != nil {
 		return err
 	}
 	r.write(h)
@@ -506,19 +587,23 @@ func (r *run) finish() error {
 		if !ok {
 			return fmt.Errorf("txn: written vertex %q has no record", h)
 		}
+		if sameStamp(v.LastWrite, r.ts) && !r.uncached {
+			continue // written with this stamp already (created here)
+		}
 		v.LastWrite = r.ts
-		if err := r.kv.Set(VertexKey(h), v.Encode()); err != nil {
+		if err := r.setVertex(h, v); err != nil {
 			return err
 		}
 	}
-	keys := make([]string, 0, len(r.access))
-	for k := range r.access {
-		keys = append(keys, k)
+	keys := make([][]byte, 0, len(r.access)+len(r.aliases))
+	for h := range r.access {
+		keys = append(keys, AccessKey(h))
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		r.res.Access = append(r.res.Access, []byte(k))
+	for a := range r.aliases {
+		keys = append(keys, AliasAccessKey(a))
 	}
+	slices.SortFunc(keys, bytes.Compare)
+	r.res.Access = keys
 	return nil
 }
 
