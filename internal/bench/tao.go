@@ -96,7 +96,9 @@ func (o *TaoOptions) setDefaults() {
 	}
 	def(&o.Clients, 64)
 	def(&o.Conns, 4)
-	def(&o.Streams, 2)
+	if o.Streams == 0 { // negative: unary calls
+		o.Streams = 2
+	}
 	def(&o.LoadBatch, 1000)
 	def(&o.Loaders, 1)
 	for p, v := range map[*string]string{&o.Mix: "tao", &o.Mode: "inproc", &o.Dst: "uniform"} {

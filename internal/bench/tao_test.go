@@ -162,3 +162,14 @@ func runTaoSmoke(t *testing.T, mode string, d time.Duration) {
 		f.Close()
 	}
 }
+
+// --streams -1 means unary calls: the default applies only when unset.
+func TestTaoStreamsDefault(t *testing.T) {
+	for in, want := range map[int]int{0: 2, -1: -1, 3: 3} {
+		o := TaoOptions{Streams: in}
+		o.setDefaults()
+		if o.Streams != want {
+			t.Errorf("Streams %d → %d, want %d", in, o.Streams, want)
+		}
+	}
+}
