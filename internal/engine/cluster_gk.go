@@ -626,16 +626,12 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 	if err := g.check(); err != nil {
 		return nil, err
 	}
-	_, isProg := g.reg.Program(program)
-	_, isAnalysis := g.reg.Analysis(program)
-	if !isProg && !isAnalysis {
-		return nil, fmt.Errorf("%w: %q (GET /v1/programs lists them)", ErrUnknownProgram, program)
+	isProg, params, err := lookupProgram(g.reg, program, params)
+	if err != nil {
+		return nil, err
 	}
-	if isAnalysis {
+	if !isProg {
 		return nil, fmt.Errorf("%w: %s (a whole-snapshot analysis) does not run on a cluster yet", ErrBadRequest, program)
-	}
-	if len(params) == 0 {
-		params = json.RawMessage("{}")
 	}
 	comp, err := g.reg.Compile(program, params)
 	if err != nil {
@@ -756,11 +752,7 @@ func (g *ClusterGatekeeper) finish(id nodeprog.ProgID, run *progRun, err error) 
 		return
 	}
 	delete(g.progs, id)
-	if err != nil {
-		run.err = err
-	} else {
-		run.res, run.err = run.coord.Result()
-	}
+	run.settle(err)
 	g.mu.Unlock()
 	var shards []int
 	for i := range g.cfg.Shards {

@@ -317,17 +317,12 @@ func (db *DB) Run(ctx context.Context, program string, params json.RawMessage, a
 	if err := db.check(); err != nil {
 		return nil, err
 	}
-	_, isProg := db.reg.Program(program)
-	_, isAnalysis := db.reg.Analysis(program)
-	if !isProg && !isAnalysis {
-		return nil, fmt.Errorf("%w: %q (GET /v1/programs lists them)", ErrUnknownProgram, program)
-	}
-	if len(params) == 0 {
-		params = json.RawMessage("{}")
+	isProg, params, err := lookupProgram(db.reg, program, params)
+	if err != nil {
+		return nil, err
 	}
 	db.programs.Add(1)
 	var res any
-	var err error
 	var comp nodeprog.Compiled
 	if isProg {
 		if comp, err = db.reg.Compile(program, params); err != nil {
@@ -357,6 +352,20 @@ func (db *DB) Run(ctx context.Context, program string, params json.RawMessage, a
 		return nil, mapProgErr(err)
 	}
 	return encodeResult(program, res)
+}
+
+// lookupProgram says whether program is a node program (else a
+// whole-snapshot analysis) and defaults empty params to {}; an unknown name
+// is ErrUnknownProgram.
+func lookupProgram(reg *nodeprog.Registry, program string, params json.RawMessage) (isProg bool, _ json.RawMessage, _ error) {
+	_, isProg = reg.Program(program)
+	if _, isAnalysis := reg.Analysis(program); !isProg && !isAnalysis {
+		return false, nil, fmt.Errorf("%w: %q (GET /v1/programs lists them)", ErrUnknownProgram, program)
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	return isProg, params, nil
 }
 
 // encodeResult is a program's result as JSON.

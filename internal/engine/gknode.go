@@ -52,6 +52,15 @@ func (r *progRun) step(rep nodeprog.Report, sentTo []int) (done bool, err error)
 	return err != nil || r.coord.Done(), err
 }
 
+// settle records the program's outcome: err, else its gathered result.
+func (r *progRun) settle(err error) {
+	if err != nil {
+		r.err = err
+		return
+	}
+	r.res, r.err = r.coord.Result()
+}
+
 func (r *progRun) touch(shard int) {
 	if shard < 64 {
 		r.shards |= 1 << shard
@@ -326,11 +335,7 @@ func (g *gkNode) finish(id nodeprog.ProgID, run *progRun, err error) {
 		return
 	}
 	delete(g.progs, id)
-	if err != nil {
-		run.err = err
-	} else {
-		run.res, run.err = run.coord.Result()
-	}
+	run.settle(err)
 	g.mu.Unlock()
 	for i, s := range g.db.shards {
 		if run.touched(i) {
