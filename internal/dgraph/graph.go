@@ -364,13 +364,19 @@ func (k *knownSet) add(hs ...string) {
 	}
 }
 
-// parallel runs fn(0..n-1) on at most max goroutines and returns the first
-// error.
+// parallel is Parallel without a context (the mapping's own batches).
 func parallel(n, max int, fn func(i int) error) error {
+	return Parallel(context.Background(), n, max, fn)
+}
+
+// Parallel runs fn(0..n-1) on at most max goroutines; it stops handing out
+// work after the first error or once ctx ends, and returns that error. The
+// DQL executor reads its batches with it too.
+func Parallel(ctx context.Context, n, max int, fn func(i int) error) error {
 	if n == 0 {
 		return nil
 	}
-	if n == 1 || max == 1 {
+	if n == 1 || max <= 1 {
 		for i := range n {
 			if err := fn(i); err != nil {
 				return err
@@ -390,11 +396,13 @@ func parallel(n, max int, fn func(i int) error) error {
 			defer wg.Done()
 			for {
 				mu.Lock()
-				i := next
+				if first == nil && ctx.Err() != nil {
+					first = ctx.Err()
+				}
+				i, stop := next, first != nil
 				next++
-				stop := first != nil
 				mu.Unlock()
-				if i >= n || stop {
+				if stop || i >= n {
 					return
 				}
 				if err := fn(i); err != nil {

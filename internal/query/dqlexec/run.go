@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/engine"
@@ -78,7 +77,7 @@ func (x *run) fetch(uids []uint64) error {
 	}
 	x.batches++
 	got := make([]*dgraph.Node, len(missing))
-	err := parallel(x.ctx, len(missing), x.cfg.ReadsParallelMax, func(i int) error {
+	err := dgraph.Parallel(x.ctx, len(missing), x.cfg.ReadsParallelMax, func(i int) error {
 		v, err := x.r.GetVertex(x.ctx, engine.VertexRef{Name: dgraph.FormatUID(missing[i])},
 			engine.ReadOptions{Props: true, Edges: true, EdgesMax: x.cfg.EdgesMax})
 		if err != nil {
@@ -98,52 +97,6 @@ func (x *run) fetch(uids []uint64) error {
 		x.nodes[u] = got[i]
 	}
 	return nil
-}
-
-// parallel runs fn(0..n-1) on at most max goroutines; it stops handing out
-// work after the first error, which it returns.
-func parallel(ctx context.Context, n, max int, fn func(i int) error) error {
-	if n == 1 || max == 1 {
-		for i := range n {
-			if err := fn(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		next  int
-		first error
-	)
-	for range min(n, max) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				if first == nil && ctx.Err() != nil {
-					first = ctx.Err()
-				}
-				i, stop := next, first != nil
-				next++
-				mu.Unlock()
-				if stop || i >= n {
-					return
-				}
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return first
 }
 
 // sortedUnion merges uid lists into one sorted, distinct list.
