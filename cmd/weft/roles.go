@@ -18,6 +18,7 @@ import (
 	"github.com/weft-db/weft/internal/api"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/store"
 )
 
 func init() { subcommands = append(subcommands, newShardCmd, newGatekeeperCmd) }
@@ -66,13 +67,17 @@ func (r *roleFlags) check(role string) ([]string, []string, error) {
 	return gks, shards, nil
 }
 
-// oracle dials the Kronos group.
-func (r *roleFlags) oracle() (order.Remote, func(), error) {
+// open opens the shared store and dials the Kronos group; done closes both.
+func (r *roleFlags) open() (st store.Store, oracle order.Remote, done func(), err error) {
+	if st, err = engine.OpenStore(r.store, slog.Default()); err != nil {
+		return nil, order.Remote{}, nil, err
+	}
 	c, err := kc.Dial(splitAddrs(r.kronos))
 	if err != nil {
-		return order.Remote{}, nil, err
+		st.Close()
+		return nil, order.Remote{}, nil, err
 	}
-	return order.Remote{C: c}, func() { c.Close() }, nil
+	return st, order.Remote{C: c}, func() { c.Close(); st.Close() }, nil
 }
 
 func newShardCmd() *cobra.Command {
@@ -94,16 +99,11 @@ same --epoch, --gatekeepers/--gatekeeper-addrs and --shards/--shard-addrs.
 			if err != nil {
 				return err
 			}
-			st, err := engine.OpenStore(r.store, slog.Default())
+			st, oracle, done, err := r.open()
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			oracle, closeOracle, err := r.oracle()
-			if err != nil {
-				return err
-			}
-			defer closeOracle()
+			defer done()
 			links, err := engine.DialShardLinks(r.id, gkAddrs, shardAddrs)
 			if err != nil {
 				return err
@@ -148,16 +148,11 @@ cluster protocol (--listen). Start the shards first (a gatekeeper waits up to
 			if err := acfg.Validate(); err != nil {
 				return err
 			}
-			st, err := engine.OpenStore(r.store, slog.Default())
+			st, oracle, done, err := r.open()
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			oracle, closeOracle, err := r.oracle()
-			if err != nil {
-				return err
-			}
-			defer closeOracle()
+			defer done()
 			// The port is taken first; the peer protocol is served once
 			// the gatekeeper is built (peers and shards retry meanwhile).
 			lis, err := net.Listen("tcp", r.listen)
