@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/weft-db/weft/client/weft"
 	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/wire/coordpb"
 	"github.com/weft-db/weft/internal/wire/kronospb"
@@ -34,7 +35,10 @@ const clusterStateFile = "cluster.json"
 type clusterOpts struct {
 	dir                                string
 	gatekeepers, shards, kronos, coord int
-	readyTimeout, stopTimeout          time.Duration
+	// backupGatekeepers and backupShards are extra processes that register
+	// and wait; the coordinator promotes one when a slot holder fails.
+	backupGatekeepers, backupShards int
+	readyTimeout, stopTimeout       time.Duration
 	// postgresURL is the store gatekeepers and shards share; epoch the
 	// configuration epoch they are started in (larger on every up).
 	postgresURL, postgresSchema string
@@ -109,13 +113,15 @@ var launchRoles = []launchRole{
 		}},
 	// Shards before gatekeepers: a gatekeeper opens its FIFO streams to
 	// every shard when it starts.
-	{name: "shard", count: func(o *clusterOpts) int { return o.shards },
+	// Gatekeepers and shards register with the coordinator, which gives
+	// them their slots (the first to register; the rest wait as backups).
+	{name: "shard", count: func(o *clusterOpts) int { return o.shards + o.backupShards },
 		args: func(o *clusterOpts, i int, g []*clusterProc, st *clusterState) []string {
-			return append([]string{"shard", "--id", fmt.Sprint(i), "--listen", g[i].Addr}, roleArgs(o, st)...)
+			return append([]string{"shard", "--name", g[i].Name, "--listen", g[i].Addr}, roleArgs(o, st)...)
 		}},
-	{name: "gatekeeper", count: func(o *clusterOpts) int { return o.gatekeepers }, http: true, peer: true,
+	{name: "gatekeeper", count: func(o *clusterOpts) int { return o.gatekeepers + o.backupGatekeepers }, http: true, peer: true,
 		args: func(o *clusterOpts, i int, g []*clusterProc, st *clusterState) []string {
-			return append([]string{"gatekeeper", "--id", fmt.Sprint(i), "--listen", g[i].PeerAddr,
+			return append([]string{"gatekeeper", "--name", g[i].Name, "--listen", g[i].PeerAddr,
 				"--grpc-addr", g[i].Addr, "--http-addr", g[i].HTTPAddr}, roleArgs(o, st)...)
 		}},
 }
@@ -123,24 +129,18 @@ var launchRoles = []launchRole{
 // roleArgs are the flags every gatekeeper and shard process of the cluster
 // shares; st holds every process planned (addresses assigned).
 func roleArgs(o *clusterOpts, st *clusterState) []string {
-	addrs := func(role string, peer bool) string {
+	addrs := func(role string) string {
 		var out []string
 		for _, p := range procsOf(st, role) {
-			out = append(out, map[bool]string{true: p.PeerAddr, false: p.Addr}[peer])
+			out = append(out, p.Addr)
 		}
 		return strings.Join(out, ",")
-	}
-	var kronos []string
-	for _, p := range procsOf(st, "kronos") {
-		kronos = append(kronos, p.Addr)
 	}
 	url := o.postgresURL
 	if pg := procsOf(st, "postgres"); url == "" && len(pg) == 1 {
 		url = fmt.Sprintf("postgres://weft@%s/postgres?sslmode=disable", pg[0].Addr)
 	}
-	args := []string{"--epoch", fmt.Sprint(o.epoch), "--gatekeepers", fmt.Sprint(o.gatekeepers), "--shards", fmt.Sprint(o.shards),
-		"--gatekeeper-addrs", addrs("gatekeeper", true), "--shard-addrs", addrs("shard", false),
-		"--kronos", strings.Join(kronos, ","), "--postgres-url", url}
+	args := []string{"--epoch", fmt.Sprint(o.epoch), "--coord", addrs("coord"), "--kronos", addrs("kronos"), "--postgres-url", url}
 	if o.postgresSchema != "" {
 		args = append(args, "--postgres-schema", o.postgresSchema)
 	}
@@ -174,6 +174,8 @@ func newClusterCmd() *cobra.Command {
 	f.IntVar(&o.shards, "shards", 4, "shard slots")
 	f.IntVar(&o.kronos, "kronos", 3, "Kronos replicas (1, 3 or 5)")
 	f.IntVar(&o.coord, "coord", 3, "coordinator replicas (1, 3 or 5)")
+	f.IntVar(&o.backupGatekeepers, "backup-gatekeepers", 0, "extra gatekeeper processes that wait as backups")
+	f.IntVar(&o.backupShards, "backup-shards", 0, "extra shard processes that wait as backups")
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 30*time.Second, "wait this long for every process to serve")
 	f.StringVar(&o.postgresURL, "postgres-url", "", "PostgreSQL the gatekeepers and shards share (empty: up starts one, `weft postgres`, in DIR/postgres-1)")
 	f.StringVar(&o.postgresSchema, "postgres-schema", "", "schema of the shared store (default: the store's)")
@@ -224,8 +226,11 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 			return fmt.Errorf("replica counts must be in [1, 7], got %d", n)
 		}
 	}
-	if o.gatekeepers < 0 || o.shards < 0 {
-		return errors.New("slot counts must not be negative")
+	if o.gatekeepers < 0 || o.shards < 0 || o.backupGatekeepers < 0 || o.backupShards < 0 {
+		return errors.New("slot and backup counts must not be negative")
+	}
+	if (o.gatekeepers == 0) != (o.shards == 0) {
+		return errors.New("a cluster has both gatekeepers and shards, or neither")
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return err
@@ -320,6 +325,11 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 	}
 	if err := waitLeaders(ctx, st, o.readyTimeout); err != nil {
 		return err
+	}
+	if o.gatekeepers > 0 {
+		if err := waitActive(ctx, st, o.readyTimeout); err != nil {
+			return fmt.Errorf("%w (the processes started are in %s; `weft cluster down --dir %s` stops them)", err, filepath.Join(dir, clusterStateFile), o.dir)
+		}
 	}
 	fmt.Fprintf(out, "cluster up in %s\n", dir)
 	for _, p := range st.Procs {
@@ -455,6 +465,55 @@ func waitLeaders(ctx context.Context, st *clusterState, timeout time.Duration) e
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// waitActive waits until the coordinator's configuration is active with
+// every slot held, and every gatekeeper in it answers a status call (which
+// reaches every shard).
+func waitActive(ctx context.Context, st *clusterState, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	why := "no answer"
+	for {
+		if err := clusterServes(ctx, st); err == nil {
+			return nil
+		} else {
+			why = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the cluster did not serve within %v: %s", timeout, why)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func clusterServes(ctx context.Context, st *clusterState) error {
+	cs, err := coordStatus(ctx, st)
+	if err != nil {
+		return err
+	}
+	conf := cs.GetConfig()
+	if conf.GetActiveEpoch() != conf.GetEpoch() {
+		return fmt.Errorf("epoch %d not active yet (active %d)", conf.GetEpoch(), conf.GetActiveEpoch())
+	}
+	for _, e := range append(append([]*coordpb.Endpoint{}, conf.GetGatekeepers()...), conf.GetShards()...) {
+		if e.GetMember() == 0 {
+			return fmt.Errorf("slot %d vacant", e.GetSlot())
+		}
+	}
+	for _, e := range conf.GetGatekeepers() {
+		c, err := weft.Dial(e.GetApiAddress(), weft.Options{CallTimeout: time.Second})
+		if err != nil {
+			return err
+		}
+		_, err = c.Status(ctx)
+		c.Close()
+		if err != nil {
+			return fmt.Errorf("gatekeeper %d at %s: %w", e.GetSlot(), e.GetApiAddress(), err)
+		}
+	}
+	return nil
 }
 
 func procsOf(st *clusterState, role string) []*clusterProc {

@@ -16,8 +16,10 @@ import (
 
 	kc "github.com/weft-db/weft/client/kronos"
 	"github.com/weft-db/weft/internal/api"
+	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/roles"
 	"github.com/weft-db/weft/internal/store"
 )
 
@@ -32,6 +34,8 @@ type roleFlags struct {
 	gatekeeperAddrs         string
 	shardAddrs              string
 	kronos                  string
+	coord                   string
+	name                    string
 	store                   engine.Config
 }
 
@@ -39,11 +43,13 @@ func (r *roleFlags) register(f *pflag.FlagSet, role string, listen string) {
 	f.IntVar(&r.id, "id", 0, "this "+role+"'s number (0-based)")
 	f.IntVar(&r.gatekeepers, "gatekeepers", 2, "gatekeepers in the cluster")
 	f.IntVar(&r.shards, "shards", 4, "shards in the cluster")
-	f.Uint64Var(&r.epoch, "epoch", 0, "the cluster's configuration epoch (every process of the cluster gives the same; a restart of the cluster takes a larger one)")
+	f.Uint64Var(&r.epoch, "epoch", 0, "the cluster's configuration epoch (every process of the cluster gives the same; a restart of the cluster takes a larger one); with --coord, the base the coordinator's epochs are added to")
 	f.StringVar(&r.listen, "listen", listen, "address of the cluster protocol (internal/wire/clusterpb)")
 	f.StringVar(&r.gatekeeperAddrs, "gatekeeper-addrs", "", "every gatekeeper's --listen address, in id order, comma-separated")
 	f.StringVar(&r.shardAddrs, "shard-addrs", "", "every shard's --listen address, in id order, comma-separated")
 	f.StringVar(&r.kronos, "kronos", "127.0.0.1:7400", "Kronos replica addresses, comma-separated")
+	f.StringVar(&r.coord, "coord", "", "coordinator replica addresses, comma-separated: register with the coordinator, which assigns the slot (or keeps the process as a backup) and the members' addresses, and fail over (then --id, --gatekeepers, --shards and the address lists are not given)")
+	f.StringVar(&r.name, "name", "", "with --coord: the process's name in the coordinator's status (default: role-listen address)")
 	r.store = engine.DefaultConfig()
 	r.store.Store = engine.StorePostgres // the one store several processes share
 	f.StringVar(&r.store.PostgresURL, "postgres-url", "", "PostgreSQL connection string, e.g. postgres://weft@db:5432/weft")
@@ -56,6 +62,13 @@ func (r *roleFlags) check(role string) ([]string, []string, error) {
 	switch {
 	case r.epoch == 0:
 		return nil, nil, fmt.Errorf("%s: --epoch is required (the same on every process; larger after a restart)", role)
+	case r.coord != "" && r.store.PostgresURL == "":
+		return nil, nil, fmt.Errorf("%s: --postgres-url is required (the store every process of the cluster shares)", role)
+	case r.coord != "":
+		if r.name == "" {
+			r.name = role + "-" + r.listen
+		}
+		return nil, nil, nil
 	case len(gks) != r.gatekeepers:
 		return nil, nil, fmt.Errorf("%s: --gatekeeper-addrs has %d addresses for --gatekeepers %d", role, len(gks), r.gatekeepers)
 	case len(shards) != r.shards:
@@ -104,6 +117,9 @@ same --epoch, --gatekeepers/--gatekeeper-addrs and --shards/--shard-addrs.
 				return err
 			}
 			defer done()
+			if r.coord != "" {
+				return runMemberRole(cmd, &r, st, oracle, nil)
+			}
 			links, err := engine.DialShardLinks(r.id, gkAddrs, shardAddrs)
 			if err != nil {
 				return err
@@ -153,6 +169,9 @@ cluster protocol (--listen). Start the shards first (a gatekeeper waits up to
 				return err
 			}
 			defer done()
+			if r.coord != "" {
+				return runMemberRole(cmd, &r, st, oracle, &memberGK{acfg: acfg, tau: tau})
+			}
 			// The port is taken first; the peer protocol is served once
 			// the gatekeeper is built (peers and shards retry meanwhile).
 			lis, err := net.Listen("tcp", r.listen)
@@ -224,6 +243,65 @@ func serveRole(cmd *cobra.Command, addr, name string, register func(*grpc.Server
 		return err
 	case err := <-failed:
 		srv.Stop()
+		return err
+	}
+}
+
+// memberGK is a gatekeeper's API configuration in --coord mode.
+type memberGK struct {
+	acfg api.Config
+	tau  time.Duration
+}
+
+// runMemberRole runs a shard (gk nil) or gatekeeper process that registers
+// with the coordinator and follows its epochs (internal/roles), until
+// SIGINT/SIGTERM or until it must stop (fenced: a backup holds its slot).
+func runMemberRole(cmd *cobra.Command, r *roleFlags, st store.Store, oracle order.Oracle, gk *memberGK) error {
+	c, err := coord.NewClient(splitAddrs(r.coord))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	lis, err := net.Listen("tcp", r.listen)
+	if err != nil {
+		return err
+	}
+	defer lis.Close()
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg := roles.Config{Coord: c, Name: r.name, Listener: lis, EpochBase: r.epoch, Store: st, Oracle: oracle,
+		Log: slog.Default()}
+	if gk == nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "shard %s serving on %s (cluster protocol); registering with the coordinator at %s\n",
+			r.name, lis.Addr(), r.coord)
+		return roles.RunShard(ctx, cfg)
+	}
+	g, err := roles.NewGatekeeper(cfg, gk.tau)
+	if err != nil {
+		return err
+	}
+	front, err := api.NewServer(g.API, gk.acfg)
+	if err != nil {
+		return err
+	}
+	if err := front.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		front.Stop(sctx)
+	}()
+	fmt.Fprintf(cmd.OutOrStdout(), "gatekeeper %s serving on %s (Weft gRPC API); HTTP API on %s, cluster protocol on %s; registering with the coordinator at %s\n",
+		r.name, orOff(front.GRPCAddr()), orOff(front.HTTPAddr()), lis.Addr(), r.coord)
+	errs := make(chan error, 1)
+	go func() { errs <- g.Run(ctx, front.GRPCAddr(), front.HTTPAddr()) }()
+	select {
+	case err := <-errs:
+		return err
+	case err := <-front.Err():
+		stop()
+		<-errs
 		return err
 	}
 }

@@ -171,7 +171,7 @@ func (m *Machine) register(r *pb.RegisterRequest) *pb.RegisterResponse {
 	id := m.nextMember
 	m.nextMember++
 	mb := &pb.Member{Id: id, Name: r.GetName(), Role: r.GetRole(), Address: r.GetAddress(),
-		HttpAddress: r.GetHttpAddress(), Slot: -1, Live: true, RegisteredEpoch: m.epoch, Token: r.GetToken()}
+		HttpAddress: r.GetHttpAddress(), ApiAddress: r.GetApiAddress(), Slot: -1, Live: true, RegisteredEpoch: m.epoch, Token: r.GetToken()}
 	m.members[id] = mb
 	// A member starts in the epoch it joins: the reply carries it, so
 	// registering acknowledges it (else a newcomer would hold the barrier
@@ -348,7 +348,7 @@ func (m *Machine) Config() *pb.Config {
 		for _, s := range m.slots[role] {
 			e := &pb.Endpoint{Slot: s.Index, Member: s.Holder}
 			if mb, ok := m.members[s.Holder]; ok {
-				e.Address = mb.Address
+				e.Address, e.ApiAddress = mb.Address, mb.ApiAddress
 			}
 			out = append(out, e)
 		}

@@ -18,15 +18,17 @@ type MemberConfig struct {
 	Name string
 	// Role is what the process serves. Required.
 	Role pb.Role
-	// Address and HTTPAddress are where it serves (shown to clients).
-	Address, HTTPAddress string
+	// Address and HTTPAddress are where it serves (shown to clients);
+	// APIAddress is a gatekeeper's client-facing Weft gRPC API.
+	Address, HTTPAddress, APIAddress string
 	// Interval between heartbeats. Must be well below the coordinator's
 	// SuspectAfter. Default 100ms.
 	Interval time.Duration
 	// OnConfig is called with each new configuration and this member's
-	// record (its slot shows a promotion). When it returns nil the member
-	// has moved to the configuration's epoch, which the next heartbeat
-	// acknowledges. An error stops RunMember. Optional.
+	// record (its slot shows a promotion): whenever the epoch, the active
+	// epoch (the barrier) or the member's slot changes. When it returns nil
+	// the member has moved to the configuration's epoch, which the next
+	// heartbeat acknowledges. An error stops RunMember. Optional.
 	OnConfig func(ctx context.Context, cfg *pb.Config, self *pb.Member) error
 }
 
@@ -49,7 +51,7 @@ func RunMember(ctx context.Context, c *Client, cfg MemberConfig, log *slog.Logge
 	}
 	token := binary.LittleEndian.Uint64(tb[:]) | 1
 	reg, err := c.Register(ctx, &pb.RegisterRequest{Name: cfg.Name, Role: cfg.Role, Address: cfg.Address,
-		HttpAddress: cfg.HTTPAddress, Token: token})
+		HttpAddress: cfg.HTTPAddress, ApiAddress: cfg.APIAddress, Token: token})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -59,9 +61,9 @@ func RunMember(ctx context.Context, c *Client, cfg MemberConfig, log *slog.Logge
 	self := reg.Member
 	log = log.With("member", self.Id, "name", cfg.Name)
 	log.Info("registered with the coordinator", "slot", self.Slot, "epoch", reg.Config.Epoch)
-	adopted := uint64(0)
+	adopted, active := uint64(0), uint64(0)
 	adopt := func(conf *pb.Config, me *pb.Member) error {
-		if conf.GetEpoch() <= adopted && me.GetSlot() == self.GetSlot() {
+		if conf.GetEpoch() <= adopted && conf.GetActiveEpoch() <= active && me.GetSlot() == self.GetSlot() {
 			return nil
 		}
 		if me.GetSlot() != self.GetSlot() {
@@ -72,7 +74,7 @@ func RunMember(ctx context.Context, c *Client, cfg MemberConfig, log *slog.Logge
 				return err
 			}
 		}
-		self, adopted = me, max(adopted, conf.GetEpoch())
+		self, adopted, active = me, max(adopted, conf.GetEpoch()), max(active, conf.GetActiveEpoch())
 		return nil
 	}
 	if err := adopt(reg.Config, reg.Member); err != nil {

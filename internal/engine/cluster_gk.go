@@ -82,6 +82,12 @@ type ClusterGatekeeper struct {
 	err      error
 	wg       sync.WaitGroup
 
+	// inflight counts commits between their start and their outcome;
+	// draining refuses new ones (Drain).
+	inflightMu sync.Mutex
+	draining   bool
+	inflight   sync.WaitGroup
+
 	commits, aborts, programs, announces atomic.Uint64
 }
 
@@ -213,6 +219,37 @@ func (g *ClusterGatekeeper) Close() error {
 	}
 	g.wg.Wait()
 	return g.Err()
+}
+
+// enterCommit counts a commit in, unless the gatekeeper is draining.
+func (g *ClusterGatekeeper) enterCommit() bool {
+	g.inflightMu.Lock()
+	defer g.inflightMu.Unlock()
+	if g.draining {
+		return false
+	}
+	g.inflight.Add(1)
+	return true
+}
+
+// Drain refuses new commits and waits until every commit in flight has its
+// outcome on the store (committed or not), or ctx ends. A gatekeeper leaving
+// its configuration epoch drains before it acknowledges the next one, so no
+// commit of the old epoch reaches the store after the new epoch's shards
+// read it (docs/cluster.md, failover). Reads and programs are not waited
+// for: they change nothing.
+func (g *ClusterGatekeeper) Drain(ctx context.Context) error {
+	g.inflightMu.Lock()
+	g.draining = true
+	g.inflightMu.Unlock()
+	done := make(chan struct{})
+	go func() { g.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("engine: commits still in flight after the drain's deadline: %w", ctx.Err())
+	}
 }
 
 // Err is the error that stopped the gatekeeper (nil: running or closed).
@@ -568,6 +605,13 @@ func (g *ClusterGatekeeper) Commit(ctx context.Context, reads []txn.Read, ops []
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("%w: a commit needs at least one operation (read-only transactions need no commit)", ErrBadRequest)
 	}
+	if !g.enterCommit() {
+		return nil, fmt.Errorf("%w: the gatekeeper is leaving its configuration epoch", ErrOverloaded)
+	}
+	// Drain waits for the outcome on the store, not for the answer (which
+	// may wait for peers' clocks).
+	leave := sync.OnceFunc(g.inflight.Done)
+	defer leave()
 	st, err := g.cfg.Store.Begin()
 	if err != nil {
 		return nil, mapStoreErr(err)
@@ -604,6 +648,7 @@ func (g *ClusterGatekeeper) Commit(ctx context.Context, reads []txn.Read, ops []
 	}
 	g.dispatch()
 	g.mu.Unlock()
+	leave()
 	if err != nil {
 		g.aborts.Add(1)
 		return nil, mapStoreErr(err)
@@ -781,9 +826,11 @@ func (g *ClusterGatekeeper) finishOn(id nodeprog.ProgID, shards []int) {
 
 // Programs implements API: the node programs (whole-snapshot analyses do
 // not run on a cluster yet).
-func (g *ClusterGatekeeper) Programs() []ProgramInfo {
+func (g *ClusterGatekeeper) Programs() []ProgramInfo { return programsOf(g.reg) }
+
+func programsOf(reg *nodeprog.Registry) []ProgramInfo {
 	var out []ProgramInfo
-	for _, n := range g.reg.Programs() {
+	for _, n := range reg.Programs() {
 		out = append(out, ProgramInfo{Name: n, Description: programDoc[n]})
 	}
 	return out

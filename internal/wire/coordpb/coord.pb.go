@@ -219,6 +219,7 @@ type Member struct {
 	FailedEpoch     uint64                 `protobuf:"varint,9,opt,name=failed_epoch,json=failedEpoch,proto3" json:"failed_epoch,omitempty"` // epoch that removed it; 0 while live
 	AckedEpoch      uint64                 `protobuf:"varint,10,opt,name=acked_epoch,json=ackedEpoch,proto3" json:"acked_epoch,omitempty"`   // highest epoch it acknowledged
 	Token           uint64                 `protobuf:"varint,11,opt,name=token,proto3" json:"token,omitempty"`                               // the registering process's random token: makes Register idempotent
+	ApiAddress      string                 `protobuf:"bytes,12,opt,name=api_address,json=apiAddress,proto3" json:"api_address,omitempty"`    // a gatekeeper's client-facing Weft gRPC API (address is its cluster protocol)
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -328,6 +329,13 @@ func (x *Member) GetToken() uint64 {
 		return x.Token
 	}
 	return 0
+}
+
+func (x *Member) GetApiAddress() string {
+	if x != nil {
+		return x.ApiAddress
+	}
+	return ""
 }
 
 // A slot: a position in the gatekeeper or shard numbering, stable across
@@ -483,6 +491,7 @@ type Endpoint struct {
 	Slot          int32                  `protobuf:"varint,1,opt,name=slot,proto3" json:"slot,omitempty"`
 	Member        uint64                 `protobuf:"varint,2,opt,name=member,proto3" json:"member,omitempty"` // 0: vacant
 	Address       string                 `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
+	ApiAddress    string                 `protobuf:"bytes,4,opt,name=api_address,json=apiAddress,proto3" json:"api_address,omitempty"` // a gatekeeper's Weft gRPC API, for clients
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -534,6 +543,13 @@ func (x *Endpoint) GetMember() uint64 {
 func (x *Endpoint) GetAddress() string {
 	if x != nil {
 		return x.Address
+	}
+	return ""
+}
+
+func (x *Endpoint) GetApiAddress() string {
+	if x != nil {
+		return x.ApiAddress
 	}
 	return ""
 }
@@ -621,7 +637,8 @@ type RegisterRequest struct {
 	Role          Role                   `protobuf:"varint,2,opt,name=role,proto3,enum=weft.coord.v1.Role" json:"role,omitempty"`
 	Address       string                 `protobuf:"bytes,3,opt,name=address,proto3" json:"address,omitempty"`
 	HttpAddress   string                 `protobuf:"bytes,4,opt,name=http_address,json=httpAddress,proto3" json:"http_address,omitempty"`
-	Token         uint64                 `protobuf:"varint,5,opt,name=token,proto3" json:"token,omitempty"` // nonzero random value chosen once per process start
+	Token         uint64                 `protobuf:"varint,5,opt,name=token,proto3" json:"token,omitempty"`                            // nonzero random value chosen once per process start
+	ApiAddress    string                 `protobuf:"bytes,6,opt,name=api_address,json=apiAddress,proto3" json:"api_address,omitempty"` // a gatekeeper's client-facing Weft gRPC API
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -689,6 +706,13 @@ func (x *RegisterRequest) GetToken() uint64 {
 		return x.Token
 	}
 	return 0
+}
+
+func (x *RegisterRequest) GetApiAddress() string {
+	if x != nil {
+		return x.ApiAddress
+	}
+	return ""
 }
 
 type RegisterResponse struct {
@@ -1643,7 +1667,7 @@ const file_coord_proto_rawDesc = "" +
 	"\x04code\x18\x01 \x01(\x0e2\x18.weft.coord.v1.ErrorCodeR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1f\n" +
 	"\vleader_hint\x18\x03 \x01(\tR\n" +
-	"leaderHint\"\xbf\x02\n" +
+	"leaderHint\"\xe0\x02\n" +
 	"\x06Member\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12'\n" +
@@ -1657,7 +1681,9 @@ const file_coord_proto_rawDesc = "" +
 	"\vacked_epoch\x18\n" +
 	" \x01(\x04R\n" +
 	"ackedEpoch\x12\x14\n" +
-	"\x05token\x18\v \x01(\x04R\x05token\"~\n" +
+	"\x05token\x18\v \x01(\x04R\x05token\x12\x1f\n" +
+	"\vapi_address\x18\f \x01(\tR\n" +
+	"apiAddress\"~\n" +
 	"\x04Slot\x12'\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x13.weft.coord.v1.RoleR\x04role\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x05R\x05index\x12\x16\n" +
@@ -1669,23 +1695,27 @@ const file_coord_proto_rawDesc = "" +
 	"\x04role\x18\x02 \x01(\x0e2\x13.weft.coord.v1.RoleR\x04role\x12\x12\n" +
 	"\x04slot\x18\x03 \x01(\x05R\x04slot\x12\x16\n" +
 	"\x06failed\x18\x04 \x01(\x04R\x06failed\x12\x1a\n" +
-	"\bpromoted\x18\x05 \x01(\x04R\bpromoted\"P\n" +
+	"\bpromoted\x18\x05 \x01(\x04R\bpromoted\"q\n" +
 	"\bEndpoint\x12\x12\n" +
 	"\x04slot\x18\x01 \x01(\x05R\x04slot\x12\x16\n" +
 	"\x06member\x18\x02 \x01(\x04R\x06member\x12\x18\n" +
-	"\aaddress\x18\x03 \x01(\tR\aaddress\"\xde\x01\n" +
+	"\aaddress\x18\x03 \x01(\tR\aaddress\x12\x1f\n" +
+	"\vapi_address\x18\x04 \x01(\tR\n" +
+	"apiAddress\"\xde\x01\n" +
 	"\x06Config\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12!\n" +
 	"\factive_epoch\x18\x02 \x01(\x04R\vactiveEpoch\x129\n" +
 	"\vgatekeepers\x18\x03 \x03(\v2\x17.weft.coord.v1.EndpointR\vgatekeepers\x12/\n" +
 	"\x06shards\x18\x04 \x03(\v2\x17.weft.coord.v1.EndpointR\x06shards\x12/\n" +
-	"\x06kronos\x18\x05 \x03(\v2\x17.weft.coord.v1.EndpointR\x06kronos\"\xa1\x01\n" +
+	"\x06kronos\x18\x05 \x03(\v2\x17.weft.coord.v1.EndpointR\x06kronos\"\xc2\x01\n" +
 	"\x0fRegisterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12'\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x13.weft.coord.v1.RoleR\x04role\x12\x18\n" +
 	"\aaddress\x18\x03 \x01(\tR\aaddress\x12!\n" +
 	"\fhttp_address\x18\x04 \x01(\tR\vhttpAddress\x12\x14\n" +
-	"\x05token\x18\x05 \x01(\x04R\x05token\"\x9c\x01\n" +
+	"\x05token\x18\x05 \x01(\x04R\x05token\x12\x1f\n" +
+	"\vapi_address\x18\x06 \x01(\tR\n" +
+	"apiAddress\"\x9c\x01\n" +
 	"\x10RegisterResponse\x12*\n" +
 	"\x05error\x18\x01 \x01(\v2\x14.weft.coord.v1.ErrorR\x05error\x12-\n" +
 	"\x06member\x18\x02 \x01(\v2\x15.weft.coord.v1.MemberR\x06member\x12-\n" +

@@ -1,0 +1,348 @@
+package clustertest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	weft "github.com/weft-db/weft/client/weft"
+	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/store/postgres/pgtest"
+	"github.com/weft-db/weft/internal/testproc"
+	coordpb "github.com/weft-db/weft/internal/wire/coordpb"
+)
+
+// upCluster is a cluster started by `weft cluster up`.
+type upCluster struct {
+	t     *testing.T
+	bin   string
+	dir   string
+	procs map[string]upProc // by name
+	coord *coord.Client
+}
+
+type upProc struct {
+	Name, Role, Addr string
+	Pid              int
+}
+
+func clusterUp(t *testing.T, args ...string) *upCluster {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts real processes")
+	}
+	pgtest.Shared(t) // skips where PostgreSQL cannot be had, as the launcher would fail
+	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
+	dir := filepath.Join(t.TempDir(), "c")
+	u := &upCluster{t: t, bin: bin, dir: dir}
+	// Registered first: a failing up leaves what it started recorded in
+	// the state file, and down stops it.
+	t.Cleanup(func() {
+		if t.Failed() {
+			u.dumpLogs()
+		}
+		_, _ = exec.Command(bin, "cluster", "down", "--dir", dir).CombinedOutput()
+	})
+	out, err := exec.Command(bin, append([]string{"cluster", "up", "--dir", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("weft cluster up: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Procs []upProc `json:"procs"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	u.procs = map[string]upProc{}
+	var coordAddrs []string
+	for _, p := range st.Procs {
+		u.procs[p.Name] = p
+		if p.Role == "coord" {
+			coordAddrs = append(coordAddrs, p.Addr)
+		}
+	}
+	if u.coord, err = coord.NewClient(coordAddrs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { u.coord.Close() })
+	return u
+}
+
+func (u *upCluster) dumpLogs() {
+	logs, _ := filepath.Glob(filepath.Join(u.dir, "logs", "*.log"))
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		if len(b) > 6000 {
+			b = b[len(b)-6000:]
+		}
+		u.t.Logf("%s (tail):\n%s", l, b)
+	}
+}
+
+// status is the coordinator leader's view.
+func (u *upCluster) status(ctx context.Context) *coordpb.StatusResponse {
+	u.t.Helper()
+	st, err := u.coord.LeaderStatus(ctx)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	return st
+}
+
+// holder names the process holding role's slot.
+func (u *upCluster) holder(ctx context.Context, role coordpb.Role, slot int32) upProc {
+	u.t.Helper()
+	st := u.status(ctx)
+	var id uint64
+	for _, s := range st.GetSlots() {
+		if s.GetRole() == role && s.GetIndex() == slot {
+			id = s.GetHolder()
+		}
+	}
+	for _, m := range st.GetMembers() {
+		if m.GetId() == id && id != 0 {
+			p, ok := u.procs[m.GetName()]
+			if !ok {
+				u.t.Fatalf("member %d (%s) holds %v/%d but is not in cluster.json", id, m.GetName(), role, slot)
+			}
+			return p
+		}
+	}
+	u.t.Fatalf("%v slot %d has no holder: %v", role, slot, st.GetSlots())
+	return upProc{}
+}
+
+// gatekeepers returns the API addresses of the gatekeepers holding slots
+// (none when the coordinator does not answer).
+func (u *upCluster) gatekeepers(ctx context.Context) []string {
+	st, err := u.coord.LeaderStatus(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range st.GetConfig().GetGatekeepers() {
+		if e.GetApiAddress() != "" {
+			out = append(out, e.GetApiAddress())
+		}
+	}
+	return out
+}
+
+// serving waits until the configuration is active, every slot held, and
+// every gatekeeper in it answers.
+func (u *upCluster) serving(ctx context.Context) error {
+	for {
+		err := func() error {
+			st, err := u.coord.LeaderStatus(ctx)
+			if err != nil {
+				return err
+			}
+			conf := st.GetConfig()
+			if conf.GetActiveEpoch() != conf.GetEpoch() {
+				return fmt.Errorf("epoch %d not active", conf.GetEpoch())
+			}
+			for _, e := range append(conf.GetGatekeepers(), conf.GetShards()...) {
+				if e.GetMember() == 0 {
+					return errors.New("a slot is vacant")
+				}
+			}
+			for _, a := range u.gatekeepers(ctx) {
+				c, err := weft.Dial(a, weft.Options{CallTimeout: time.Second})
+				if err != nil {
+					return err
+				}
+				_, err = c.Status(ctx)
+				c.Close()
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster not serving: %w (last: %v)", ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// A shard and then a gatekeeper are killed with SIGKILL while clients keep
+// incrementing counters through every gatekeeper: the coordinator promotes
+// the backups, every process moves to the new epoch (the shards rebuilding
+// from the store), and afterwards every acknowledged increment is counted
+// exactly once (increments whose outcome the client could not learn may or
+// may not be).
+func TestClusterFailoverKillShardAndGatekeeper(t *testing.T) {
+	u := clusterUp(t, "--gatekeepers", "2", "--shards", "2", "--kronos", "1", "--coord", "1",
+		"--backup-gatekeepers", "1", "--backup-shards", "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	first := u.gatekeepers(ctx)
+	if len(first) != 2 {
+		t.Fatalf("gatekeepers in the configuration: %v", first)
+	}
+	c0, err := weft.Dial(first[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	const counters = 4
+	if err := c0.Update(ctx, func(tx *weft.Tx) error {
+		for k := range counters {
+			tx.CreateVertex(fmt.Sprintf("c%d", k))
+			tx.SetVertexProp(weft.Handle(fmt.Sprintf("c%d", k)), "n", int64(0))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c0.Close()
+
+	var acked, unknown [counters]atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var okOps atomic.Int64
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				default:
+				}
+				addrs := u.gatekeepers(ctx)
+				if len(addrs) == 0 {
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				cl, err := weft.Dial(addrs[(w+i)%len(addrs)], weft.Options{CallTimeout: 2 * time.Second, Attempts: 3})
+				if err != nil {
+					continue
+				}
+				k := (w + i) % counters
+				outcome := increment(ctx, cl, fmt.Sprintf("c%d", k))
+				cl.Close()
+				switch outcome {
+				case committed:
+					acked[k].Add(1)
+					okOps.Add(1)
+				case maybe:
+					unknown[k].Add(1)
+				}
+			}
+		}()
+	}
+	// recover kills the process holding role's slot 0 and returns how long
+	// until the cluster serves again and increments succeed.
+	recoverFrom := func(role coordpb.Role) time.Duration {
+		t.Helper()
+		for okOps.Load() < 20 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		victim := u.holder(ctx, role, 0)
+		before := okOps.Load()
+		t0 := time.Now()
+		if err := syscall.Kill(victim.Pid, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill -9 %s: %v", victim.Name, err)
+		}
+		sctx, scancel := context.WithTimeout(ctx, 20*time.Second)
+		defer scancel()
+		if err := u.serving(sctx); err != nil {
+			t.Fatalf("after kill -9 of %s: %v", victim.Name, err)
+		}
+		for okOps.Load() <= before+5 {
+			if ctx.Err() != nil {
+				t.Fatalf("no increment succeeded after kill -9 of %s", victim.Name)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		d := time.Since(t0)
+		if now := u.holder(ctx, role, 0); now.Name == victim.Name {
+			t.Fatalf("%v slot 0 still held by the killed %s", role, victim.Name)
+		}
+		t.Logf("kill -9 %s (%v slot 0): serving again and increments succeeding after %v", victim.Name, role, d.Round(time.Millisecond))
+		return d
+	}
+	recoverFrom(coordpb.Role_SHARD)
+	recoverFrom(coordpb.Role_GATEKEEPER)
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	addrs := u.gatekeepers(ctx)
+	for i, a := range addrs {
+		cl, err := weft.Dial(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range counters {
+			var got struct {
+				Props map[string]int64 `json:"props"`
+			}
+			if err := cl.Run(ctx, "read_node_props", map[string]any{"node": fmt.Sprintf("c%d", k), "keys": []string{"n"}}, &got); err != nil {
+				t.Fatal(err)
+			}
+			n, lo, hi := got.Props["n"], acked[k].Load(), acked[k].Load()+unknown[k].Load()
+			if n < lo || n > hi {
+				t.Fatalf("counter c%d read through gatekeeper %d: %d, want between %d acknowledged and %d (with %d of unknown outcome)",
+					k, i, n, lo, hi, unknown[k].Load())
+			}
+		}
+		cl.Close()
+	}
+	var a, un int64
+	for k := range counters {
+		a += acked[k].Load()
+		un += unknown[k].Load()
+	}
+	t.Logf("%d increments acknowledged, %d of unknown outcome, every acknowledged one counted once", a, un)
+}
+
+type outcome int
+
+const (
+	notApplied outcome = iota
+	committed
+	maybe // the commit's answer was lost: it may or may not have been applied
+)
+
+// increment reads counter h and writes it plus one in one transaction.
+func increment(ctx context.Context, cl *weft.Client, h string) outcome {
+	tx, err := cl.Begin(ctx)
+	if err != nil {
+		return notApplied
+	}
+	v, err := tx.GetVertex(ctx, weft.Handle(h))
+	if err != nil {
+		return notApplied
+	}
+	n, _ := v.Props["n"].(int64)
+	tx.SetVertexProp(weft.Handle(h), "n", n+1)
+	if _, err = tx.Commit(ctx); err == nil {
+		return committed
+	}
+	if weft.IsRetryable(err) { // aborted or refused: nothing was applied
+		return notApplied
+	}
+	return maybe
+}

@@ -1,0 +1,12 @@
+// Package roles runs a gatekeeper or shard process as a member of a cluster
+// managed by the coordinator (internal/coord): the process registers,
+// heartbeats, waits as a backup until it holds a slot, and follows the
+// configuration epochs of the dissertation's §4.6. On every new epoch it
+// takes its old engine out of service before acknowledging (a gatekeeper
+// first drains its commits in flight, so none of an old epoch reaches the
+// store later); once the epoch is active — every live member acknowledged
+// it — it builds the new epoch's engine: a shard rebuilds its partition from
+// the store, a gatekeeper connects to the epoch's shards and peers. The
+// listening ports stay across epochs; calls between epochs fail with
+// retryable errors.
+package roles

@@ -1,0 +1,168 @@
+package roles
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/weft-db/weft/internal/coord"
+	pb "github.com/weft-db/weft/internal/wire/coordpb"
+)
+
+// epochEngine is what one epoch runs: built once the epoch is active, stopped
+// when the next one comes.
+type epochEngine struct {
+	// install makes the engine serve (called under the member's lock, so
+	// it never races a stop).
+	install func()
+	// stop takes it out of service, drains what must finish before the
+	// next epoch may be acknowledged, and closes it. An error means the
+	// drain failed: the process must exit rather than acknowledge.
+	stop func() error
+}
+
+// buildFunc builds the engine of an active configuration for slot (not yet
+// serving). epoch is the vector-clock epoch (base + coordinator epoch).
+type buildFunc func(ctx context.Context, conf *pb.Config, slot int, epoch uint64) (*epochEngine, error)
+
+// member keeps a process's engine in step with the coordinator's
+// configuration: on a new epoch (or a change of slot) it stops the old
+// engine before acknowledging; once the epoch is active — every live member
+// has stopped its old engine, so no commit of an older epoch can still reach
+// the store — and the member holds a slot, it builds the new one.
+type member struct {
+	base  uint64
+	build buildFunc
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	want    *pb.Config
+	slot    int32
+	running uint64 // coordinator epoch of the serving engine; 0: none
+	runSlot int32
+	cur     *epochEngine
+	kick    chan struct{}
+}
+
+func newMember(base uint64, build buildFunc, log *slog.Logger) *member {
+	return &member{base: base, build: build, log: log, slot: -1, kick: make(chan struct{}, 1)}
+}
+
+// onConfig is coord.MemberConfig.OnConfig.
+func (m *member) onConfig(_ context.Context, conf *pb.Config, self *pb.Member) error {
+	m.mu.Lock()
+	m.want, m.slot = conf, self.GetSlot()
+	var old *epochEngine
+	if m.cur != nil && (m.running != conf.GetEpoch() || m.runSlot != self.GetSlot()) {
+		old, m.cur, m.running = m.cur, nil, 0
+	}
+	m.mu.Unlock()
+	if old != nil {
+		m.log.Info("leaving the configuration epoch", "next_epoch", conf.GetEpoch(), "slot", self.GetSlot())
+		if err := old.stop(); err != nil {
+			return err
+		}
+	}
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// ready says whether conf can be built for slot: active, held, and every
+// slot of the configuration filled.
+func ready(conf *pb.Config, slot int32) bool {
+	if conf == nil || slot < 0 || conf.GetActiveEpoch() < conf.GetEpoch() {
+		return false
+	}
+	for _, eps := range [][]*pb.Endpoint{conf.GetGatekeepers(), conf.GetShards()} {
+		if len(eps) == 0 {
+			return false
+		}
+		for _, e := range eps {
+			if e.GetMember() == 0 || e.GetAddress() == "" {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// loop builds engines as configurations become ready, until ctx ends; then
+// it stops the serving one.
+func (m *member) loop(ctx context.Context) {
+	defer func() {
+		m.mu.Lock()
+		old := m.cur
+		m.cur, m.running = nil, 0
+		m.mu.Unlock()
+		if old != nil {
+			if err := old.stop(); err != nil {
+				m.log.Error("stopping", "err", err)
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-m.kick:
+		}
+		for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+			m.mu.Lock()
+			conf, slot := m.want, m.slot
+			todo := ready(conf, slot) && (m.cur == nil || m.running != conf.GetEpoch())
+			m.mu.Unlock()
+			if !todo {
+				break
+			}
+			t := time.Now()
+			e, err := m.build(ctx, conf, int(slot), m.base+conf.GetEpoch())
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				m.log.Warn("building the epoch's engine failed; retrying", "epoch", conf.GetEpoch(), "slot", slot, "err", err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+				continue
+			}
+			m.mu.Lock()
+			current := m.want.GetEpoch() == conf.GetEpoch() && m.slot == slot && m.cur == nil
+			if current {
+				m.cur, m.running, m.runSlot = e, conf.GetEpoch(), slot
+				e.install()
+			}
+			m.mu.Unlock()
+			if !current {
+				if err := e.stop(); err != nil {
+					m.log.Error("stopping an engine built for a passed epoch", "err", err)
+				}
+				continue
+			}
+			m.log.Info("serving", "epoch", conf.GetEpoch(), "clock_epoch", m.base+conf.GetEpoch(), "slot", slot,
+				"build_seconds", fmt.Sprintf("%.3f", time.Since(t).Seconds()))
+		}
+	}
+}
+
+// run registers and heartbeats (coord.RunMember) while the loop keeps the
+// engine in step; it returns when ctx ends (nil) or the member must stop
+// (fenced, or a drain failed).
+func (m *member) run(ctx context.Context, c *coord.Client, mc coord.MemberConfig) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { defer close(done); m.loop(ctx) }()
+	mc.OnConfig = m.onConfig
+	err := coord.RunMember(ctx, c, mc, m.log)
+	cancel()
+	<-done
+	return err
+}

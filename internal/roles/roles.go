@@ -1,0 +1,240 @@
+package roles
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/order"
+	"github.com/weft-db/weft/internal/store"
+	pb "github.com/weft-db/weft/internal/wire/clusterpb"
+	coordpb "github.com/weft-db/weft/internal/wire/coordpb"
+)
+
+// Config is what a gatekeeper or shard process brings to the cluster; the
+// rest (its slot, the other members' addresses, the epoch) comes from the
+// coordinator.
+type Config struct {
+	// Coord reaches the coordinator group.
+	Coord *coord.Client
+	// Name labels the process (e.g. "shard-2"); Listener serves the
+	// cluster protocol (internal/wire/clusterpb) on Listener.Addr() across
+	// epochs.
+	Name     string
+	Listener net.Listener
+	// EpochBase is added to the coordinator's epoch to make the vector
+	// clocks' epoch: every process of the cluster is given the same, larger
+	// than any epoch the store has seen (weft cluster up: the time it ran).
+	EpochBase uint64
+	// Store is the shared backing store, Oracle the Kronos group.
+	Store  store.Store
+	Oracle order.Oracle
+	// Heartbeat is the interval of heartbeats [100ms]; DrainTimeout bounds
+	// a gatekeeper's wait for its in-flight commits when it leaves an epoch
+	// [800ms]: past it the process exits rather than acknowledge.
+	Heartbeat, DrainTimeout time.Duration
+	Log                     *slog.Logger
+}
+
+func (c *Config) check() error {
+	switch {
+	case c.Coord == nil || c.Listener == nil || c.Name == "":
+		return errors.New("roles: a member needs the coordinator, a listener and a name")
+	case c.EpochBase == 0 || c.Store == nil || c.Oracle == nil:
+		return errors.New("roles: a member needs an epoch base, the store and the oracle")
+	}
+	if c.DrainTimeout <= 0 {
+		c.DrainTimeout = 800 * time.Millisecond
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	return nil
+}
+
+func addrs(eps []*coordpb.Endpoint) []string {
+	out := make([]string, len(eps))
+	for i, e := range eps {
+		out[i] = e.GetAddress()
+	}
+	return out
+}
+
+// waitShards waits until every shard at addrs serves epoch, or timeout.
+func waitShards(ctx context.Context, addrs []string, epoch uint64, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for i, a := range addrs {
+		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return err
+		}
+		c := pb.NewShardClient(conn)
+		for {
+			st, err := c.Status(ctx, &pb.StatusRequest{}, grpc.WaitForReady(true))
+			if err == nil && st.GetEpoch() == epoch {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				conn.Close()
+				return fmt.Errorf("roles: shard %d at %s does not serve clock epoch %d (last answer: epoch %d, %v)",
+					i, a, epoch, st.GetEpoch(), err)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+		conn.Close()
+	}
+	return nil
+}
+
+// serve runs srv on l until ctx ends.
+func serve(ctx context.Context, srv *grpc.Server, l net.Listener) chan error {
+	errs := make(chan error, 1)
+	go func() { errs <- srv.Serve(l) }()
+	go func() { <-ctx.Done(); srv.Stop() }()
+	return errs
+}
+
+// RunShard runs a shard process: it registers with the coordinator (as a
+// backup until it holds a slot) and, in every active epoch in which it holds
+// shard slot i, rebuilds partition i from the store and serves it. It
+// returns nil when ctx ends, or the reason it had to stop (fenced).
+func RunShard(ctx context.Context, cfg Config) error {
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	log := cfg.Log.With("role", "shard", "name", cfg.Name)
+	front := &shardFront{}
+	srv := grpc.NewServer()
+	pb.RegisterShardServer(srv, front)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := serve(ctx, srv, cfg.Listener)
+	build := func(ctx context.Context, conf *coordpb.Config, slot int, epoch uint64) (*epochEngine, error) {
+		links, err := engine.DialShardLinks(slot, addrs(conf.GetGatekeepers()), addrs(conf.GetShards()))
+		if err != nil {
+			return nil, err
+		}
+		s, err := engine.NewShardServer(engine.ShardConfig{ID: slot, Shards: len(conf.GetShards()),
+			Gatekeepers: len(conf.GetGatekeepers()), Epoch: epoch, Store: cfg.Store, Oracle: cfg.Oracle,
+			RequestNop: links.RequestNop, Programs: links, Log: log})
+		if err != nil {
+			links.Close()
+			return nil, err
+		}
+		return &epochEngine{
+			install: func() { front.set(s, true) },
+			stop: func() error {
+				front.set(nil, false)
+				err := s.Close()
+				links.Close()
+				if err != nil {
+					log.Warn("the epoch's shard had stopped", "err", err)
+				}
+				return nil
+			},
+		}, nil
+	}
+	m := newMember(cfg.EpochBase, build, log)
+	done := make(chan error, 1)
+	go func() {
+		done <- m.run(ctx, cfg.Coord, coord.MemberConfig{Name: cfg.Name, Role: coordpb.Role_SHARD,
+			Address: cfg.Listener.Addr().String(), Interval: cfg.Heartbeat})
+	}()
+	select {
+	case err := <-done:
+		return err
+	case err := <-errs:
+		cancel()
+		<-done
+		return fmt.Errorf("roles: serving the shard protocol: %w", err)
+	}
+}
+
+// Gatekeeper is a gatekeeper process's engine across epochs: API serves the
+// Weft API (an engine.Switch: between epochs calls fail with a retryable
+// error).
+type Gatekeeper struct {
+	API *engine.Switch
+	cfg Config
+	// AnnounceEvery is τ for every epoch's gatekeeper.
+	AnnounceEvery time.Duration
+}
+
+// NewGatekeeper returns a gatekeeper whose API can be served before Run.
+func NewGatekeeper(cfg Config, announceEvery time.Duration) (*Gatekeeper, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	return &Gatekeeper{API: engine.NewSwitch("the gatekeeper holds no slot in an active configuration epoch yet"),
+		cfg: cfg, AnnounceEvery: announceEvery}, nil
+}
+
+// Run registers the gatekeeper (apiAddr and httpAddr are its Weft API's
+// addresses, shown to clients through the coordinator) and, in every active
+// epoch in which it holds gatekeeper slot i, serves as gatekeeper i. It
+// returns nil when ctx ends, or the reason it had to stop (fenced, or its
+// in-flight commits did not drain in time).
+func (g *Gatekeeper) Run(ctx context.Context, apiAddr, httpAddr string) error {
+	cfg := g.cfg
+	log := cfg.Log.With("role", "gatekeeper", "name", cfg.Name)
+	front := &gatekeeperFront{}
+	srv := grpc.NewServer()
+	pb.RegisterGatekeeperServer(srv, front)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := serve(ctx, srv, cfg.Listener)
+	build := func(ctx context.Context, conf *coordpb.Config, slot int, epoch uint64) (*epochEngine, error) {
+		// The FIFO streams open only to shards serving this epoch (a
+		// stream refused by a shard still rebuilding would stop the
+		// gatekeeper for the whole epoch).
+		if err := waitShards(ctx, addrs(conf.GetShards()), epoch, 30*time.Second); err != nil {
+			return nil, err
+		}
+		gk, err := engine.NewClusterGatekeeper(engine.GatekeeperConfig{ID: slot, Gatekeepers: len(conf.GetGatekeepers()),
+			Shards: len(conf.GetShards()), Epoch: epoch, Store: cfg.Store, Oracle: cfg.Oracle,
+			ShardAddrs: addrs(conf.GetShards()), PeerAddrs: addrs(conf.GetGatekeepers()), AnnounceEvery: g.AnnounceEvery,
+			ConnectTimeout: 5 * time.Second, Log: log})
+		if err != nil {
+			return nil, err
+		}
+		return &epochEngine{
+			install: func() {
+				front.set(gk, true)
+				g.API.Set(gk)
+			},
+			stop: func() error {
+				g.API.Clear(fmt.Sprintf("the gatekeeper is moving to configuration epoch > %d", epoch-cfg.EpochBase))
+				dctx, dcancel := context.WithTimeout(context.Background(), cfg.DrainTimeout)
+				derr := gk.Drain(dctx)
+				dcancel()
+				front.set(nil, false)
+				gk.Close()
+				return derr
+			},
+		}, nil
+	}
+	m := newMember(cfg.EpochBase, build, log)
+	done := make(chan error, 1)
+	go func() {
+		done <- m.run(ctx, cfg.Coord, coord.MemberConfig{Name: cfg.Name, Role: coordpb.Role_GATEKEEPER,
+			Address: cfg.Listener.Addr().String(), APIAddress: apiAddr, HTTPAddress: httpAddr, Interval: cfg.Heartbeat})
+	}()
+	select {
+	case err := <-done:
+		return err
+	case err := <-errs:
+		cancel()
+		<-done
+		return fmt.Errorf("roles: serving the gatekeeper protocol: %w", err)
+	}
+}
