@@ -132,6 +132,12 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	fctx, cancel := context.WithTimeout(context.Background(), cfg.ConnectTimeout)
+	err := RaiseFence(fctx, cfg.Store, cfg.Epoch)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
 	g := &ClusterGatekeeper{cfg: cfg, log: log.With("role", "gatekeeper", "gatekeeper", cfg.ID), reg: nodeprog.Builtins(),
 		core: gatekeeper.New(gatekeeper.Config{ID: uint32(cfg.ID), Gatekeepers: cfg.Gatekeepers, Shards: cfg.Shards,
 			Epoch: cfg.Epoch, InflightMax: cfg.InflightMax, PeerAck: true}),
@@ -632,7 +638,12 @@ func (g *ClusterGatekeeper) Commit(ctx context.Context, reads []txn.Read, ops []
 		if derr != nil {
 			panic(derr) // programmer error: ts is in flight
 		}
-		err = st.Commit(ctx, func(c store.Critical) error { return gatekeeper.OrderAfterAccess(ctx, g.cfg.Oracle, c, ts, res.Access) })
+		err = st.Commit(ctx, func(c store.Critical) error {
+			if err := checkFence(c, g.cfg.Epoch); err != nil {
+				return err
+			}
+			return gatekeeper.OrderAfterAccess(ctx, g.cfg.Oracle, c, ts, res.Access)
+		})
 	}
 	ch := make(chan struct{})
 	var out []txn.ShardOp // nil: aborted

@@ -133,6 +133,14 @@ func NewShardServer(cfg ShardConfig) (*ShardServer, error) {
 	if s.node, err = newShardNodeWith(s, s.reg, cfg.ID, ecfg, order.NewResolver(cfg.Oracle, cfg.OracleCacheMax)); err != nil {
 		return nil, err
 	}
+	// The fence first: a commit of an older epoch either is in the store
+	// the rebuild reads, or never commits.
+	fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err = RaiseFence(fctx, cfg.Store, cfg.Epoch)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
 	if err := s.recover(); err != nil {
 		return nil, fmt.Errorf("engine: shard %d rebuilding from the store: %w", cfg.ID, err)
 	}
