@@ -89,9 +89,9 @@ type launchRole struct {
 // that register with the coordinator.
 var launchRoles = []launchRole{
 	{name: "kronos", count: func(o *clusterOpts) int { return o.kronos },
-		args: func(o *clusterOpts, i int, g []*clusterProc, _ *clusterState) []string {
+		args: func(o *clusterOpts, i int, g []*clusterProc, st *clusterState) []string {
 			return []string{"kronos", "--id", fmt.Sprint(i + 1), "--addr", g[i].Addr, "--peers", peerList(g),
-				"--data-dir", g[i].DataDir}
+				"--data-dir", g[i].DataDir, "--coord", coordAddrs(st)}
 		}},
 	{name: "coord", count: func(o *clusterOpts) int { return o.coord }, http: true,
 		args: func(o *clusterOpts, i int, g []*clusterProc, _ *clusterState) []string {
@@ -145,6 +145,14 @@ func roleArgs(o *clusterOpts, st *clusterState) []string {
 		args = append(args, "--postgres-schema", o.postgresSchema)
 	}
 	return args
+}
+
+func coordAddrs(st *clusterState) string {
+	var out []string
+	for _, p := range procsOf(st, "coord") {
+		out = append(out, p.Addr)
+	}
+	return strings.Join(out, ",")
 }
 
 func peerList(g []*clusterProc) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -8,17 +9,20 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/kronos"
+	"github.com/weft-db/weft/internal/wire/coordpb"
 )
 
 func init() { subcommands = append(subcommands, newKronosCmd) }
 
 func newKronosCmd() *cobra.Command {
 	cfg := kronos.DefaultServerConfig()
-	var peers string
+	var peers, coordAddrs string
 	cmd := &cobra.Command{
 		Use:   "kronos",
 		Short: "Run a Kronos event-ordering replica (gRPC)",
@@ -46,9 +50,15 @@ group survives the loss of a minority.
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "kronos replica %d serving on %s\n", cfg.ID, s.Addr())
-			sig := make(chan os.Signal, 1)
-			signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-			<-sig
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if coordAddrs != "" {
+				// Registered for the coordinator's status and the
+				// configuration clients read; the raft group, not the
+				// coordinator, keeps Kronos available.
+				go registerKronos(ctx, coordAddrs, fmt.Sprintf("kronos-%d", cfg.ID), s.Addr())
+			}
+			<-ctx.Done()
 			s.Stop()
 			return nil
 		},
@@ -57,6 +67,7 @@ group survives the loss of a minority.
 	f.Uint64Var(&cfg.ID, "id", cfg.ID, "this replica's id (1..n)")
 	f.StringVar(&cfg.Addr, "addr", cfg.Addr, "address for the Kronos API and raft transport")
 	f.StringVar(&peers, "peers", "", "every replica as id=host:port, comma-separated (empty: a group of one)")
+	f.StringVar(&coordAddrs, "coord", "", "coordinator replica addresses, comma-separated: register and heartbeat (shown in the coordinator's status and configuration)")
 	f.StringVar(&cfg.DataDir, "data-dir", "", "raft log and snapshots (default weft-data/kronos-<id>)")
 	f.BoolVar(&cfg.Sync, "sync", cfg.Sync, "fsync every log write before acknowledging; false is for benchmarks only: it can lose acknowledged writes and break raft safety on kill -9")
 	f.DurationVar(&cfg.Tick, "tick", cfg.Tick, "raft tick")
@@ -65,6 +76,28 @@ group survives the loss of a minority.
 	f.Uint64Var(&cfg.SnapshotEvery, "snapshot-every", cfg.SnapshotEvery, "log entries between snapshots")
 	f.IntVar(&cfg.Graph.CacheSlots, "cache-slots", cfg.Graph.CacheSlots, "answered-order cache slots (power of two, 0 = off)")
 	return cmd
+}
+
+// registerKronos keeps a Kronos replica registered with the coordinator
+// until ctx ends; a replica fenced (declared failed after a pause)
+// registers again as a new member.
+func registerKronos(ctx context.Context, addrs, name, addr string) {
+	c, err := coord.NewClient(splitAddrs(addrs))
+	if err != nil {
+		slog.Error("kronos: coordinator client", "err", err)
+		return
+	}
+	defer c.Close()
+	for ctx.Err() == nil {
+		err := coord.RunMember(ctx, c, coord.MemberConfig{Name: name, Role: coordpb.Role_KRONOS, Address: addr}, slog.Default())
+		if err != nil && ctx.Err() == nil {
+			slog.Warn("kronos: coordinator membership ended; registering again", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
 }
 
 func parsePeers(s string) (map[uint64]string, error) {
