@@ -49,7 +49,11 @@ type GatekeeperConfig struct {
 	// ConnectTimeout bounds the wait for every shard to accept its FIFO
 	// stream at start [30s].
 	ConnectTimeout time.Duration
-	Log            *slog.Logger
+	// HistoryRetention and GCEvery: old versions stay readable at least
+	// HistoryRetention; the low clock goes to the shards every GCEvery
+	// [DefaultConfig's].
+	HistoryRetention, GCEvery time.Duration
+	Log                       *slog.Logger
 }
 
 // ClusterGatekeeper is one gatekeeper process's engine. It implements API,
@@ -81,6 +85,13 @@ type ClusterGatekeeper struct {
 	errMu    sync.Mutex
 	err      error
 	wg       sync.WaitGroup
+
+	// Garbage collection (cluster_gc.go): reads and programs at their
+	// stamps, clock samples for the retention, the last low sent.
+	reading  map[uint64]vclock.Stamp
+	nextRead uint64
+	samples  []clockSample
+	lowSent  vclock.Clock
 
 	// inflight counts commits between their start and their outcome;
 	// draining refuses new ones (Drain).
@@ -128,6 +139,12 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = 30 * time.Second
 	}
+	if cfg.GCEvery <= 0 {
+		cfg.GCEvery = DefaultConfig().GCEvery
+	}
+	if cfg.HistoryRetention <= 0 {
+		cfg.HistoryRetention = DefaultConfig().HistoryRetention
+	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.Default()
@@ -142,7 +159,7 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 		core: gatekeeper.New(gatekeeper.Config{ID: uint32(cfg.ID), Gatekeepers: cfg.Gatekeepers, Shards: cfg.Shards,
 			Epoch: cfg.Epoch, InflightMax: cfg.InflightMax, PeerAck: true}),
 		acks: map[uint64]chan struct{}{}, holds: map[uint64]chan struct{}{}, progs: map[nodeprog.ProgID]*progRun{},
-		stop: make(chan struct{})}
+		reading: map[uint64]vclock.Stamp{}, stop: make(chan struct{})}
 	for i, addr := range cfg.ShardAddrs {
 		conn, err := dialCluster(addr)
 		if err != nil {
@@ -179,8 +196,9 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 		g.wg.Add(1)
 		go g.announcer(p)
 	}
-	g.wg.Add(1)
+	g.wg.Add(2)
 	go g.ticker()
+	go g.gcLoop()
 	return g, nil
 }
 
@@ -478,6 +496,17 @@ func (g *ClusterGatekeeper) snapshot(ctx context.Context, snap *Snapshot) (vcloc
 	return s, nil
 }
 
+// heldSnapshot resolves a snapshot (as snapshot) and holds it in flight
+// until release, so the shards keep its versions.
+func (g *ClusterGatekeeper) heldSnapshot(ctx context.Context, snap *Snapshot) (vclock.Stamp, func(), error) {
+	s, err := g.snapshot(ctx, snap)
+	if err != nil {
+		return s, nil, err
+	}
+	release, err := g.holdRead(s)
+	return s, release, err
+}
+
 func (g *ClusterGatekeeper) shardOf(h string) int { return int(txn.ShardOf(h, uint32(g.cfg.Shards))) }
 
 // readVertex resolves ref at s and reads the vertex (req says what of it).
@@ -516,10 +545,11 @@ func (g *ClusterGatekeeper) GetVertex(ctx context.Context, snap Snapshot, ref Ve
 	if err := g.check(); err != nil {
 		return nil, err
 	}
-	s, err := g.snapshot(ctx, &snap)
+	s, release, err := g.heldSnapshot(ctx, &snap)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	max := opts.EdgesMax
 	if max <= 0 {
 		max = EdgesMaxDefault
@@ -556,10 +586,11 @@ func (g *ClusterGatekeeper) GetEdge(ctx context.Context, snap Snapshot, src Vert
 	if err := txn.ValidName("edge", edge, txn.HandleLenMax); err != nil {
 		return nil, err
 	}
-	s, err := g.snapshot(ctx, &snap)
+	s, release, err := g.heldSnapshot(ctx, &snap)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	h, aliasRead, r, err := g.readVertex(ctx, s, src, &pb.ReadRequest{Edge: edge})
 	if err != nil {
 		return nil, err
@@ -694,10 +725,11 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 		return nil, mapProgErr(err)
 	}
 	g.programs.Add(1)
-	s, err := g.snapshot(ctx, at)
+	s, release, err := g.heldSnapshot(ctx, at)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	if !nodeprog.IsLocal(comp) {
 		res, err := g.runProgram(ctx, program, comp, params, s)
 		if err != nil {

@@ -29,7 +29,10 @@ type LocalClusterConfig struct {
 	Oracle order.Oracle
 	// AnnounceEvery is the gatekeepers' τ [GatekeeperConfig's default].
 	AnnounceEvery time.Duration
-	Log           *slog.Logger
+	// HistoryRetention and GCEvery are the gatekeepers' [GatekeeperConfig's
+	// defaults].
+	HistoryRetention, GCEvery time.Duration
+	Log                       *slog.Logger
 }
 
 // LocalCluster is a running LocalClusterConfig.
@@ -116,7 +119,7 @@ func StartLocalCluster(cfg LocalClusterConfig) (c *LocalCluster, err error) {
 	for i := range cfg.Gatekeepers {
 		g, err := NewClusterGatekeeper(GatekeeperConfig{ID: i, Gatekeepers: cfg.Gatekeepers, Shards: cfg.Shards,
 			Epoch: cfg.Epoch, Store: cfg.Store, Oracle: c.Oracle, ShardAddrs: shardAddrs, PeerAddrs: gkAddrs,
-			AnnounceEvery: cfg.AnnounceEvery, Log: cfg.Log})
+			AnnounceEvery: cfg.AnnounceEvery, HistoryRetention: cfg.HistoryRetention, GCEvery: cfg.GCEvery, Log: cfg.Log})
 		if err != nil {
 			return nil, err
 		}

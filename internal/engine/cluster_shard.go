@@ -101,6 +101,12 @@ type ShardServer struct {
 	applies   atomic.Uint64
 	deliverMu sync.Mutex
 	delivered []uint64 // per gatekeeper: highest in-order sequence number pushed
+
+	// Garbage collection (cluster_gc.go): every gatekeeper's latest low
+	// clock, and the watermark collected below.
+	gcMu sync.Mutex
+	lows []vclock.Clock
+	wm   vclock.Clock
 }
 
 // NewShardServer rebuilds the shard's partition from the store and starts
@@ -127,7 +133,7 @@ func NewShardServer(cfg ShardConfig) (*ShardServer, error) {
 		log = slog.Default()
 	}
 	s := &ShardServer{cfg: cfg, log: log.With("role", "shard", "shard", cfg.ID), stopped: make(chan struct{}),
-		delivered: make([]uint64, cfg.Gatekeepers), reg: nodeprog.Builtins()}
+		delivered: make([]uint64, cfg.Gatekeepers), reg: nodeprog.Builtins(), lows: make([]vclock.Clock, cfg.Gatekeepers)}
 	ecfg := Config{Gatekeepers: cfg.Gatekeepers, KeepHistory: cfg.KeepHistory, ShardTasksMax: cfg.TasksMax}
 	var err error
 	if s.node, err = newShardNodeWith(s, s.reg, cfg.ID, ecfg, order.NewResolver(cfg.Oracle, cfg.OracleCacheMax)); err != nil {
@@ -320,6 +326,11 @@ func (s *ShardServer) Deliver(stream pb.Shard_DeliverServer) error {
 			}
 			s.deliverMu.Unlock()
 		}
+		if low := msg.GetLow(); low != nil {
+			if err := s.noteLow(gk, clockFromPB(low)); err != nil {
+				return err
+			}
+		}
 		s.deliverMu.Lock()
 		ack := s.delivered[gk]
 		s.deliverMu.Unlock()
@@ -339,7 +350,50 @@ func (s *ShardServer) stampOf(b []byte) (vclock.Stamp, error) {
 	if st.Clock.Epoch != s.cfg.Epoch || len(st.Clock.Counters) != s.cfg.Gatekeepers {
 		return st, fmt.Errorf("%w: the stamp is from another epoch or configuration", ErrSnapshotTooOld)
 	}
+	s.gcMu.Lock()
+	wm := s.wm
+	s.gcMu.Unlock()
+	if wm.Counters != nil && !vclock.LessEq(wm, st.Clock) {
+		return st, fmt.Errorf("%w: the stamp is below the shard's garbage-collection watermark", ErrSnapshotTooOld)
+	}
 	return st, nil
+}
+
+// noteLow records gatekeeper gk's low clock and, once every gatekeeper has
+// sent one, collects the versions below the minimum of the lows and the
+// shard's queue positions (cluster_gc.go).
+func (s *ShardServer) noteLow(gk int, low vclock.Clock) error {
+	if low.Epoch != s.cfg.Epoch || len(low.Counters) != s.cfg.Gatekeepers {
+		return fmt.Errorf("engine: gatekeeper %d sent a low clock %v of another epoch or configuration", gk, low)
+	}
+	if s.cfg.KeepHistory {
+		return nil
+	}
+	s.gcMu.Lock()
+	defer s.gcMu.Unlock()
+	s.lows[gk] = low
+	var wm vclock.Clock
+	for _, l := range s.lows {
+		if l.Counters == nil {
+			return nil // not every gatekeeper has spoken yet
+		}
+		minInto(&wm, l)
+	}
+	s.node.statsMu.Lock()
+	for _, p := range s.node.pos {
+		if p.IsZero() {
+			s.node.statsMu.Unlock()
+			return nil // a queue that never moved: nothing is safe yet
+		}
+		minInto(&wm, p.Clock)
+	}
+	s.node.statsMu.Unlock()
+	if s.wm.Counters != nil && (vclock.LessEq(wm, s.wm) || !vclock.LessEq(s.wm, wm)) {
+		return nil // not advanced past the last watermark in every entry
+	}
+	s.wm = wm
+	s.node.push(gcMsg{watermark: vclock.Stamp{Clock: wm}})
+	return nil
 }
 
 // owns checks that name is this shard's.
@@ -525,7 +579,12 @@ func (s *ShardServer) Status(context.Context, *pb.StatusRequest) (*pb.StatusResp
 	st := s.node.stats
 	s.node.statsMu.Unlock()
 	out := &pb.StatusResponse{Shard: uint32(s.cfg.ID), Epoch: s.cfg.Epoch, Vertices: uint64(st.Vertices),
-		Edges: uint64(st.Edges), Applied: s.applies.Load()}
+		Edges: uint64(st.Edges), Applied: s.applies.Load(), Versions: uint64(st.Versions)}
+	s.gcMu.Lock()
+	if s.wm.Counters != nil {
+		out.Watermark = clockPB(s.wm)
+	}
+	s.gcMu.Unlock()
 	s.deliverMu.Lock()
 	out.Delivered = append(out.Delivered, s.delivered...)
 	s.deliverMu.Unlock()

@@ -19,6 +19,13 @@ import (
 // process-per-role tests are in internal/clustertest).
 func startCluster(t *testing.T, gatekeepers, shards int) []*ClusterGatekeeper {
 	t.Helper()
+	return startClusterWith(t, LocalClusterConfig{Gatekeepers: gatekeepers, Shards: shards}).Gatekeepers
+}
+
+// startClusterWith is startCluster with more of the configuration; the
+// Oracle and Log are filled in.
+func startClusterWith(t *testing.T, cfg LocalClusterConfig) *LocalCluster {
+	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
 	kcfg := kronos.DefaultServerConfig()
 	kcfg.Addr, kcfg.DataDir, kcfg.Sync = "127.0.0.1:0", t.TempDir(), false
@@ -35,12 +42,13 @@ func startCluster(t *testing.T, gatekeepers, shards int) []*ClusterGatekeeper {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kcl.Close() })
-	c, err := StartLocalCluster(LocalClusterConfig{Gatekeepers: gatekeepers, Shards: shards, Oracle: order.Remote{C: kcl}, Log: quiet})
+	cfg.Oracle, cfg.Log = order.Remote{C: kcl}, quiet
+	c, err := StartLocalCluster(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c.Gatekeepers
+	return c
 }
 
 // The bank workload through two gatekeeper processes' engines and three

@@ -642,7 +642,13 @@ type Entries struct {
 	// The gatekeeper the stream carries (every entry must be from it).
 	Gatekeeper uint32 `protobuf:"varint,1,opt,name=gatekeeper,proto3" json:"gatekeeper,omitempty"`
 	// gatekeeper.AppendEntry encodings, in sequence order.
-	Entries       [][]byte `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
+	Entries [][]byte `protobuf:"bytes,2,rep,name=entries,proto3" json:"entries,omitempty"`
+	// When set, the gatekeeper's low clock for garbage collection: below
+	// every stamp it has in flight (commits, reads, programs) and every stamp
+	// it will give, and at most its clock HistoryRetention ago. A shard
+	// collects versions below the entry-wise minimum of every gatekeeper's
+	// low and its own queue positions.
+	Low           *Clock `protobuf:"bytes,3,opt,name=low,proto3" json:"low,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -687,6 +693,13 @@ func (x *Entries) GetGatekeeper() uint32 {
 func (x *Entries) GetEntries() [][]byte {
 	if x != nil {
 		return x.Entries
+	}
+	return nil
+}
+
+func (x *Entries) GetLow() *Clock {
+	if x != nil {
+		return x.Low
 	}
 	return nil
 }
@@ -1096,7 +1109,11 @@ type StatusResponse struct {
 	// Transactions applied since the process started.
 	Applied uint64 `protobuf:"varint,5,opt,name=applied,proto3" json:"applied,omitempty"`
 	// Per gatekeeper: the highest in-order sequence number delivered.
-	Delivered     []uint64 `protobuf:"varint,6,rep,packed,name=delivered,proto3" json:"delivered,omitempty"`
+	Delivered []uint64 `protobuf:"varint,6,rep,packed,name=delivered,proto3" json:"delivered,omitempty"`
+	// Versions stored (dead ones included) and the garbage-collection
+	// watermark's clock (empty until every gatekeeper reported its low).
+	Versions      uint64 `protobuf:"varint,7,opt,name=versions,proto3" json:"versions,omitempty"`
+	Watermark     *Clock `protobuf:"bytes,8,opt,name=watermark,proto3" json:"watermark,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1173,6 +1190,20 @@ func (x *StatusResponse) GetDelivered() []uint64 {
 	return nil
 }
 
+func (x *StatusResponse) GetVersions() uint64 {
+	if x != nil {
+		return x.Versions
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetWatermark() *Clock {
+	if x != nil {
+		return x.Watermark
+	}
+	return nil
+}
+
 var File_cluster_proto protoreflect.FileDescriptor
 
 const file_cluster_proto_rawDesc = "" +
@@ -1214,12 +1245,13 @@ const file_cluster_proto_rawDesc = "" +
 	"NopRequest\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\rR\x05shard\x12,\n" +
 	"\x05clock\x18\x02 \x01(\v2\x16.weft.cluster.v1.ClockR\x05clock\"\r\n" +
-	"\vNopResponse\"C\n" +
+	"\vNopResponse\"m\n" +
 	"\aEntries\x12\x1e\n" +
 	"\n" +
 	"gatekeeper\x18\x01 \x01(\rR\n" +
 	"gatekeeper\x12\x18\n" +
-	"\aentries\x18\x02 \x03(\fR\aentries\"\x1d\n" +
+	"\aentries\x18\x02 \x03(\fR\aentries\x12(\n" +
+	"\x03low\x18\x03 \x01(\v2\x16.weft.cluster.v1.ClockR\x03low\"\x1d\n" +
 	"\tDelivered\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xc4\x01\n" +
 	"\vReadRequest\x12\x14\n" +
@@ -1246,14 +1278,16 @@ const file_cluster_proto_rawDesc = "" +
 	"\x05edges\x18\x05 \x03(\v2\x15.weft.cluster.v1.EdgeR\x05edges\x12'\n" +
 	"\x0fedges_truncated\x18\x06 \x01(\bR\x0eedgesTruncated\x12\x18\n" +
 	"\aaliases\x18\a \x03(\tR\aaliases\"\x0f\n" +
-	"\rStatusRequest\"\xa6\x01\n" +
+	"\rStatusRequest\"\xf8\x01\n" +
 	"\x0eStatusResponse\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\rR\x05shard\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x1a\n" +
 	"\bvertices\x18\x03 \x01(\x04R\bvertices\x12\x14\n" +
 	"\x05edges\x18\x04 \x01(\x04R\x05edges\x12\x18\n" +
 	"\aapplied\x18\x05 \x01(\x04R\aapplied\x12\x1c\n" +
-	"\tdelivered\x18\x06 \x03(\x04R\tdelivered2\xab\x03\n" +
+	"\tdelivered\x18\x06 \x03(\x04R\tdelivered\x12\x1a\n" +
+	"\bversions\x18\a \x01(\x04R\bversions\x124\n" +
+	"\twatermark\x18\b \x01(\v2\x16.weft.cluster.v1.ClockR\twatermark2\xab\x03\n" +
 	"\x05Shard\x12C\n" +
 	"\aDeliver\x12\x18.weft.cluster.v1.Entries\x1a\x1a.weft.cluster.v1.Delivered(\x010\x01\x12C\n" +
 	"\x04Read\x12\x1c.weft.cluster.v1.ReadRequest\x1a\x1d.weft.cluster.v1.ReadResponse\x12@\n" +
@@ -1308,32 +1342,34 @@ var file_cluster_proto_depIdxs = []int32{
 	8,  // 0: weft.cluster.v1.AnnounceRequest.clock:type_name -> weft.cluster.v1.Clock
 	8,  // 1: weft.cluster.v1.AnnounceResponse.clock:type_name -> weft.cluster.v1.Clock
 	8,  // 2: weft.cluster.v1.NopRequest.clock:type_name -> weft.cluster.v1.Clock
-	16, // 3: weft.cluster.v1.Edge.props:type_name -> weft.cluster.v1.Prop
-	16, // 4: weft.cluster.v1.ReadResponse.props:type_name -> weft.cluster.v1.Prop
-	17, // 5: weft.cluster.v1.ReadResponse.edges:type_name -> weft.cluster.v1.Edge
-	13, // 6: weft.cluster.v1.Shard.Deliver:input_type -> weft.cluster.v1.Entries
-	15, // 7: weft.cluster.v1.Shard.Read:input_type -> weft.cluster.v1.ReadRequest
-	6,  // 8: weft.cluster.v1.Shard.Run:input_type -> weft.cluster.v1.RunRequest
-	0,  // 9: weft.cluster.v1.Shard.Hop:input_type -> weft.cluster.v1.HopRequest
-	2,  // 10: weft.cluster.v1.Shard.Finish:input_type -> weft.cluster.v1.FinishRequest
-	19, // 11: weft.cluster.v1.Shard.Status:input_type -> weft.cluster.v1.StatusRequest
-	9,  // 12: weft.cluster.v1.Gatekeeper.Announce:input_type -> weft.cluster.v1.AnnounceRequest
-	11, // 13: weft.cluster.v1.Gatekeeper.RequestNop:input_type -> weft.cluster.v1.NopRequest
-	4,  // 14: weft.cluster.v1.Gatekeeper.Report:input_type -> weft.cluster.v1.ReportRequest
-	14, // 15: weft.cluster.v1.Shard.Deliver:output_type -> weft.cluster.v1.Delivered
-	18, // 16: weft.cluster.v1.Shard.Read:output_type -> weft.cluster.v1.ReadResponse
-	7,  // 17: weft.cluster.v1.Shard.Run:output_type -> weft.cluster.v1.RunResponse
-	1,  // 18: weft.cluster.v1.Shard.Hop:output_type -> weft.cluster.v1.HopResponse
-	3,  // 19: weft.cluster.v1.Shard.Finish:output_type -> weft.cluster.v1.FinishResponse
-	20, // 20: weft.cluster.v1.Shard.Status:output_type -> weft.cluster.v1.StatusResponse
-	10, // 21: weft.cluster.v1.Gatekeeper.Announce:output_type -> weft.cluster.v1.AnnounceResponse
-	12, // 22: weft.cluster.v1.Gatekeeper.RequestNop:output_type -> weft.cluster.v1.NopResponse
-	5,  // 23: weft.cluster.v1.Gatekeeper.Report:output_type -> weft.cluster.v1.ReportResponse
-	15, // [15:24] is the sub-list for method output_type
-	6,  // [6:15] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	8,  // 3: weft.cluster.v1.Entries.low:type_name -> weft.cluster.v1.Clock
+	16, // 4: weft.cluster.v1.Edge.props:type_name -> weft.cluster.v1.Prop
+	16, // 5: weft.cluster.v1.ReadResponse.props:type_name -> weft.cluster.v1.Prop
+	17, // 6: weft.cluster.v1.ReadResponse.edges:type_name -> weft.cluster.v1.Edge
+	8,  // 7: weft.cluster.v1.StatusResponse.watermark:type_name -> weft.cluster.v1.Clock
+	13, // 8: weft.cluster.v1.Shard.Deliver:input_type -> weft.cluster.v1.Entries
+	15, // 9: weft.cluster.v1.Shard.Read:input_type -> weft.cluster.v1.ReadRequest
+	6,  // 10: weft.cluster.v1.Shard.Run:input_type -> weft.cluster.v1.RunRequest
+	0,  // 11: weft.cluster.v1.Shard.Hop:input_type -> weft.cluster.v1.HopRequest
+	2,  // 12: weft.cluster.v1.Shard.Finish:input_type -> weft.cluster.v1.FinishRequest
+	19, // 13: weft.cluster.v1.Shard.Status:input_type -> weft.cluster.v1.StatusRequest
+	9,  // 14: weft.cluster.v1.Gatekeeper.Announce:input_type -> weft.cluster.v1.AnnounceRequest
+	11, // 15: weft.cluster.v1.Gatekeeper.RequestNop:input_type -> weft.cluster.v1.NopRequest
+	4,  // 16: weft.cluster.v1.Gatekeeper.Report:input_type -> weft.cluster.v1.ReportRequest
+	14, // 17: weft.cluster.v1.Shard.Deliver:output_type -> weft.cluster.v1.Delivered
+	18, // 18: weft.cluster.v1.Shard.Read:output_type -> weft.cluster.v1.ReadResponse
+	7,  // 19: weft.cluster.v1.Shard.Run:output_type -> weft.cluster.v1.RunResponse
+	1,  // 20: weft.cluster.v1.Shard.Hop:output_type -> weft.cluster.v1.HopResponse
+	3,  // 21: weft.cluster.v1.Shard.Finish:output_type -> weft.cluster.v1.FinishResponse
+	20, // 22: weft.cluster.v1.Shard.Status:output_type -> weft.cluster.v1.StatusResponse
+	10, // 23: weft.cluster.v1.Gatekeeper.Announce:output_type -> weft.cluster.v1.AnnounceResponse
+	12, // 24: weft.cluster.v1.Gatekeeper.RequestNop:output_type -> weft.cluster.v1.NopResponse
+	5,  // 25: weft.cluster.v1.Gatekeeper.Report:output_type -> weft.cluster.v1.ReportResponse
+	17, // [17:26] is the sub-list for method output_type
+	8,  // [8:17] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }

@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weft-db/weft/internal/vclock"
+	pb "github.com/weft-db/weft/internal/wire/clusterpb"
+)
+
+// Garbage collection across processes (the dissertation's §4.3, as gc.go
+// does in one process). Every GCEvery each gatekeeper computes its low
+// clock: the entry-wise minimum of its clock HistoryRetention ago and every
+// stamp it has in flight (commits, reads at a snapshot, programs), and
+// sends it down each shard's FIFO stream. A shard collects versions below
+// the minimum of every gatekeeper's latest low and its own queue positions
+// (ShardServer.noteLow). Every stamp a gatekeeper gives later follows its
+// clock, which follows its low; a read at an older snapshot is registered
+// in flight first, and refused (ErrSnapshotTooOld) when the low already
+// sent is not below it — so no shard collects a version a read or program
+// still needs.
+
+// holdRead registers a read or program at s in flight until release; err
+// when the low this gatekeeper sent may already have let the shards
+// collect versions s needs.
+func (g *ClusterGatekeeper) holdRead(s vclock.Stamp) (release func(), err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lowSent.Counters != nil && !vclock.LessEq(g.lowSent, s.Clock) {
+		return nil, fmt.Errorf("%w: the snapshot is older than the history kept (HistoryRetention)", ErrSnapshotTooOld)
+	}
+	g.nextRead++
+	key := g.nextRead
+	g.reading[key] = s
+	return func() {
+		g.mu.Lock()
+		delete(g.reading, key)
+		g.mu.Unlock()
+	}, nil
+}
+
+// gcLoop sends the low clock to the shards every GCEvery.
+func (g *ClusterGatekeeper) gcLoop() {
+	defer g.wg.Done()
+	t := time.NewTicker(g.cfg.GCEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case now := <-t.C:
+			g.sendLow(now)
+		}
+	}
+}
+
+func (g *ClusterGatekeeper) sendLow(now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	// A NOP to every shard (they coalesce) keeps idle queues moving, so
+	// their positions do not hold the watermark back.
+	for i := range g.shards {
+		g.core.RequestNop(uint32(i), vclock.Clock{})
+	}
+	g.dispatch()
+	g.samples = append(g.samples, clockSample{at: now, clock: g.core.Clock()})
+	var old vclock.Clock
+	n := 0
+	for i, s := range g.samples {
+		if now.Sub(s.at) >= g.cfg.HistoryRetention {
+			old, n = s.clock, i
+		}
+	}
+	g.samples = g.samples[n:]
+	if old.Counters == nil {
+		return
+	}
+	low := old.Clone()
+	for _, s := range g.core.Inflight() {
+		minInto(&low, s.Clock)
+	}
+	for _, s := range g.reading {
+		minInto(&low, s.Clock)
+	}
+	for _, r := range g.progs {
+		minInto(&low, r.stamp.Clock)
+	}
+	if g.lowSent.Counters != nil && vclock.LessEq(low, g.lowSent) {
+		return // not advanced
+	}
+	g.lowSent = low
+	msg := &pb.Entries{Gatekeeper: uint32(g.cfg.ID), Low: clockPB(low)}
+	for i, l := range g.shards {
+		if err := l.stream.Send(msg); err != nil {
+			g.fail(fmt.Errorf("FIFO stream to shard %d: %w", i, err))
+			return
+		}
+	}
+}
