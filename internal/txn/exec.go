@@ -356,13 +356,12 @@ func (r *run) deleteVertex(o *Op) error {
 		src, e := parts[1], parts[2]
 		dels = append(dels, append([]byte(nil), k...), EdgeKey(src, e))
 		if src != h {
-			sv, _, err := r.vertex(src)
-			if err != nil {
+			if _, _, err := r.vertex(src); err != nil {
 				return err
 			}
 			r.touchVertex(src)
 			r.write(src)
-			r.emit(ShardOp{Shard: sv.Shard, Kind: OpDeleteEdge, Vertex: src, Edge: e})
+			r.emit(ShardOp{Shard: ShardOf(src, r.shards), Kind: OpDeleteEdge, Vertex: src, Edge: e})
 		}
 		return nil
 	}); err != nil {
@@ -400,12 +399,12 @@ func (r *run) deleteVertex(o *Op) error {
 	// its edges are looked up in the store transaction.
 	r.forget(h)
 	r.write(h)
-	r.emit(ShardOp{Shard: v.Shard, Kind: OpDeleteVertex, Vertex: h})
+	r.emit(ShardOp{Shard: ShardOf(h, r.shards), Kind: OpDeleteVertex, Vertex: h})
 	return nil
 }
 
 func (r *run) createEdge(o *Op) error {
-	src, sv, err := r.live(o.Vertex, o.VertexAlias, "source vertex")
+	src, _, err := r.live(o.Vertex, o.VertexAlias, "source vertex")
 	if err != nil {
 		return err
 	}
@@ -434,12 +433,12 @@ func (r *run) createEdge(o *Op) error {
 	}
 	r.write(src)
 	r.res.Handles = append(r.res.Handles, e)
-	r.emit(ShardOp{Shard: sv.Shard, Kind: OpCreateEdge, Vertex: src, Edge: e, Dst: dst})
+	r.emit(ShardOp{Shard: ShardOf(src, r.shards), Kind: OpCreateEdge, Vertex: src, Edge: e, Dst: dst})
 	return nil
 }
 
 func (r *run) edgeOp(o *Op) error {
-	src, sv, err := r.live(o.Vertex, o.VertexAlias, "source vertex")
+	src, _, err := r.live(o.Vertex, o.VertexAlias, "source vertex")
 	if err != nil {
 		return err
 	}
@@ -454,7 +453,7 @@ func (r *run) edgeOp(o *Op) error {
 	if err != nil {
 		return err
 	}
-	op := ShardOp{Shard: sv.Shard, Vertex: src, Edge: o.Edge, Dst: rec.Dst, Key: o.Key, Value: o.Value}
+	op := ShardOp{Shard: ShardOf(src, r.shards), Vertex: src, Edge: o.Edge, Dst: rec.Dst, Key: o.Key, Value: o.Value}
 	switch o.Kind {
 	case DeleteEdge:
 		op.Kind = OpDeleteEdge
@@ -507,11 +506,11 @@ func delProp(ps []Prop, k string) ([]Prop, bool) {
 }
 
 func (r *run) vertexProp(o *Op) error {
-	h, v, err := r.live(o.Vertex, o.VertexAlias, "vertex")
+	h, _, err := r.live(o.Vertex, o.VertexAlias, "vertex")
 	if err != nil {
 		return err
 	}
-	op := ShardOp{Shard: v.Shard, Vertex: h, Key: o.Key, Value: o.Value}
+	op := ShardOp{Shard: ShardOf(h, r.shards), Vertex: h, Key: o.Key, Value: o.Value}
 	if o.Kind == SetVertexProp {
 		op.Kind = OpSetVertexProp
 		if err := r.kv.Set(PropKey(h, o.Key), value.Append(nil, o.Value)); err != nil {
@@ -537,7 +536,7 @@ func (r *run) vertexProp(o *Op) error {
 // and the vertex's alias list in the store, the vertex's shard and the
 // alias's shard (its index) on the graph side.
 func (r *run) aliasOp(o *Op, add bool) error {
-	h, v, err := r.live(o.Vertex, o.VertexAlias, "vertex")
+	h, _, err := r.live(o.Vertex, o.VertexAlias, "vertex")
 	if err != nil {
 		return err
 	}
@@ -566,7 +565,7 @@ func (r *run) aliasOp(o *Op, add bool) error {
 		return err
 	}
 	r.write(h)
-	r.emit(ShardOp{Shard: v.Shard, Kind: vertexOp, Vertex: h, Alias: o.Alias})
+	r.emit(ShardOp{Shard: ShardOf(h, r.shards), Kind: vertexOp, Vertex: h, Alias: o.Alias})
 	r.emit(ShardOp{Shard: ShardOf(o.Alias, r.shards), Kind: indexOp, Vertex: h, Alias: o.Alias})
 	return nil
 }

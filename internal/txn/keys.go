@@ -177,7 +177,10 @@ func appendBytes(dst, b []byte) []byte {
 // its record (Exists false) so that its last-write stamp still validates reads
 // of its absence.
 type VertexRec struct {
-	Exists    bool
+	Exists bool
+	// Shard is the shard that owned the vertex when it was created, kept
+	// for inspection: operations go to ShardOf(handle, shards) under the
+	// current shard count, which a cluster may change in a new epoch.
 	Shard     uint32
 	LastWrite vclock.Stamp
 }
