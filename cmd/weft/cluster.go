@@ -62,8 +62,10 @@ type clusterProc struct {
 }
 
 type clusterState struct {
-	Binary     string         `json:"binary"`
-	Started    time.Time      `json:"started"`
+	Binary  string    `json:"binary"`
+	Started time.Time `json:"started"`
+	// Epoch is the clock epoch base the gatekeepers and shards were given.
+	Epoch      uint64         `json:"epoch,omitempty"`
 	Stopped    bool           `json:"stopped"`
 	Procs      []*clusterProc `json:"procs"`
 	NotStarted []string       `json:"not_started,omitempty"`
@@ -200,7 +202,24 @@ func newClusterCmd() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return clusterDown(cmd.OutOrStdout(), o) },
 	}
 	down.Flags().DurationVar(&o.stopTimeout, "timeout", 10*time.Second, "wait this long after SIGTERM before SIGKILL")
-	cmd.AddCommand(up, status, down)
+	var addRole string
+	add := &cobra.Command{
+		Use:   "add",
+		Short: "Grow a running cluster by one shard or gatekeeper: start its process, then add its slot (a new epoch)",
+		Long: `Start one more shard (or gatekeeper) process, wait until it registers with the
+coordinator as a backup, then add a slot for it: the coordinator gives it the
+slot in a new configuration epoch, every shard rebuilds its partition from the
+store under the new shard count (vertices move to the new shard), and the
+cluster serves again once the epoch is active. Clients see retryable errors
+during the switch (docs/operations.md).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return clusterAdd(cmd.Context(), cmd.OutOrStdout(), o, addRole)
+		},
+	}
+	add.Flags().StringVar(&addRole, "role", "shard", "shard or gatekeeper")
+	add.Flags().DurationVar(&o.readyTimeout, "ready-timeout", 60*time.Second, "wait this long for the process and the new epoch")
+	cmd.AddCommand(up, status, down, add)
 	return cmd
 }
 
@@ -281,8 +300,8 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 	if err != nil {
 		return err
 	}
-	st := &clusterState{Binary: self, Started: time.Now().UTC()}
 	o.epoch = uint64(time.Now().Unix()) // larger on every up: stamps of a new run follow the old
+	st := &clusterState{Binary: self, Started: time.Now().UTC(), Epoch: o.epoch}
 	// Every group's addresses are planned first: shards are told the
 	// gatekeepers' addresses before those start.
 	planned := map[string][]*clusterProc{}
@@ -346,6 +365,108 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 	for _, s := range st.NotStarted {
 		fmt.Fprintf(out, "  not started: %s\n", s)
 	}
+	return nil
+}
+
+// clusterAdd starts one more process of role and gives it a new slot.
+func clusterAdd(ctx context.Context, out io.Writer, o *clusterOpts, role string) error {
+	var r *launchRole
+	for i := range launchRoles {
+		if launchRoles[i].name == role && (role == "shard" || role == "gatekeeper") {
+			r = &launchRoles[i]
+		}
+	}
+	if r == nil {
+		return fmt.Errorf("cluster add: role %q: want shard or gatekeeper", role)
+	}
+	dir, err := filepath.Abs(o.dir)
+	if err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "cluster.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("another `weft cluster` command is running in %s: %w", dir, err)
+	}
+	st, err := readClusterState(dir)
+	if err != nil {
+		return fmt.Errorf("no cluster in %s: %w", o.dir, err)
+	}
+	if st.Stopped || st.Epoch == 0 {
+		return fmt.Errorf("the cluster in %s is stopped (or was started by an older weft): `weft cluster up` first", o.dir)
+	}
+	o.epoch = st.Epoch
+	existing := procsOf(st, role)
+	n := len(existing)
+	group, err := planGroup(dir, *r, n+1, nil)
+	if err != nil {
+		return err
+	}
+	p := group[n]
+	p.Index = n
+	for _, q := range existing { // planGroup gave the new one fresh addresses; keep the names unique
+		if q.Name == p.Name {
+			return fmt.Errorf("cluster add: %s exists", p.Name)
+		}
+	}
+	group = append(existing, p)
+	p.Args = r.args(o, n, group, st)
+	if err := startProc(st.Binary, p); err != nil {
+		return err
+	}
+	st.Procs = append(st.Procs, p)
+	if err := writeClusterState(dir, st); err != nil {
+		return err
+	}
+	if err := waitServing(p, o.readyTimeout); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.readyTimeout)
+	defer cancel()
+	c, err := coord.NewClient(splitAddrs(coordAddrs(st)))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	rr, _ := coord.ParseRole(role)
+	slots := int32(0)
+	for {
+		cs, err := c.LeaderStatus(ctx)
+		if err != nil {
+			return fmt.Errorf("cluster add: the coordinator: %w", err)
+		}
+		registered := false
+		for _, m := range cs.GetMembers() {
+			registered = registered || (m.GetName() == p.Name && m.GetLive())
+		}
+		if registered {
+			slots = 0
+			for _, s := range cs.GetSlots() {
+				if s.GetRole() == rr {
+					slots++
+				}
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster add: %s did not register with the coordinator: %w", p.Name, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	resp, err := c.AddSlot(ctx, &coordpb.AddSlotRequest{Role: rr, Count: slots + 1})
+	if err != nil {
+		return fmt.Errorf("cluster add: adding the slot: %w", err)
+	}
+	t0 := time.Now()
+	if err := waitActive(ctx, st, o.readyTimeout); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s added (pid %d, %s): %d %s slots in epoch %d; serving again after %v\n", p.Name, p.Pid, p.Addr,
+		slots+1, role, resp.GetConfig().GetEpoch(), time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 

@@ -14,10 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	weft "github.com/weft-db/weft/client/weft"
 	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/store/postgres/pgtest"
 	"github.com/weft-db/weft/internal/testproc"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/wire/clusterpb"
 	coordpb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -345,4 +350,138 @@ func increment(ctx context.Context, cl *weft.Client, h string) outcome {
 		return notApplied
 	}
 	return maybe
+}
+
+// `weft cluster add --role shard` under increments: the new shard process
+// takes a new slot, every shard rebuilds under the new count, the new one
+// holds its share of the vertices, and every acknowledged increment is
+// counted once.
+func TestClusterAddShard(t *testing.T) {
+	u := clusterUp(t, "--gatekeepers", "2", "--shards", "2", "--kronos", "1", "--coord", "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	addrs := u.gatekeepers(ctx)
+	cl, err := weft.Dial(addrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	const vertices, counters = 60, 3
+	if err := cl.Update(ctx, func(tx *weft.Tx) error {
+		for i := range vertices {
+			tx.CreateVertex(fmt.Sprintf("v%d", i))
+		}
+		for k := range counters {
+			tx.CreateVertex(fmt.Sprintf("c%d", k))
+			tx.SetVertexProp(weft.Handle(fmt.Sprintf("c%d", k)), "n", int64(0))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var acked, unknown [counters]atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := weft.Dial(addrs[w], weft.Options{CallTimeout: 2 * time.Second})
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				case <-ctx.Done():
+					return
+				default:
+				}
+				k := (w + i) % counters
+				switch increment(ctx, c, fmt.Sprintf("c%d", k)) {
+				case committed:
+					acked[k].Add(1)
+				case maybe:
+					unknown[k].Add(1)
+				default:
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	out, err := exec.Command(u.bin, "cluster", "add", "--dir", u.dir, "--role", "shard").CombinedOutput()
+	if err != nil {
+		t.Fatalf("weft cluster add: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	conf := u.status(ctx).GetConfig()
+	if len(conf.GetShards()) != 3 {
+		t.Fatalf("shard slots after the add: %d, want 3", len(conf.GetShards()))
+	}
+	// Every vertex is readable, each on the shard its handle hashes to now.
+	for i := range vertices {
+		var got *struct {
+			Handle string `json:"handle"`
+		}
+		if err := cl.Run(ctx, "get_node", map[string]any{"node": fmt.Sprintf("v%d", i)}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got == nil || got.Handle != fmt.Sprintf("v%d", i) {
+			t.Fatalf("v%d lost by the move to 3 shards", i)
+		}
+	}
+	st, err := cl.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Shards != 3 || st.Vertices != vertices+counters {
+		t.Fatalf("status after the add: %d shards, %d vertices; want 3 and %d", st.Shards, st.Vertices, vertices+counters)
+	}
+	// The new shard holds the vertices that hash to it.
+	conn, err := grpc.NewClient(conf.GetShards()[2].GetAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ss, err := clusterpb.NewShardClient(conn).Status(ctx, &clusterpb.StatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for i := range vertices {
+		if txn.ShardOf(fmt.Sprintf("v%d", i), 3) == 2 {
+			want++
+		}
+	}
+	for k := range counters {
+		if txn.ShardOf(fmt.Sprintf("c%d", k), 3) == 2 {
+			want++
+		}
+	}
+	if int(ss.GetVertices()) != want || want == 0 {
+		t.Fatalf("the new shard holds %d vertices, want the %d that hash to it", ss.GetVertices(), want)
+	}
+	for k := range counters {
+		var got struct {
+			Props map[string]int64 `json:"props"`
+		}
+		if err := cl.Run(ctx, "read_node_props", map[string]any{"node": fmt.Sprintf("c%d", k), "keys": []string{"n"}}, &got); err != nil {
+			t.Fatal(err)
+		}
+		n, lo, hi := got.Props["n"], acked[k].Load(), acked[k].Load()+unknown[k].Load()
+		if n < lo || n > hi {
+			t.Fatalf("counter c%d: %d, want between %d acknowledged and %d", k, n, lo, hi)
+		}
+	}
+	t.Logf("the new shard holds %d of %d vertices", want, vertices+counters)
+	if acked[0].Load()+acked[1].Load()+acked[2].Load() == 0 {
+		t.Fatal("no increment succeeded")
+	}
 }
