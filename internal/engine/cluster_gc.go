@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -50,6 +51,7 @@ func (g *ClusterGatekeeper) gcLoop() {
 			return
 		case now := <-t.C:
 			g.sendLow(now)
+			g.releaseKronos()
 		}
 	}
 }
@@ -96,4 +98,31 @@ func (g *ClusterGatekeeper) sendLow(now time.Time) {
 			return
 		}
 	}
+}
+
+// releaseKronos reports the cluster's watermark to Kronos for this
+// gatekeeper: the minimum of every shard's watermark, each the minimum of
+// every gatekeeper's low and that shard's queue positions — below it no
+// stamp is ever ordered again (dissertation §4.3). Kronos releases events
+// once every gatekeeper of the epoch has reported.
+func (g *ClusterGatekeeper) releaseKronos() {
+	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.GCEvery)
+	defer cancel()
+	var wm vclock.Clock
+	for _, l := range g.shards {
+		st, err := l.client.Status(ctx, &pb.StatusRequest{})
+		if err != nil || st.GetWatermark() == nil {
+			return // not every shard collects yet
+		}
+		c := clockFromPB(st.GetWatermark())
+		if c.Epoch != g.cfg.Epoch || len(c.Counters) != g.cfg.Gatekeepers {
+			return
+		}
+		minInto(&wm, c)
+	}
+	if err := g.cfg.Oracle.Cleanup(ctx, uint32(g.cfg.ID), wm); err != nil {
+		g.log.Debug("kronos cleanup", "err", err)
+		return
+	}
+	g.kronosCleanups.Add(1)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 	pb "github.com/weft-db/weft/internal/wire/clusterpb"
@@ -70,6 +71,16 @@ func TestClusterGarbageCollection(t *testing.T) {
 	if err != nil || !got.Exists || got.Props["n"].Int() != writes-1 {
 		t.Fatalf("fresh read: %+v %v, want n = %d", got, err, writes-1)
 	}
+	// Both gatekeepers report the cluster's watermark to Kronos, which
+	// releases the events the concurrent commits made.
+	for _, g := range c.Gatekeepers {
+		for g.kronosCleanups.Load() == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("gatekeeper %d never reported a watermark to Kronos", g.cfg.ID)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }
 
 // The bank workload with collection running every millisecond, keeping
@@ -82,5 +93,32 @@ func TestClusterBankUnderGC(t *testing.T) {
 	n, wms := versions(t, c)
 	if wms == 0 {
 		t.Fatalf("no shard collected anything (%d versions)", n)
+	}
+	// Kronos ordered concurrent transfers; once the watermark passes them
+	// (a second of retention), it releases their events.
+	kcl := c.Oracle.(order.Remote).C
+	ctx := context.Background()
+	st, err := kcl.Stats(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := st.GetClockEvents()
+	t.Logf("Kronos holds %d events after the transfers", held)
+	if held == 0 {
+		t.Fatal("the transfers made no Kronos events: the check below would prove nothing")
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		st, err := kcl.Stats(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.GetClockEvents() < held/2 {
+			t.Logf("Kronos holds %d events once the watermark passed them", st.GetClockEvents())
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Kronos still holds %d of %d events: none released", st.GetClockEvents(), held)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

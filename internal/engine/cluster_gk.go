@@ -99,7 +99,7 @@ type ClusterGatekeeper struct {
 	draining   bool
 	inflight   sync.WaitGroup
 
-	commits, aborts, programs, announces atomic.Uint64
+	commits, aborts, programs, announces, kronosCleanups atomic.Uint64
 }
 
 type shardLink struct {
