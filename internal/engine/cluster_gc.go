@@ -51,6 +51,21 @@ func (g *ClusterGatekeeper) gcLoop() {
 			return
 		case now := <-t.C:
 			g.sendLow(now)
+		}
+	}
+}
+
+// releaseLoop reports the cluster's watermark to Kronos every GCEvery (at
+// most ten times a second).
+func (g *ClusterGatekeeper) releaseLoop() {
+	defer g.wg.Done()
+	t := time.NewTicker(max(g.cfg.GCEvery, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
 			g.releaseKronos()
 		}
 	}
@@ -106,7 +121,7 @@ func (g *ClusterGatekeeper) sendLow(now time.Time) {
 // stamp is ever ordered again (dissertation §4.3). Kronos releases events
 // once every gatekeeper of the epoch has reported.
 func (g *ClusterGatekeeper) releaseKronos() {
-	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.GCEvery)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var wm vclock.Clock
 	for _, l := range g.shards {

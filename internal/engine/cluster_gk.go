@@ -196,9 +196,10 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 		g.wg.Add(1)
 		go g.announcer(p)
 	}
-	g.wg.Add(2)
+	g.wg.Add(3)
 	go g.ticker()
 	go g.gcLoop()
+	go g.releaseLoop()
 	return g, nil
 }
 
