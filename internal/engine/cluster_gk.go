@@ -709,7 +709,8 @@ func (g *ClusterGatekeeper) Commit(ctx context.Context, reads []txn.Read, ops []
 
 // Run implements API: one-vertex programs run on their vertex's shard; the
 // others are coordinated here, their batches hopping between the shard
-// processes. Whole-snapshot analyses do not run on a cluster yet.
+// processes; whole-snapshot analyses run here over the shards' copies
+// (Scan).
 func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json.RawMessage, at *Snapshot) (json.RawMessage, error) {
 	if err := g.check(); err != nil {
 		return nil, err
@@ -719,7 +720,17 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 		return nil, err
 	}
 	if !isProg {
-		return nil, fmt.Errorf("%w: %s (a whole-snapshot analysis) does not run on a cluster yet", ErrBadRequest, program)
+		g.programs.Add(1)
+		s, release, err := g.heldSnapshot(ctx, at)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		res, err := g.analyze(ctx, program, params, s)
+		if err != nil {
+			return nil, mapProgErr(err)
+		}
+		return encodeResult(program, res)
 	}
 	comp, err := g.reg.Compile(program, params)
 	if err != nil {

@@ -90,6 +90,14 @@ func (f *shardFront) Status(ctx context.Context, r *pb.StatusRequest) (*pb.Statu
 	return s.Status(ctx, r)
 }
 
+func (f *shardFront) Scan(r *pb.ScanRequest, stream grpc.ServerStreamingServer[pb.ScanChunk]) error {
+	s, err := f.get()
+	if err != nil {
+		return err
+	}
+	return s.Scan(r, stream)
+}
+
 // gatekeeperFront serves the Gatekeeper (peer) service of the current
 // epoch's ClusterGatekeeper.
 type gatekeeperFront struct {

@@ -1204,6 +1204,96 @@ func (x *StatusResponse) GetWatermark() *Clock {
 	return nil
 }
 
+type ScanRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// txn.EncodeStamp of the snapshot.
+	Stamp         []byte `protobuf:"bytes,1,opt,name=stamp,proto3" json:"stamp,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanRequest) Reset() {
+	*x = ScanRequest{}
+	mi := &file_cluster_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanRequest) ProtoMessage() {}
+
+func (x *ScanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanRequest.ProtoReflect.Descriptor instead.
+func (*ScanRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ScanRequest) GetStamp() []byte {
+	if x != nil {
+		return x.Stamp
+	}
+	return nil
+}
+
+type ScanChunk struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Vertices as reads of everything (handle, props, edges, aliases).
+	Vertices      []*ReadResponse `protobuf:"bytes,1,rep,name=vertices,proto3" json:"vertices,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanChunk) Reset() {
+	*x = ScanChunk{}
+	mi := &file_cluster_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanChunk) ProtoMessage() {}
+
+func (x *ScanChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanChunk.ProtoReflect.Descriptor instead.
+func (*ScanChunk) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ScanChunk) GetVertices() []*ReadResponse {
+	if x != nil {
+		return x.Vertices
+	}
+	return nil
+}
+
 var File_cluster_proto protoreflect.FileDescriptor
 
 const file_cluster_proto_rawDesc = "" +
@@ -1287,14 +1377,19 @@ const file_cluster_proto_rawDesc = "" +
 	"\aapplied\x18\x05 \x01(\x04R\aapplied\x12\x1c\n" +
 	"\tdelivered\x18\x06 \x03(\x04R\tdelivered\x12\x1a\n" +
 	"\bversions\x18\a \x01(\x04R\bversions\x124\n" +
-	"\twatermark\x18\b \x01(\v2\x16.weft.cluster.v1.ClockR\twatermark2\xab\x03\n" +
+	"\twatermark\x18\b \x01(\v2\x16.weft.cluster.v1.ClockR\twatermark\"#\n" +
+	"\vScanRequest\x12\x14\n" +
+	"\x05stamp\x18\x01 \x01(\fR\x05stamp\"F\n" +
+	"\tScanChunk\x129\n" +
+	"\bvertices\x18\x01 \x03(\v2\x1d.weft.cluster.v1.ReadResponseR\bvertices2\xef\x03\n" +
 	"\x05Shard\x12C\n" +
 	"\aDeliver\x12\x18.weft.cluster.v1.Entries\x1a\x1a.weft.cluster.v1.Delivered(\x010\x01\x12C\n" +
 	"\x04Read\x12\x1c.weft.cluster.v1.ReadRequest\x1a\x1d.weft.cluster.v1.ReadResponse\x12@\n" +
 	"\x03Run\x12\x1b.weft.cluster.v1.RunRequest\x1a\x1c.weft.cluster.v1.RunResponse\x12@\n" +
 	"\x03Hop\x12\x1b.weft.cluster.v1.HopRequest\x1a\x1c.weft.cluster.v1.HopResponse\x12I\n" +
 	"\x06Finish\x12\x1e.weft.cluster.v1.FinishRequest\x1a\x1f.weft.cluster.v1.FinishResponse\x12I\n" +
-	"\x06Status\x12\x1e.weft.cluster.v1.StatusRequest\x1a\x1f.weft.cluster.v1.StatusResponse2\xf1\x01\n" +
+	"\x06Status\x12\x1e.weft.cluster.v1.StatusRequest\x1a\x1f.weft.cluster.v1.StatusResponse\x12B\n" +
+	"\x04Scan\x12\x1c.weft.cluster.v1.ScanRequest\x1a\x1a.weft.cluster.v1.ScanChunk0\x012\xf1\x01\n" +
 	"\n" +
 	"Gatekeeper\x12O\n" +
 	"\bAnnounce\x12 .weft.cluster.v1.AnnounceRequest\x1a!.weft.cluster.v1.AnnounceResponse\x12G\n" +
@@ -1314,7 +1409,7 @@ func file_cluster_proto_rawDescGZIP() []byte {
 	return file_cluster_proto_rawDescData
 }
 
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_cluster_proto_goTypes = []any{
 	(*HopRequest)(nil),       // 0: weft.cluster.v1.HopRequest
 	(*HopResponse)(nil),      // 1: weft.cluster.v1.HopResponse
@@ -1337,6 +1432,8 @@ var file_cluster_proto_goTypes = []any{
 	(*ReadResponse)(nil),     // 18: weft.cluster.v1.ReadResponse
 	(*StatusRequest)(nil),    // 19: weft.cluster.v1.StatusRequest
 	(*StatusResponse)(nil),   // 20: weft.cluster.v1.StatusResponse
+	(*ScanRequest)(nil),      // 21: weft.cluster.v1.ScanRequest
+	(*ScanChunk)(nil),        // 22: weft.cluster.v1.ScanChunk
 }
 var file_cluster_proto_depIdxs = []int32{
 	8,  // 0: weft.cluster.v1.AnnounceRequest.clock:type_name -> weft.cluster.v1.Clock
@@ -1347,29 +1444,32 @@ var file_cluster_proto_depIdxs = []int32{
 	16, // 5: weft.cluster.v1.ReadResponse.props:type_name -> weft.cluster.v1.Prop
 	17, // 6: weft.cluster.v1.ReadResponse.edges:type_name -> weft.cluster.v1.Edge
 	8,  // 7: weft.cluster.v1.StatusResponse.watermark:type_name -> weft.cluster.v1.Clock
-	13, // 8: weft.cluster.v1.Shard.Deliver:input_type -> weft.cluster.v1.Entries
-	15, // 9: weft.cluster.v1.Shard.Read:input_type -> weft.cluster.v1.ReadRequest
-	6,  // 10: weft.cluster.v1.Shard.Run:input_type -> weft.cluster.v1.RunRequest
-	0,  // 11: weft.cluster.v1.Shard.Hop:input_type -> weft.cluster.v1.HopRequest
-	2,  // 12: weft.cluster.v1.Shard.Finish:input_type -> weft.cluster.v1.FinishRequest
-	19, // 13: weft.cluster.v1.Shard.Status:input_type -> weft.cluster.v1.StatusRequest
-	9,  // 14: weft.cluster.v1.Gatekeeper.Announce:input_type -> weft.cluster.v1.AnnounceRequest
-	11, // 15: weft.cluster.v1.Gatekeeper.RequestNop:input_type -> weft.cluster.v1.NopRequest
-	4,  // 16: weft.cluster.v1.Gatekeeper.Report:input_type -> weft.cluster.v1.ReportRequest
-	14, // 17: weft.cluster.v1.Shard.Deliver:output_type -> weft.cluster.v1.Delivered
-	18, // 18: weft.cluster.v1.Shard.Read:output_type -> weft.cluster.v1.ReadResponse
-	7,  // 19: weft.cluster.v1.Shard.Run:output_type -> weft.cluster.v1.RunResponse
-	1,  // 20: weft.cluster.v1.Shard.Hop:output_type -> weft.cluster.v1.HopResponse
-	3,  // 21: weft.cluster.v1.Shard.Finish:output_type -> weft.cluster.v1.FinishResponse
-	20, // 22: weft.cluster.v1.Shard.Status:output_type -> weft.cluster.v1.StatusResponse
-	10, // 23: weft.cluster.v1.Gatekeeper.Announce:output_type -> weft.cluster.v1.AnnounceResponse
-	12, // 24: weft.cluster.v1.Gatekeeper.RequestNop:output_type -> weft.cluster.v1.NopResponse
-	5,  // 25: weft.cluster.v1.Gatekeeper.Report:output_type -> weft.cluster.v1.ReportResponse
-	17, // [17:26] is the sub-list for method output_type
-	8,  // [8:17] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	18, // 8: weft.cluster.v1.ScanChunk.vertices:type_name -> weft.cluster.v1.ReadResponse
+	13, // 9: weft.cluster.v1.Shard.Deliver:input_type -> weft.cluster.v1.Entries
+	15, // 10: weft.cluster.v1.Shard.Read:input_type -> weft.cluster.v1.ReadRequest
+	6,  // 11: weft.cluster.v1.Shard.Run:input_type -> weft.cluster.v1.RunRequest
+	0,  // 12: weft.cluster.v1.Shard.Hop:input_type -> weft.cluster.v1.HopRequest
+	2,  // 13: weft.cluster.v1.Shard.Finish:input_type -> weft.cluster.v1.FinishRequest
+	19, // 14: weft.cluster.v1.Shard.Status:input_type -> weft.cluster.v1.StatusRequest
+	21, // 15: weft.cluster.v1.Shard.Scan:input_type -> weft.cluster.v1.ScanRequest
+	9,  // 16: weft.cluster.v1.Gatekeeper.Announce:input_type -> weft.cluster.v1.AnnounceRequest
+	11, // 17: weft.cluster.v1.Gatekeeper.RequestNop:input_type -> weft.cluster.v1.NopRequest
+	4,  // 18: weft.cluster.v1.Gatekeeper.Report:input_type -> weft.cluster.v1.ReportRequest
+	14, // 19: weft.cluster.v1.Shard.Deliver:output_type -> weft.cluster.v1.Delivered
+	18, // 20: weft.cluster.v1.Shard.Read:output_type -> weft.cluster.v1.ReadResponse
+	7,  // 21: weft.cluster.v1.Shard.Run:output_type -> weft.cluster.v1.RunResponse
+	1,  // 22: weft.cluster.v1.Shard.Hop:output_type -> weft.cluster.v1.HopResponse
+	3,  // 23: weft.cluster.v1.Shard.Finish:output_type -> weft.cluster.v1.FinishResponse
+	20, // 24: weft.cluster.v1.Shard.Status:output_type -> weft.cluster.v1.StatusResponse
+	22, // 25: weft.cluster.v1.Shard.Scan:output_type -> weft.cluster.v1.ScanChunk
+	10, // 26: weft.cluster.v1.Gatekeeper.Announce:output_type -> weft.cluster.v1.AnnounceResponse
+	12, // 27: weft.cluster.v1.Gatekeeper.RequestNop:output_type -> weft.cluster.v1.NopResponse
+	5,  // 28: weft.cluster.v1.Gatekeeper.Report:output_type -> weft.cluster.v1.ReportResponse
+	19, // [19:29] is the sub-list for method output_type
+	9,  // [9:19] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -1383,7 +1483,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -34,6 +34,7 @@ const (
 	Shard_Hop_FullMethodName     = "/weft.cluster.v1.Shard/Hop"
 	Shard_Finish_FullMethodName  = "/weft.cluster.v1.Shard/Finish"
 	Shard_Status_FullMethodName  = "/weft.cluster.v1.Shard/Status"
+	Shard_Scan_FullMethodName    = "/weft.cluster.v1.Shard/Scan"
 )
 
 // ShardClient is the client API for Shard service.
@@ -65,6 +66,10 @@ type ShardClient interface {
 	Finish(ctx context.Context, in *FinishRequest, opts ...grpc.CallOption) (*FinishResponse, error)
 	// Status reports the shard's progress and sizes.
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// Scan streams every vertex of the shard's partition that exists at a
+	// stamp, with its properties, aliases and out-edges: the copy a
+	// whole-snapshot analysis (PageRank, WCC) runs over at the gatekeeper.
+	Scan(ctx context.Context, in *ScanRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ScanChunk], error)
 }
 
 type shardClient struct {
@@ -138,6 +143,25 @@ func (c *shardClient) Status(ctx context.Context, in *StatusRequest, opts ...grp
 	return out, nil
 }
 
+func (c *shardClient) Scan(ctx context.Context, in *ScanRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ScanChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Shard_ServiceDesc.Streams[1], Shard_Scan_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ScanRequest, ScanChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Shard_ScanClient = grpc.ServerStreamingClient[ScanChunk]
+
 // ShardServer is the server API for Shard service.
 // All implementations must embed UnimplementedShardServer
 // for forward compatibility.
@@ -167,6 +191,10 @@ type ShardServer interface {
 	Finish(context.Context, *FinishRequest) (*FinishResponse, error)
 	// Status reports the shard's progress and sizes.
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// Scan streams every vertex of the shard's partition that exists at a
+	// stamp, with its properties, aliases and out-edges: the copy a
+	// whole-snapshot analysis (PageRank, WCC) runs over at the gatekeeper.
+	Scan(*ScanRequest, grpc.ServerStreamingServer[ScanChunk]) error
 	mustEmbedUnimplementedShardServer()
 }
 
@@ -194,6 +222,9 @@ func (UnimplementedShardServer) Finish(context.Context, *FinishRequest) (*Finish
 }
 func (UnimplementedShardServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedShardServer) Scan(*ScanRequest, grpc.ServerStreamingServer[ScanChunk]) error {
+	return status.Error(codes.Unimplemented, "method Scan not implemented")
 }
 func (UnimplementedShardServer) mustEmbedUnimplementedShardServer() {}
 func (UnimplementedShardServer) testEmbeddedByValue()               {}
@@ -313,6 +344,17 @@ func _Shard_Status_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Shard_Scan_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ScanRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ShardServer).Scan(m, &grpc.GenericServerStream[ScanRequest, ScanChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Shard_ScanServer = grpc.ServerStreamingServer[ScanChunk]
+
 // Shard_ServiceDesc is the grpc.ServiceDesc for Shard service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -347,6 +389,11 @@ var Shard_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _Shard_Deliver_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "Scan",
+			Handler:       _Shard_Scan_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "cluster.proto",
