@@ -16,13 +16,16 @@ import (
 
 // Options tune a Client. Zero fields take their defaults.
 type Options struct {
-	// CallTimeout bounds one call whose context has no deadline. Default 30s.
+	// CallTimeout bounds one call whose context has no deadline, its
+	// retries on other gatekeepers included (DialCoordinator), and
+	// DialCoordinator's wait for a first configuration. Default 30s.
 	CallTimeout time.Duration
 	// Attempts bounds the tries of one Update (the first included). Default 10.
 	Attempts int
-	// BackoffMin is the pause before Update's first retry; each retry doubles
-	// it, up to BackoffMax, and waits a random time between half of it and
-	// all of it. Defaults 2ms and 500ms.
+	// BackoffMin is the pause before Update's first retry (and before a
+	// coordinator client's first retry of a call on another gatekeeper);
+	// each retry doubles it, up to BackoffMax, and waits a random time
+	// between half of it and all of it. Defaults 2ms and 500ms.
 	BackoffMin time.Duration
 	BackoffMax time.Duration
 	// MessageBytesMax bounds one answer from the server. Default 64 MiB.
@@ -32,6 +35,12 @@ type Options struct {
 	Streams int
 	// NoStream makes Run use one unary call per program instead of streams.
 	NoStream bool
+	// StreamAgeMax retires a coordinator client's stream this old (its
+	// calls in flight finish; the next call opens a stream anew), so that
+	// streams spread over gatekeepers that joined after they were opened,
+	// as HTTP/2 servers' connection ages do. Dial's streams ignore it.
+	// Default 10s.
+	StreamAgeMax time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -53,36 +62,59 @@ func (o Options) withDefaults() Options {
 	if o.Streams <= 0 {
 		o.Streams = 2
 	}
+	if o.StreamAgeMax <= 0 {
+		o.StreamAgeMax = 10 * time.Second
+	}
 	return o
 }
 
-// Client is a connection to a Weft server.
+// Client is a connection to a Weft server (Dial), or to every live
+// gatekeeper of a cluster (DialCoordinator).
 type Client struct {
 	opts    Options
 	conn    *grpc.ClientConn
 	rpc     pb.WeftClient
 	streams streams
+	// dir follows the coordinator (DialCoordinator); nil for Dial.
+	dir *directory
+	// failover: retry calls that lost their gatekeeper on another one.
+	failover bool
 }
 
-// Dial connects to the server's gRPC address (the connection is made lazily).
-func Dial(addr string, opts ...Options) (*Client, error) {
+func optionsOf(opts []Options) Options {
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	o = o.withDefaults()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(o.MessageBytesMax)))
+	return o.withDefaults()
+}
+
+// dialOptions are the options of the Client's connection: the
+// interceptor classifying commits (and, on a coordinator client, failing
+// over), and the stats handler telling it whether a request was sent.
+func (c *Client) dialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(c.opts.MessageBytesMax)),
+		grpc.WithChainUnaryInterceptor(c.intercept), grpc.WithStatsHandler(sendTracker{})}
+}
+
+// Dial connects to the server's gRPC address (the connection is made lazily).
+func Dial(addr string, opts ...Options) (*Client, error) {
+	c := &Client{opts: optionsOf(opts)}
+	conn, err := grpc.NewClient(addr, c.dialOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("weft: dial %s: %w", addr, err)
 	}
-	c := &Client{opts: o, conn: conn, rpc: pb.NewWeftClient(conn)}
-	c.streams.open = make([]*runStream, o.Streams)
+	c.conn, c.rpc = conn, pb.NewWeftClient(conn)
+	c.streams.open = make([]*runStream, c.opts.Streams)
 	return c, nil
 }
 
-// Close closes the connection.
+// Close closes the connection (and stops following the coordinator).
 func (c *Client) Close() error {
+	if c.dir != nil {
+		c.dir.close()
+	}
 	c.streams.close()
 	return c.conn.Close()
 }
@@ -221,9 +253,50 @@ func (c *Client) RunRaw(ctx context.Context, snapshot, program string, params []
 	return []byte(out), nil
 }
 
-// run runs req over a stream, or as a unary call when streams are off or
-// the server has none, within ctx's deadline or else Options.CallTimeout.
+// run runs req, within ctx's deadline or else Options.CallTimeout; a
+// coordinator client retries it on another gatekeeper when its own went
+// away (programs only read, so running one twice is harmless).
 func (c *Client) run(ctx context.Context, req *pb.RunRequest) (string, error) {
+	if !c.failover {
+		return c.runOnce(ctx, req)
+	}
+	start := time.Now()
+	out, err := c.runFailover(ctx, req)
+	if err == nil || !lostGatekeeper(err) {
+		return out, err
+	}
+	// Retries share the first try's deadline. (Set only now: a timer per
+	// call is a noticeable part of a small program's cost.)
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, start.Add(c.opts.CallTimeout))
+		defer cancel()
+	}
+	for attempt := 1; attempt < failoverAttemptsMax; attempt++ {
+		if werr := c.backoff(ctx, attempt); werr != nil {
+			if errors.Is(werr, context.Canceled) {
+				return "", werr
+			}
+			return "", err // the deadline passed while gatekeepers were away: say why
+		}
+		if out, err = c.runFailover(ctx, req); err == nil || !lostGatekeeper(err) {
+			return out, err
+		}
+	}
+	return "", err
+}
+
+// runFailover is one try of a coordinator client's run.
+func (c *Client) runFailover(ctx context.Context, req *pb.RunRequest) (string, error) {
+	if err := c.dir.noGatekeeper(); err != nil {
+		return "", fromRPC(ctx, err)
+	}
+	return c.runOnce(ctx, req)
+}
+
+// runOnce runs req over a stream, or as a unary call when streams are off
+// or the server has none, within ctx's deadline or else Options.CallTimeout.
+func (c *Client) runOnce(ctx context.Context, req *pb.RunRequest) (string, error) {
 	if !c.opts.NoStream && !c.streams.unsupported.Load() {
 		out, err := c.runStreamed(ctx, req)
 		if !errors.Is(err, errNoStream) {

@@ -28,5 +28,17 @@
 //
 // Errors from the server are *Error values with a stable Code; match them with
 // errors.Is against the sentinels (ErrAborted, ErrNotFound, …) or ask
-// IsRetryable. A Client is safe for concurrent use; a Tx is not.
+// IsRetryable. A commit that was sent but never answered fails with an error
+// matching ErrUnknownOutcome (and its cause): it may have committed, so it
+// is never retried automatically.
+//
+// Dial connects to one server. DialCoordinator connects to a cluster: it
+// learns the live gatekeepers from the coordinator and follows its
+// configuration (coord.go: a gRPC resolver of its own, round_robin over the
+// gatekeepers), and retries a call that lost its gatekeeper on another one
+// within the call's deadline — every call but a commit that may have been
+// sent.
+//
+// A Client is safe for concurrent use; a Tx is not. Close stops every
+// goroutine the Client started.
 package weft

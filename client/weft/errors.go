@@ -67,7 +67,25 @@ var (
 
 	// ErrTxDone is returned by a Tx used after Commit.
 	ErrTxDone = errors.New("weft: transaction already committed")
+
+	// ErrUnknownOutcome wraps the error of a commit that may have been
+	// applied: its request was sent, then the connection broke, the
+	// gatekeeper closed (possibly after making it durable) or the deadline
+	// passed. The error also matches its cause (ErrUnavailable,
+	// context.DeadlineExceeded, …). It is not retryable: Update returns it,
+	// and the caller must read to learn whether the transaction committed
+	// (or make it idempotent, e.g. with client-chosen handles). A commit
+	// that failed before its request was sent is not wrapped.
+	ErrUnknownOutcome = errors.New("weft: commit outcome unknown")
 )
+
+// unknownOutcome is a commit error that matches both ErrUnknownOutcome and
+// its cause; its message is the cause's, as the server or gRPC said it.
+type unknownOutcome struct{ err error }
+
+func (e *unknownOutcome) Error() string { return e.err.Error() }
+
+func (e *unknownOutcome) Unwrap() []error { return []error{ErrUnknownOutcome, e.err} }
 
 // IsRetryable reports whether err is a server error worth retrying the whole
 // transaction for (after a pause): ABORTED, SNAPSHOT_TOO_OLD or OVERLOADED.
@@ -93,6 +111,10 @@ var transportCodes = map[codes.Code]Code{
 func fromRPC(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
+	}
+	var ou *outcomeUnknown
+	if errors.As(err, &ou) {
+		return &unknownOutcome{err: fromRPC(ctx, ou.err)}
 	}
 	st, ok := status.FromError(err)
 	if !ok {

@@ -3,11 +3,14 @@ package weft
 import (
 	"context"
 	"errors"
+	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/weft-db/weft/internal/wire/weftpb"
@@ -25,6 +28,8 @@ import (
 type runStream struct {
 	stream pb.Weft_RunStreamClient
 	cancel context.CancelFunc
+	addr   string    // the server's address, as its connection reports it
+	born   time.Time // opened at
 
 	sendMu sync.Mutex
 
@@ -32,6 +37,9 @@ type runStream struct {
 	pending map[uint64]pendingCall
 	nextID  uint64
 	err     error // set once the stream broke; pending calls got it
+	// retired: no new calls; the stream ends once its pending calls are
+	// answered (its server is closing, or left the configuration).
+	retired bool
 }
 
 // pendingCall is a request waiting for its reply, failed by the stream's
@@ -60,8 +68,9 @@ type streams struct {
 
 var replyChans = sync.Pool{New: func() any { return make(chan streamReply, 1) }}
 
-// get returns a live stream, opening one in an empty or broken slot.
-func (c *Client) getStream() (*runStream, error) {
+// getStream returns a live stream, opening one in an empty or broken slot;
+// opening waits for a connection at most until deadline.
+func (c *Client) getStream(ctx context.Context, deadline time.Time) (*runStream, error) {
 	s := &c.streams
 	i := int(s.next.Add(1) % uint64(len(s.open)))
 	s.mu.Lock()
@@ -70,18 +79,34 @@ func (c *Client) getStream() (*runStream, error) {
 		return nil, &Error{Code: CodeUnavailable, Message: "weft: client closed"}
 	}
 	if rs := s.open[i]; rs != nil && !rs.broken() {
-		return rs, nil
+		if !c.failover || time.Since(rs.born) < c.opts.StreamAgeMax {
+			return rs, nil
+		}
+		rs.retire() // old: reopen it, maybe on a gatekeeper that joined since
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	st, err := c.rpc.RunStream(ctx)
-	if err != nil {
+	sctx, cancel := context.WithCancel(context.Background())
+	// The stream outlives this call, but its opening is bounded by the
+	// call's deadline: it blocks while no server is connected yet.
+	octx, ocancel := context.WithDeadline(ctx, deadline)
+	opened := context.AfterFunc(octx, cancel)
+	st, err := c.rpc.RunStream(sctx)
+	stillOpen := opened()
+	ended := octx.Err() // before ocancel, which sets it
+	ocancel()
+	if err != nil || !stillOpen {
 		cancel()
-		return nil, fromRPC(ctx, err)
+		if ended != nil {
+			return nil, ended
+		}
+		return nil, streamErr(ctx, err) // not sctx: cancelled just now
 	}
-	rs := &runStream{stream: st, cancel: cancel, pending: map[uint64]pendingCall{}}
+	rs := &runStream{stream: st, cancel: cancel, pending: map[uint64]pendingCall{}, born: time.Now()}
+	if p, ok := peer.FromContext(st.Context()); ok && p.Addr != nil {
+		rs.addr = p.Addr.String()
+	}
 	s.open[i] = rs
 	go rs.receive()
-	go rs.sweep(ctx)
+	go rs.sweep(sctx)
 	return rs, nil
 }
 
@@ -96,10 +121,42 @@ func (s *streams) close() {
 	}
 }
 
+// retireExcept retires the streams whose server is not in addrs (a
+// coordinator client's gatekeepers changed): gRPC drains a connection it
+// no longer balances over but keeps its streams, which would keep using a
+// gatekeeper the coordinator removed. (A gatekeeper listed by host name
+// never matches its connection's IP address: its streams are retired at
+// every change, which costs a reopen, not a wrong answer.)
+func (s *streams) retireExcept(addrs []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, rs := range s.open {
+		if rs != nil && !slices.Contains(addrs, rs.addr) {
+			rs.retire()
+		}
+	}
+}
+
 func (rs *runStream) broken() bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	return rs.err != nil
+	return rs.err != nil || rs.retired
+}
+
+// retire takes the stream out of use; it ends once its pending calls are
+// answered or given up.
+func (rs *runStream) retire() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.retired = true
+	rs.endIfDrainedLocked()
+}
+
+// endIfDrainedLocked ends a retired stream without pending calls.
+func (rs *runStream) endIfDrainedLocked() {
+	if rs.retired && len(rs.pending) == 0 {
+		rs.cancel()
+	}
 }
 
 // receive hands each reply to its caller until the stream ends, then fails
@@ -124,6 +181,7 @@ func (rs *runStream) receive() {
 		rs.mu.Lock()
 		p, ok := rs.pending[resp.GetId()]
 		delete(rs.pending, resp.GetId())
+		rs.endIfDrainedLocked()
 		rs.mu.Unlock()
 		if ok { // else: the caller gave up on it, or the sweeper failed it
 			p.ch <- streamReply{resp: resp}
@@ -156,6 +214,7 @@ func (rs *runStream) sweep(ctx context.Context) {
 					expired = append(expired, id)
 				}
 			}
+			rs.endIfDrainedLocked()
 			rs.mu.Unlock()
 			for _, id := range expired {
 				_ = rs.send(&pb.RunStreamRequest{Id: id, Cancel: true}) // best effort
@@ -184,6 +243,7 @@ func (rs *runStream) forget(id uint64) (delivered bool) {
 	defer rs.mu.Unlock()
 	if _, ok := rs.pending[id]; ok {
 		delete(rs.pending, id)
+		rs.endIfDrainedLocked()
 		return false
 	}
 	return true
@@ -198,14 +258,14 @@ func (rs *runStream) send(req *pb.RunStreamRequest) error {
 // runStreamed runs req over a stream, within ctx's deadline or else
 // Options.CallTimeout; errNoStream means use unary Run.
 func (c *Client) runStreamed(ctx context.Context, req *pb.RunRequest) (string, error) {
-	rs, err := c.getStream()
-	if err != nil {
-		return "", err
-	}
 	now := time.Now()
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = now.Add(c.opts.CallTimeout)
+	}
+	rs, err := c.getStream(ctx, deadline)
+	if err != nil {
+		return "", err
 	}
 	id, ch, err := rs.register(deadline)
 	if err != nil {
@@ -213,7 +273,11 @@ func (c *Client) runStreamed(ctx context.Context, req *pb.RunRequest) (string, e
 	}
 	sreq := &pb.RunStreamRequest{Id: id, Run: req,
 		TimeoutMicros: uint64(max(deadline.Sub(now), time.Microsecond) / time.Microsecond)}
-	if err := rs.send(sreq); err != nil {
+	// io.EOF means the stream ended: its status (UNIMPLEMENTED from a
+	// server without RunStream, UNAVAILABLE from one going away) comes to
+	// receive, which fails this call with it, so wait below. Any other
+	// error left the stream alive and the request unsent.
+	if err := rs.send(sreq); err != nil && !errors.Is(err, io.EOF) {
 		if !rs.forget(id) {
 			replyChans.Put(ch)
 			return "", streamErr(ctx, err)
@@ -234,6 +298,9 @@ func (c *Client) runStreamed(ctx context.Context, req *pb.RunRequest) (string, e
 			return "", streamErr(ctx, r.err)
 		}
 		if e := r.resp.GetError(); e != nil {
+			if e.GetCode() == pb.ErrorCode_UNAVAILABLE {
+				rs.retire() // the server is closing: open the next stream elsewhere
+			}
 			return "", &Error{Code: Code(e.GetCode().String()), Message: e.GetMessage(), Retryable: e.GetRetryable()}
 		}
 		return r.resp.GetResultJson(), nil
@@ -250,6 +317,11 @@ func (c *Client) runStreamed(ctx context.Context, req *pb.RunRequest) (string, e
 func streamErr(ctx context.Context, err error) error {
 	if errors.Is(err, errNoStream) {
 		return err
+	}
+	if status.Code(err) == codes.Canceled && ctx.Err() == nil {
+		// The stream was reset (a server stopping resets its streams with
+		// CANCEL) or closed, not this call cancelled: the server is gone.
+		return &Error{Code: CodeUnavailable, Message: "weft: run stream ended: " + status.Convert(err).Message()}
 	}
 	return fromRPC(ctx, err)
 }
