@@ -58,8 +58,9 @@ func TestClusterUpStatusDown(t *testing.T) {
 			t.Fatalf("%s (pid %d) not running after up", p.Name, p.Pid)
 		}
 	}
-	// The coordinator creates the slots the launcher asked for, vacant:
-	// gatekeepers and shards do not register with it yet.
+	// The coordinator creates the slots the launcher asked for; the
+	// gatekeepers and shards register and hold them (up waits for that),
+	// and the Kronos replicas register as members.
 	var status string
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -69,10 +70,14 @@ func TestClusterUpStatusDown(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	for _, want := range []string{"coordinator: leader", "gatekeeper/1", "shard/3", "vacant", "status page: http://"} {
+	for _, want := range []string{"coordinator: leader", "gatekeeper/1", "shard/3", "status page: http://",
+		"shard-4", "gatekeeper-2", "kronos-3"} {
 		if !strings.Contains(status, want) {
 			t.Fatalf("status lacks %q:\n%s", want, status)
 		}
+	}
+	if strings.Contains(status, "vacant") {
+		t.Fatalf("a slot is vacant after up:\n%s", status)
 	}
 	if strings.Count(status, " up ") != 13 {
 		t.Fatalf("status does not show 13 processes up:\n%s", status)

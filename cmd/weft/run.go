@@ -16,8 +16,9 @@ func init() { subcommands = append(subcommands, newRunCmd) }
 
 func newRunCmd() *cobra.Command {
 	var (
-		addr, at string
-		timeout  time.Duration
+		addr, at   string
+		coordAddrs []string
+		timeout    time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "run [program ['<json params>']]",
@@ -31,7 +32,7 @@ result as JSON. Without arguments, list the programs the server has.
   weft run pagerank`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := weft.Dial(addr)
+			c, err := dialClient(cmd.Context(), addr, coordAddrs, weft.Options{})
 			if err != nil {
 				return err
 			}
@@ -58,6 +59,7 @@ result as JSON. Without arguments, list the programs the server has.
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:7500", "gRPC address of the server")
+	f.StringSliceVar(&coordAddrs, "coord", nil, "coordinator addresses (comma-separated): use the cluster's gatekeepers instead of --addr")
 	f.StringVar(&at, "at", "", "snapshot to run at (default: a fresh one)")
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "give up after this long")
 	return cmd
@@ -73,4 +75,13 @@ func listPrograms(ctx context.Context, cmd *cobra.Command, c *weft.Client) error
 		fmt.Fprintf(w, "%s\t%s\n", p.Name, p.Description)
 	}
 	return w.Flush()
+}
+
+// dialClient connects to the server at addr, or with coordinator addresses
+// to the cluster's gatekeepers (found and followed through the coordinator).
+func dialClient(ctx context.Context, addr string, coordAddrs []string, o weft.Options) (*weft.Client, error) {
+	if len(coordAddrs) > 0 {
+		return weft.DialCoordinator(ctx, coordAddrs, o)
+	}
+	return weft.Dial(addr, o)
 }

@@ -27,6 +27,7 @@ type txOutput struct {
 func newTxCmd() *cobra.Command {
 	var (
 		addr, file string
+		coordAddrs []string
 		timeout    time.Duration
 		attempts   int
 	)
@@ -58,7 +59,7 @@ result is printed as JSON: the reads, then the commit's handles and snapshot.
 			if err != nil {
 				return err
 			}
-			c, err := weft.Dial(addr, weft.Options{Attempts: attempts})
+			c, err := dialClient(cmd.Context(), addr, coordAddrs, weft.Options{Attempts: attempts})
 			if err != nil {
 				return err
 			}
@@ -78,6 +79,7 @@ result is printed as JSON: the reads, then the commit's handles and snapshot.
 	}
 	f := cmd.Flags()
 	f.StringVar(&addr, "addr", "127.0.0.1:7500", "gRPC address of the server")
+	f.StringSliceVar(&coordAddrs, "coord", nil, "coordinator addresses (comma-separated): use the cluster's gatekeepers instead of --addr")
 	f.StringVar(&file, "file", "", "read the operations from this JSON file (\"-\": stdin)")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long")
 	f.IntVar(&attempts, "attempts", 10, "tries of the transaction on retryable aborts")
