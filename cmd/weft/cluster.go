@@ -779,14 +779,14 @@ func printCoordStatus(out io.Writer, cs *coordpbStatus) {
 	}
 	w.Flush()
 	w = tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "\nMEMBER\tNAME\tROLE\tSTATE\tADDRESS\tACKED\tFAILED\tLAST HEARTBEAT")
+	fmt.Fprintln(w, "\nMEMBER\tNAME\tROLE\tSTATE\tADDRESS\tACKED\tFAILED\tLAST HEARTBEAT\tLOAD")
 	for _, m := range cs.Members {
 		failed := ""
 		if !m.Live {
 			failed = fmt.Sprint(m.FailedEpoch)
 		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", m.Id, m.Name, v.Role(m.Role), v.State(m), m.Address,
-			m.AckedEpoch, failed, v.HeartbeatAge(m.Id))
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", m.Id, m.Name, v.Role(m.Role), v.State(m), m.Address,
+			m.AckedEpoch, failed, v.HeartbeatAge(m.Id), v.Load(m.Id))
 	}
 	w.Flush()
 }

@@ -65,13 +65,14 @@ func TestClusterUpStatusDown(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		status = run("cluster", "status")
-		if strings.Contains(status, "shard/3") && strings.Contains(status, "gatekeeper/1") {
+		if strings.Contains(status, "shard/3") && strings.Contains(status, "gatekeeper/1") &&
+			strings.Contains(status, "vertices=") && strings.Contains(status, "commits_per_sec=") {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	for _, want := range []string{"coordinator: leader", "gatekeeper/1", "shard/3", "status page: http://",
-		"shard-4", "gatekeeper-2", "kronos-3"} {
+		"shard-4", "gatekeeper-2", "kronos-3", "vertices=", "commits_per_sec="} {
 		if !strings.Contains(status, want) {
 			t.Fatalf("status lacks %q:\n%s", want, status)
 		}

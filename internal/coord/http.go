@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
+	"sort"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -84,6 +87,33 @@ func (v StatusView) HeartbeatAge(id uint64) string {
 	return ""
 }
 
+// Load shows member id's last reported load as "name=value" pairs in name
+// order ("" when it reported none, or off the serving leader).
+func (v StatusView) Load(id uint64) string {
+	l, ok := v.StatusResponse.Load[id]
+	if !ok || len(l.GetValues()) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(l.GetValues()))
+	for k := range l.GetValues() {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		x := l.GetValues()[k]
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			fmt.Fprintf(&b, "%s=%d", k, int64(x))
+		} else {
+			fmt.Fprintf(&b, "%s=%.1f", k, x)
+		}
+	}
+	return b.String()
+}
+
 // State names a member's state (slot, backup, live, failed).
 func (StatusView) State(mb *pb.Member) string { return memberState(mb) }
 
@@ -97,8 +127,8 @@ td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}.failed{color:#99
 <h2>Slots</h2><table><tr><th>role</th><th>slot</th><th>member</th><th>address</th><th>since epoch</th></tr>
 {{range .Slots}}<tr{{if eq .Holder 0}} class="vacant"{{end}}><td>{{$.Role .Role}}</td><td>{{.Index}}</td><td>{{if eq .Holder 0}}vacant{{else}}{{.Holder}}{{end}}</td><td>{{$.Address .Holder}}</td><td>{{.SinceEpoch}}</td></tr>
 {{end}}</table>
-<h2>Members</h2><table><tr><th>id</th><th>name</th><th>role</th><th>state</th><th>slot</th><th>address</th><th>http</th><th>registered</th><th>acked</th><th>failed</th><th>last heartbeat</th></tr>
-{{range .Members}}<tr{{if not .Live}} class="failed"{{end}}><td>{{.Id}}</td><td>{{.Name}}</td><td>{{$.Role .Role}}</td><td>{{$.State .}}</td><td>{{if ge .Slot 0}}{{.Slot}}{{end}}</td><td>{{.Address}}</td><td>{{if .HttpAddress}}<a href="http://{{.HttpAddress}}/metrics">{{.HttpAddress}}</a>{{end}}</td><td>{{.RegisteredEpoch}}</td><td>{{.AckedEpoch}}</td><td>{{if not .Live}}{{.FailedEpoch}}{{end}}</td><td>{{$.HeartbeatAge .Id}}</td></tr>
+<h2>Members</h2><table><tr><th>id</th><th>name</th><th>role</th><th>state</th><th>slot</th><th>address</th><th>http</th><th>registered</th><th>acked</th><th>failed</th><th>last heartbeat</th><th>load</th></tr>
+{{range .Members}}<tr{{if not .Live}} class="failed"{{end}}><td>{{.Id}}</td><td>{{.Name}}</td><td>{{$.Role .Role}}</td><td>{{$.State .}}</td><td>{{if ge .Slot 0}}{{.Slot}}{{end}}</td><td>{{.Address}}</td><td>{{if .HttpAddress}}<a href="http://{{.HttpAddress}}/metrics">{{.HttpAddress}}</a>{{end}}</td><td>{{.RegisteredEpoch}}</td><td>{{.AckedEpoch}}</td><td>{{if not .Live}}{{.FailedEpoch}}{{end}}</td><td>{{$.HeartbeatAge .Id}}</td><td>{{$.Load .Id}}</td></tr>
 {{end}}</table>
 <h2>Promotions</h2><table><tr><th>epoch</th><th>role</th><th>slot</th><th>failed member</th><th>promoted member</th></tr>
 {{range .Promotions}}<tr><td>{{.Epoch}}</td><td>{{$.Role .Role}}</td><td>{{.Slot}}</td><td>{{if ne .Failed 0}}{{.Failed}}{{end}}</td><td>{{.Promoted}}</td></tr>

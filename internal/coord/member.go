@@ -21,6 +21,9 @@ type MemberConfig struct {
 	// Address and HTTPAddress are where it serves (shown to clients);
 	// APIAddress is a gatekeeper's client-facing Weft gRPC API.
 	Address, HTTPAddress, APIAddress string
+	// Load, if set, is called before each heartbeat; its gauges go with
+	// it and show in the coordinator's status (at most 32).
+	Load func() map[string]float64
 	// Interval between heartbeats. Must be well below the coordinator's
 	// SuspectAfter. Default 100ms.
 	Interval time.Duration
@@ -89,7 +92,11 @@ func RunMember(ctx context.Context, c *Client, cfg MemberConfig, log *slog.Logge
 		case <-t.C:
 		}
 		hctx, cancel := context.WithTimeout(ctx, cfg.Interval*5)
-		resp, err := c.Heartbeat(hctx, &pb.HeartbeatRequest{Member: self.Id, AckedEpoch: adopted})
+		req := &pb.HeartbeatRequest{Member: self.Id, AckedEpoch: adopted}
+		if cfg.Load != nil {
+			req.Load = cfg.Load()
+		}
+		resp, err := c.Heartbeat(hctx, req)
 		cancel()
 		switch {
 		case errors.Is(err, ErrFenced):

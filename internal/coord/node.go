@@ -99,8 +99,9 @@ type Node struct {
 
 	// The serving leader's soft state, rebuilt whenever it starts serving.
 	serving     bool
-	lastHeard   map[uint64]int64 // member -> tick of its last heartbeat
-	pendingFail map[uint64]int64 // member -> tick its Fail was proposed
+	lastHeard   map[uint64]int64              // member -> tick of its last heartbeat
+	lastLoad    map[uint64]map[string]float64 // member -> load from its last heartbeat (serving leader only)
+	pendingFail map[uint64]int64              // member -> tick its Fail was proposed
 	pendingAck  map[uint64][2]int64
 	pendingSlot int64
 
@@ -169,6 +170,22 @@ func (n *Node) Now() int64 { return n.now }
 // within the last election timeout, and has applied its whole log up to its
 // term's first entry (so its state holds every committed registration).
 func (n *Node) Serving() bool { return n.serving }
+
+// loadValuesMax bounds the gauges one member reports.
+const loadValuesMax = 32
+
+// Loads returns, on the serving leader, each live member's last reported
+// load (nil elsewhere). The maps are the heartbeats'; do not modify them.
+func (n *Node) Loads() map[uint64]map[string]float64 {
+	if !n.serving {
+		return nil
+	}
+	out := make(map[uint64]map[string]float64, len(n.lastLoad))
+	for id, l := range n.lastLoad {
+		out[id] = l
+	}
+	return out
+}
 
 // HeartbeatAges returns, on the serving leader, the ticks since each live
 // member's last heartbeat (nil elsewhere).
@@ -279,6 +296,12 @@ func (n *Node) Heartbeat(req *pb.HeartbeatRequest) *pb.HeartbeatResponse {
 			Message: fmt.Sprintf("coord: member %d was declared failed; register again", id)}, Member: mb}
 	}
 	n.lastHeard[id] = n.now
+	if l := req.GetLoad(); len(l) > 0 && len(l) <= loadValuesMax {
+		if n.lastLoad == nil {
+			n.lastLoad = map[uint64]map[string]float64{}
+		}
+		n.lastLoad[id] = l
+	}
 	if a := req.GetAckedEpoch(); a > mb.AckedEpoch && a <= n.mach.Epoch() {
 		if p, ok := n.pendingAck[id]; !ok || uint64(p[0]) < a || n.now-p[1] > int64(n.cfg.ElectionTicks) {
 			if _, err := n.Propose(&pb.Command{Op: &pb.Command_Ack{Ack: &pb.AckEpochRequest{Member: id, Epoch: a}}}); err == nil {
@@ -388,10 +411,11 @@ func (n *Node) updateServing() {
 	}
 	n.serving = ok
 	if !ok {
-		n.lastHeard, n.pendingFail, n.pendingAck, n.pendingSlot = nil, nil, nil, 0
+		n.lastHeard, n.pendingFail, n.pendingAck, n.pendingSlot, n.lastLoad = nil, nil, nil, 0, nil
 		return
 	}
 	n.lastHeard, n.pendingFail, n.pendingAck = map[uint64]int64{}, map[uint64]int64{}, map[uint64][2]int64{}
+	n.lastLoad = map[uint64]map[string]float64{}
 	n.syncDetector()
 }
 
@@ -409,6 +433,7 @@ func (n *Node) syncDetector() {
 			if _, ok := slices.BinarySearch(live, id); !ok {
 				delete(n.lastHeard, id)
 				delete(n.pendingAck, id)
+				delete(n.lastLoad, id)
 			}
 		}
 	}

@@ -158,6 +158,7 @@ type Server struct {
 	status   *pb.StatusResponse
 	changed  chan struct{} // closed when status.Config changes
 	ages     map[uint64]uint64
+	loads    map[uint64]*pb.Load
 	watchers int
 }
 
@@ -438,8 +439,15 @@ func (s *Server) publishAges() {
 			ages[id] = uint64(time.Duration(t) * s.cfg.Tick / time.Millisecond)
 		}
 	}
+	var loads map[uint64]*pb.Load
+	if l := s.node.Loads(); l != nil {
+		loads = make(map[uint64]*pb.Load, len(l))
+		for id, v := range l {
+			loads[id] = &pb.Load{Values: v}
+		}
+	}
 	s.pubMu.Lock()
-	s.ages = ages
+	s.ages, s.loads = ages, loads
 	s.pubMu.Unlock()
 }
 
@@ -449,7 +457,7 @@ func (s *Server) statusNow() *pb.StatusResponse {
 	defer s.pubMu.Unlock()
 	st := proto.Clone(s.status).(*pb.StatusResponse)
 	if st.IsLeader {
-		st.HeartbeatAgeMs = s.ages
+		st.HeartbeatAgeMs, st.Load = s.ages, s.loads
 	}
 	return st
 }

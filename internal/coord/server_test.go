@@ -275,3 +275,39 @@ func TestServerSnapshotCatchUp(t *testing.T) {
 		return rs.AppliedIndex >= st.AppliedIndex && n >= 120, fmt.Sprintf("applied %d of %d, %d members", rs.AppliedIndex, st.AppliedIndex, n)
 	})
 }
+
+// A member's load goes with its heartbeats and shows in the serving
+// leader's status (and its page), and only there.
+func TestServerShowsMemberLoad(t *testing.T) {
+	_, addrs := startGroup(t, 1, 1)
+	c, err := coord.NewClient(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_ = coord.RunMember(ctx, c, coord.MemberConfig{Name: "s", Role: pb.Role_SHARD, Address: "s:9",
+			Interval: 20 * time.Millisecond, Load: func() map[string]float64 {
+				return map[string]float64{"vertices": 42, "applied_per_sec": 1.5}
+			}}, quiet)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := c.LeaderStatus(ctx)
+		if err == nil {
+			for _, m := range st.GetMembers() {
+				if m.GetName() == "s" {
+					if got := (coord.StatusView{StatusResponse: st}).Load(m.GetId()); got == "applied_per_sec=1.5 vertices=42" {
+						return
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the member's load never showed in the leader's status (last: %v %v)", st.GetLoad(), err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -277,6 +277,12 @@ func (g *ClusterGatekeeper) Drain(ctx context.Context) error {
 	}
 }
 
+// Counters returns the commits, aborts and programs (reads included) this
+// gatekeeper has answered since it started.
+func (g *ClusterGatekeeper) Counters() (commits, aborts, programs uint64) {
+	return g.commits.Load(), g.aborts.Load(), g.programs.Load()
+}
+
 // Err is the error that stopped the gatekeeper (nil: running or closed).
 func (g *ClusterGatekeeper) Err() error {
 	g.errMu.Lock()

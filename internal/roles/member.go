@@ -21,6 +21,8 @@ type epochEngine struct {
 	// next epoch may be acknowledged, and closes it. An error means the
 	// drain failed: the process must exit rather than acknowledge.
 	stop func() error
+	// load, if set, reports the engine's gauges for the heartbeat.
+	load func() map[string]float64
 }
 
 // buildFunc builds the engine of an active configuration for slot (not yet
@@ -152,6 +154,24 @@ func (m *member) loop(ctx context.Context) {
 	}
 }
 
+// load is coord.MemberConfig.Load: the serving engine's gauges, with the
+// slot and the epoch.
+func (m *member) load() map[string]float64 {
+	m.mu.Lock()
+	cur, epoch, slot := m.cur, m.running, m.runSlot
+	m.mu.Unlock()
+	if cur == nil {
+		return map[string]float64{"serving": 0}
+	}
+	out := map[string]float64{"serving": 1, "slot": float64(slot), "epoch": float64(epoch)}
+	if cur.load != nil {
+		for k, v := range cur.load() {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // run registers and heartbeats (coord.RunMember) while the loop keeps the
 // engine in step; it returns when ctx ends (nil) or the member must stop
 // (fenced, or a drain failed).
@@ -161,6 +181,7 @@ func (m *member) run(ctx context.Context, c *coord.Client, mc coord.MemberConfig
 	done := make(chan struct{})
 	go func() { defer close(done); m.loop(ctx) }()
 	mc.OnConfig = m.onConfig
+	mc.Load = m.load
 	err := coord.RunMember(ctx, c, mc, m.log)
 	cancel()
 	<-done

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -133,6 +134,7 @@ func RunShard(ctx context.Context, cfg Config) error {
 		}
 		return &epochEngine{
 			install: func() { front.set(s, true) },
+			load:    shardLoad(s),
 			stop: func() error {
 				front.set(nil, false)
 				err := s.Close()
@@ -212,6 +214,7 @@ func (g *Gatekeeper) Run(ctx context.Context, apiAddr, httpAddr string) error {
 				front.set(gk, true)
 				g.API.Set(gk)
 			},
+			load: gatekeeperLoad(gk),
 			stop: func() error {
 				g.API.Clear(fmt.Sprintf("the gatekeeper is moving to configuration epoch > %d", epoch-cfg.EpochBase))
 				dctx, dcancel := context.WithTimeout(context.Background(), cfg.DrainTimeout)
@@ -236,5 +239,52 @@ func (g *Gatekeeper) Run(ctx context.Context, apiAddr, httpAddr string) error {
 		cancel()
 		<-done
 		return fmt.Errorf("roles: serving the gatekeeper protocol: %w", err)
+	}
+}
+
+// rate turns a counter into a per-second rate between calls.
+type rate struct {
+	last uint64
+	at   time.Time
+}
+
+func (r *rate) per(now time.Time, n uint64) float64 {
+	d := now.Sub(r.at).Seconds()
+	v := 0.0
+	if !r.at.IsZero() && d > 0 && n >= r.last {
+		v = float64(n-r.last) / d
+	}
+	r.last, r.at = n, now
+	return v
+}
+
+// gatekeeperLoad reports commits, aborts and programs per second.
+func gatekeeperLoad(gk *engine.ClusterGatekeeper) func() map[string]float64 {
+	var mu sync.Mutex
+	var c, a, p rate
+	return func() map[string]float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		commits, aborts, programs := gk.Counters()
+		now := time.Now()
+		return map[string]float64{"commits_per_sec": c.per(now, commits), "aborts_per_sec": a.per(now, aborts),
+			"programs_per_sec": p.per(now, programs)}
+	}
+}
+
+// shardLoad reports the partition's size and transactions applied per
+// second.
+func shardLoad(s *engine.ShardServer) func() map[string]float64 {
+	var mu sync.Mutex
+	var applied rate
+	return func() map[string]float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		st, err := s.Status(context.Background(), &pb.StatusRequest{})
+		if err != nil {
+			return nil
+		}
+		return map[string]float64{"vertices": float64(st.GetVertices()), "edges": float64(st.GetEdges()),
+			"versions": float64(st.GetVersions()), "applied_per_sec": applied.per(time.Now(), st.GetApplied())}
 	}
 }

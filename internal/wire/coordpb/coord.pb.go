@@ -776,9 +776,12 @@ func (x *RegisterResponse) GetConfig() *Config {
 }
 
 type HeartbeatRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Member        uint64                 `protobuf:"varint,1,opt,name=member,proto3" json:"member,omitempty"`
-	AckedEpoch    uint64                 `protobuf:"varint,2,opt,name=acked_epoch,json=ackedEpoch,proto3" json:"acked_epoch,omitempty"` // highest epoch adopted; the leader records it (an ack)
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Member     uint64                 `protobuf:"varint,1,opt,name=member,proto3" json:"member,omitempty"`
+	AckedEpoch uint64                 `protobuf:"varint,2,opt,name=acked_epoch,json=ackedEpoch,proto3" json:"acked_epoch,omitempty"` // highest epoch adopted; the leader records it (an ack)
+	// The member's load, shown by the status (not replicated): named gauges
+	// such as commits_per_sec, programs_per_sec, vertices, edges.
+	Load          map[string]float64 `protobuf:"bytes,3,rep,name=load,proto3" json:"load,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -825,6 +828,13 @@ func (x *HeartbeatRequest) GetAckedEpoch() uint64 {
 		return x.AckedEpoch
 	}
 	return 0
+}
+
+func (x *HeartbeatRequest) GetLoad() map[string]float64 {
+	if x != nil {
+		return x.Load
+	}
+	return nil
 }
 
 type HeartbeatResponse struct {
@@ -1192,8 +1202,10 @@ type StatusResponse struct {
 	// On the serving leader: milliseconds since each live member's last
 	// heartbeat (the failure detector's view; not replicated).
 	HeartbeatAgeMs map[uint64]uint64 `protobuf:"bytes,13,rep,name=heartbeat_age_ms,json=heartbeatAgeMs,proto3" json:"heartbeat_age_ms,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// On the serving leader: each live member's load from its last heartbeat.
+	Load          map[uint64]*Load `protobuf:"bytes,14,rep,name=load,proto3" json:"load,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -1317,6 +1329,57 @@ func (x *StatusResponse) GetHeartbeatAgeMs() map[uint64]uint64 {
 	return nil
 }
 
+func (x *StatusResponse) GetLoad() map[uint64]*Load {
+	if x != nil {
+		return x.Load
+	}
+	return nil
+}
+
+type Load struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Values        map[string]float64     `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Load) Reset() {
+	*x = Load{}
+	mi := &file_coord_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Load) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Load) ProtoMessage() {}
+
+func (x *Load) ProtoReflect() protoreflect.Message {
+	mi := &file_coord_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Load.ProtoReflect.Descriptor instead.
+func (*Load) Descriptor() ([]byte, []int) {
+	return file_coord_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *Load) GetValues() map[string]float64 {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 // Replicated commands: one per raft log entry.
 type Command struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -1334,7 +1397,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_coord_proto_msgTypes[17]
+	mi := &file_coord_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1409,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_coord_proto_msgTypes[17]
+	mi := &file_coord_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1422,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_coord_proto_rawDescGZIP(), []int{17}
+	return file_coord_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Command) GetProposal() uint64 {
@@ -1449,7 +1512,7 @@ type Fail struct {
 
 func (x *Fail) Reset() {
 	*x = Fail{}
-	mi := &file_coord_proto_msgTypes[18]
+	mi := &file_coord_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1524,7 @@ func (x *Fail) String() string {
 func (*Fail) ProtoMessage() {}
 
 func (x *Fail) ProtoReflect() protoreflect.Message {
-	mi := &file_coord_proto_msgTypes[18]
+	mi := &file_coord_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1537,7 @@ func (x *Fail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Fail.ProtoReflect.Descriptor instead.
 func (*Fail) Descriptor() ([]byte, []int) {
-	return file_coord_proto_rawDescGZIP(), []int{18}
+	return file_coord_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Fail) GetMember() uint64 {
@@ -1500,7 +1563,7 @@ type State struct {
 
 func (x *State) Reset() {
 	*x = State{}
-	mi := &file_coord_proto_msgTypes[19]
+	mi := &file_coord_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1512,7 +1575,7 @@ func (x *State) String() string {
 func (*State) ProtoMessage() {}
 
 func (x *State) ProtoReflect() protoreflect.Message {
-	mi := &file_coord_proto_msgTypes[19]
+	mi := &file_coord_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1525,7 +1588,7 @@ func (x *State) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use State.ProtoReflect.Descriptor instead.
 func (*State) Descriptor() ([]byte, []int) {
-	return file_coord_proto_rawDescGZIP(), []int{19}
+	return file_coord_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *State) GetEpoch() uint64 {
@@ -1587,7 +1650,7 @@ type RaftEnvelope struct {
 
 func (x *RaftEnvelope) Reset() {
 	*x = RaftEnvelope{}
-	mi := &file_coord_proto_msgTypes[20]
+	mi := &file_coord_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1662,7 @@ func (x *RaftEnvelope) String() string {
 func (*RaftEnvelope) ProtoMessage() {}
 
 func (x *RaftEnvelope) ProtoReflect() protoreflect.Message {
-	mi := &file_coord_proto_msgTypes[20]
+	mi := &file_coord_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1675,7 @@ func (x *RaftEnvelope) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaftEnvelope.ProtoReflect.Descriptor instead.
 func (*RaftEnvelope) Descriptor() ([]byte, []int) {
-	return file_coord_proto_rawDescGZIP(), []int{20}
+	return file_coord_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RaftEnvelope) GetMessage() []byte {
@@ -1630,7 +1693,7 @@ type RaftAck struct {
 
 func (x *RaftAck) Reset() {
 	*x = RaftAck{}
-	mi := &file_coord_proto_msgTypes[21]
+	mi := &file_coord_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1642,7 +1705,7 @@ func (x *RaftAck) String() string {
 func (*RaftAck) ProtoMessage() {}
 
 func (x *RaftAck) ProtoReflect() protoreflect.Message {
-	mi := &file_coord_proto_msgTypes[21]
+	mi := &file_coord_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1655,7 +1718,7 @@ func (x *RaftAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RaftAck.ProtoReflect.Descriptor instead.
 func (*RaftAck) Descriptor() ([]byte, []int) {
-	return file_coord_proto_rawDescGZIP(), []int{21}
+	return file_coord_proto_rawDescGZIP(), []int{22}
 }
 
 var File_coord_proto protoreflect.FileDescriptor
@@ -1719,11 +1782,15 @@ const file_coord_proto_rawDesc = "" +
 	"\x10RegisterResponse\x12*\n" +
 	"\x05error\x18\x01 \x01(\v2\x14.weft.coord.v1.ErrorR\x05error\x12-\n" +
 	"\x06member\x18\x02 \x01(\v2\x15.weft.coord.v1.MemberR\x06member\x12-\n" +
-	"\x06config\x18\x03 \x01(\v2\x15.weft.coord.v1.ConfigR\x06config\"K\n" +
+	"\x06config\x18\x03 \x01(\v2\x15.weft.coord.v1.ConfigR\x06config\"\xc3\x01\n" +
 	"\x10HeartbeatRequest\x12\x16\n" +
 	"\x06member\x18\x01 \x01(\x04R\x06member\x12\x1f\n" +
 	"\vacked_epoch\x18\x02 \x01(\x04R\n" +
-	"ackedEpoch\"\x9d\x01\n" +
+	"ackedEpoch\x12=\n" +
+	"\x04load\x18\x03 \x03(\v2).weft.coord.v1.HeartbeatRequest.LoadEntryR\x04load\x1a7\n" +
+	"\tLoadEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x9d\x01\n" +
 	"\x11HeartbeatResponse\x12*\n" +
 	"\x05error\x18\x01 \x01(\v2\x14.weft.coord.v1.ErrorR\x05error\x12-\n" +
 	"\x06member\x18\x02 \x01(\v2\x15.weft.coord.v1.MemberR\x06member\x12-\n" +
@@ -1743,7 +1810,7 @@ const file_coord_proto_rawDesc = "" +
 	"\fWatchRequest\x12\x1f\n" +
 	"\vafter_epoch\x18\x01 \x01(\x04R\n" +
 	"afterEpoch\"\x0f\n" +
-	"\rStatusRequest\"\xff\x04\n" +
+	"\rStatusRequest\"\x8a\x06\n" +
 	"\x0eStatusResponse\x12*\n" +
 	"\x05error\x18\x01 \x01(\v2\x14.weft.coord.v1.ErrorR\x05error\x12\x17\n" +
 	"\anode_id\x18\x02 \x01(\x04R\x06nodeId\x12\x1b\n" +
@@ -1761,10 +1828,19 @@ const file_coord_proto_rawDesc = "" +
 	"promotions\x18\v \x03(\v2\x18.weft.coord.v1.PromotionR\n" +
 	"promotions\x12/\n" +
 	"\ahistory\x18\f \x03(\v2\x15.weft.coord.v1.ConfigR\ahistory\x12[\n" +
-	"\x10heartbeat_age_ms\x18\r \x03(\v21.weft.coord.v1.StatusResponse.HeartbeatAgeMsEntryR\x0eheartbeatAgeMs\x1aA\n" +
+	"\x10heartbeat_age_ms\x18\r \x03(\v21.weft.coord.v1.StatusResponse.HeartbeatAgeMsEntryR\x0eheartbeatAgeMs\x12;\n" +
+	"\x04load\x18\x0e \x03(\v2'.weft.coord.v1.StatusResponse.LoadEntryR\x04load\x1aA\n" +
 	"\x13HeartbeatAgeMsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x04R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x84\x02\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\x1aL\n" +
+	"\tLoadEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x04R\x03key\x12)\n" +
+	"\x05value\x18\x02 \x01(\v2\x13.weft.coord.v1.LoadR\x05value:\x028\x01\"z\n" +
+	"\x04Load\x127\n" +
+	"\x06values\x18\x01 \x03(\v2\x1f.weft.coord.v1.Load.ValuesEntryR\x06values\x1a9\n" +
+	"\vValuesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x84\x02\n" +
 	"\aCommand\x12\x1a\n" +
 	"\bproposal\x18\x01 \x01(\x04R\bproposal\x12<\n" +
 	"\bregister\x18\x02 \x01(\v2\x1e.weft.coord.v1.RegisterRequestH\x00R\bregister\x12)\n" +
@@ -1829,7 +1905,7 @@ func file_coord_proto_rawDescGZIP() []byte {
 }
 
 var file_coord_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_coord_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_coord_proto_goTypes = []any{
 	(Role)(0),                 // 0: weft.coord.v1.Role
 	(ErrorCode)(0),            // 1: weft.coord.v1.ErrorCode
@@ -1850,12 +1926,16 @@ var file_coord_proto_goTypes = []any{
 	(*WatchRequest)(nil),      // 16: weft.coord.v1.WatchRequest
 	(*StatusRequest)(nil),     // 17: weft.coord.v1.StatusRequest
 	(*StatusResponse)(nil),    // 18: weft.coord.v1.StatusResponse
-	(*Command)(nil),           // 19: weft.coord.v1.Command
-	(*Fail)(nil),              // 20: weft.coord.v1.Fail
-	(*State)(nil),             // 21: weft.coord.v1.State
-	(*RaftEnvelope)(nil),      // 22: weft.coord.v1.RaftEnvelope
-	(*RaftAck)(nil),           // 23: weft.coord.v1.RaftAck
-	nil,                       // 24: weft.coord.v1.StatusResponse.HeartbeatAgeMsEntry
+	(*Load)(nil),              // 19: weft.coord.v1.Load
+	(*Command)(nil),           // 20: weft.coord.v1.Command
+	(*Fail)(nil),              // 21: weft.coord.v1.Fail
+	(*State)(nil),             // 22: weft.coord.v1.State
+	(*RaftEnvelope)(nil),      // 23: weft.coord.v1.RaftEnvelope
+	(*RaftAck)(nil),           // 24: weft.coord.v1.RaftAck
+	nil,                       // 25: weft.coord.v1.HeartbeatRequest.LoadEntry
+	nil,                       // 26: weft.coord.v1.StatusResponse.HeartbeatAgeMsEntry
+	nil,                       // 27: weft.coord.v1.StatusResponse.LoadEntry
+	nil,                       // 28: weft.coord.v1.Load.ValuesEntry
 }
 var file_coord_proto_depIdxs = []int32{
 	1,  // 0: weft.coord.v1.Error.code:type_name -> weft.coord.v1.ErrorCode
@@ -1869,48 +1949,52 @@ var file_coord_proto_depIdxs = []int32{
 	2,  // 8: weft.coord.v1.RegisterResponse.error:type_name -> weft.coord.v1.Error
 	3,  // 9: weft.coord.v1.RegisterResponse.member:type_name -> weft.coord.v1.Member
 	7,  // 10: weft.coord.v1.RegisterResponse.config:type_name -> weft.coord.v1.Config
-	2,  // 11: weft.coord.v1.HeartbeatResponse.error:type_name -> weft.coord.v1.Error
-	3,  // 12: weft.coord.v1.HeartbeatResponse.member:type_name -> weft.coord.v1.Member
-	7,  // 13: weft.coord.v1.HeartbeatResponse.config:type_name -> weft.coord.v1.Config
-	2,  // 14: weft.coord.v1.AckEpochResponse.error:type_name -> weft.coord.v1.Error
-	7,  // 15: weft.coord.v1.AckEpochResponse.config:type_name -> weft.coord.v1.Config
-	0,  // 16: weft.coord.v1.AddSlotRequest.role:type_name -> weft.coord.v1.Role
-	2,  // 17: weft.coord.v1.AddSlotResponse.error:type_name -> weft.coord.v1.Error
-	7,  // 18: weft.coord.v1.AddSlotResponse.config:type_name -> weft.coord.v1.Config
-	2,  // 19: weft.coord.v1.StatusResponse.error:type_name -> weft.coord.v1.Error
-	7,  // 20: weft.coord.v1.StatusResponse.config:type_name -> weft.coord.v1.Config
-	3,  // 21: weft.coord.v1.StatusResponse.members:type_name -> weft.coord.v1.Member
-	4,  // 22: weft.coord.v1.StatusResponse.slots:type_name -> weft.coord.v1.Slot
-	5,  // 23: weft.coord.v1.StatusResponse.promotions:type_name -> weft.coord.v1.Promotion
-	7,  // 24: weft.coord.v1.StatusResponse.history:type_name -> weft.coord.v1.Config
-	24, // 25: weft.coord.v1.StatusResponse.heartbeat_age_ms:type_name -> weft.coord.v1.StatusResponse.HeartbeatAgeMsEntry
-	8,  // 26: weft.coord.v1.Command.register:type_name -> weft.coord.v1.RegisterRequest
-	20, // 27: weft.coord.v1.Command.fail:type_name -> weft.coord.v1.Fail
-	12, // 28: weft.coord.v1.Command.ack:type_name -> weft.coord.v1.AckEpochRequest
-	14, // 29: weft.coord.v1.Command.add_slot:type_name -> weft.coord.v1.AddSlotRequest
-	3,  // 30: weft.coord.v1.State.members:type_name -> weft.coord.v1.Member
-	4,  // 31: weft.coord.v1.State.slots:type_name -> weft.coord.v1.Slot
-	5,  // 32: weft.coord.v1.State.promotions:type_name -> weft.coord.v1.Promotion
-	7,  // 33: weft.coord.v1.State.history:type_name -> weft.coord.v1.Config
-	8,  // 34: weft.coord.v1.Coord.Register:input_type -> weft.coord.v1.RegisterRequest
-	10, // 35: weft.coord.v1.Coord.Heartbeat:input_type -> weft.coord.v1.HeartbeatRequest
-	12, // 36: weft.coord.v1.Coord.AckEpoch:input_type -> weft.coord.v1.AckEpochRequest
-	14, // 37: weft.coord.v1.Coord.AddSlot:input_type -> weft.coord.v1.AddSlotRequest
-	16, // 38: weft.coord.v1.Coord.Watch:input_type -> weft.coord.v1.WatchRequest
-	17, // 39: weft.coord.v1.Coord.Status:input_type -> weft.coord.v1.StatusRequest
-	22, // 40: weft.coord.v1.CoordRaft.Send:input_type -> weft.coord.v1.RaftEnvelope
-	9,  // 41: weft.coord.v1.Coord.Register:output_type -> weft.coord.v1.RegisterResponse
-	11, // 42: weft.coord.v1.Coord.Heartbeat:output_type -> weft.coord.v1.HeartbeatResponse
-	13, // 43: weft.coord.v1.Coord.AckEpoch:output_type -> weft.coord.v1.AckEpochResponse
-	15, // 44: weft.coord.v1.Coord.AddSlot:output_type -> weft.coord.v1.AddSlotResponse
-	7,  // 45: weft.coord.v1.Coord.Watch:output_type -> weft.coord.v1.Config
-	18, // 46: weft.coord.v1.Coord.Status:output_type -> weft.coord.v1.StatusResponse
-	23, // 47: weft.coord.v1.CoordRaft.Send:output_type -> weft.coord.v1.RaftAck
-	41, // [41:48] is the sub-list for method output_type
-	34, // [34:41] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	25, // 11: weft.coord.v1.HeartbeatRequest.load:type_name -> weft.coord.v1.HeartbeatRequest.LoadEntry
+	2,  // 12: weft.coord.v1.HeartbeatResponse.error:type_name -> weft.coord.v1.Error
+	3,  // 13: weft.coord.v1.HeartbeatResponse.member:type_name -> weft.coord.v1.Member
+	7,  // 14: weft.coord.v1.HeartbeatResponse.config:type_name -> weft.coord.v1.Config
+	2,  // 15: weft.coord.v1.AckEpochResponse.error:type_name -> weft.coord.v1.Error
+	7,  // 16: weft.coord.v1.AckEpochResponse.config:type_name -> weft.coord.v1.Config
+	0,  // 17: weft.coord.v1.AddSlotRequest.role:type_name -> weft.coord.v1.Role
+	2,  // 18: weft.coord.v1.AddSlotResponse.error:type_name -> weft.coord.v1.Error
+	7,  // 19: weft.coord.v1.AddSlotResponse.config:type_name -> weft.coord.v1.Config
+	2,  // 20: weft.coord.v1.StatusResponse.error:type_name -> weft.coord.v1.Error
+	7,  // 21: weft.coord.v1.StatusResponse.config:type_name -> weft.coord.v1.Config
+	3,  // 22: weft.coord.v1.StatusResponse.members:type_name -> weft.coord.v1.Member
+	4,  // 23: weft.coord.v1.StatusResponse.slots:type_name -> weft.coord.v1.Slot
+	5,  // 24: weft.coord.v1.StatusResponse.promotions:type_name -> weft.coord.v1.Promotion
+	7,  // 25: weft.coord.v1.StatusResponse.history:type_name -> weft.coord.v1.Config
+	26, // 26: weft.coord.v1.StatusResponse.heartbeat_age_ms:type_name -> weft.coord.v1.StatusResponse.HeartbeatAgeMsEntry
+	27, // 27: weft.coord.v1.StatusResponse.load:type_name -> weft.coord.v1.StatusResponse.LoadEntry
+	28, // 28: weft.coord.v1.Load.values:type_name -> weft.coord.v1.Load.ValuesEntry
+	8,  // 29: weft.coord.v1.Command.register:type_name -> weft.coord.v1.RegisterRequest
+	21, // 30: weft.coord.v1.Command.fail:type_name -> weft.coord.v1.Fail
+	12, // 31: weft.coord.v1.Command.ack:type_name -> weft.coord.v1.AckEpochRequest
+	14, // 32: weft.coord.v1.Command.add_slot:type_name -> weft.coord.v1.AddSlotRequest
+	3,  // 33: weft.coord.v1.State.members:type_name -> weft.coord.v1.Member
+	4,  // 34: weft.coord.v1.State.slots:type_name -> weft.coord.v1.Slot
+	5,  // 35: weft.coord.v1.State.promotions:type_name -> weft.coord.v1.Promotion
+	7,  // 36: weft.coord.v1.State.history:type_name -> weft.coord.v1.Config
+	19, // 37: weft.coord.v1.StatusResponse.LoadEntry.value:type_name -> weft.coord.v1.Load
+	8,  // 38: weft.coord.v1.Coord.Register:input_type -> weft.coord.v1.RegisterRequest
+	10, // 39: weft.coord.v1.Coord.Heartbeat:input_type -> weft.coord.v1.HeartbeatRequest
+	12, // 40: weft.coord.v1.Coord.AckEpoch:input_type -> weft.coord.v1.AckEpochRequest
+	14, // 41: weft.coord.v1.Coord.AddSlot:input_type -> weft.coord.v1.AddSlotRequest
+	16, // 42: weft.coord.v1.Coord.Watch:input_type -> weft.coord.v1.WatchRequest
+	17, // 43: weft.coord.v1.Coord.Status:input_type -> weft.coord.v1.StatusRequest
+	23, // 44: weft.coord.v1.CoordRaft.Send:input_type -> weft.coord.v1.RaftEnvelope
+	9,  // 45: weft.coord.v1.Coord.Register:output_type -> weft.coord.v1.RegisterResponse
+	11, // 46: weft.coord.v1.Coord.Heartbeat:output_type -> weft.coord.v1.HeartbeatResponse
+	13, // 47: weft.coord.v1.Coord.AckEpoch:output_type -> weft.coord.v1.AckEpochResponse
+	15, // 48: weft.coord.v1.Coord.AddSlot:output_type -> weft.coord.v1.AddSlotResponse
+	7,  // 49: weft.coord.v1.Coord.Watch:output_type -> weft.coord.v1.Config
+	18, // 50: weft.coord.v1.Coord.Status:output_type -> weft.coord.v1.StatusResponse
+	24, // 51: weft.coord.v1.CoordRaft.Send:output_type -> weft.coord.v1.RaftAck
+	45, // [45:52] is the sub-list for method output_type
+	38, // [38:45] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_coord_proto_init() }
@@ -1918,7 +2002,7 @@ func file_coord_proto_init() {
 	if File_coord_proto != nil {
 		return
 	}
-	file_coord_proto_msgTypes[17].OneofWrappers = []any{
+	file_coord_proto_msgTypes[18].OneofWrappers = []any{
 		(*Command_Register)(nil),
 		(*Command_Fail)(nil),
 		(*Command_Ack)(nil),
@@ -1930,7 +2014,7 @@ func file_coord_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coord_proto_rawDesc), len(file_coord_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   23,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
