@@ -58,6 +58,14 @@ bench-kronos: build
 bench-dql: build
 	./$(BIN) bench dql
 
+# Scale-out grid (docs/scale-out.md): local clusters of 1, 2, 4 gatekeepers
+# × 1, 2, 4, 8 shards, TAO and get_node mixes, CPU per role and the model.
+# Extra flags: SCALE_FLAGS, e.g. SCALE_FLAGS='--quick' or '--shards 2,4'.
+SCALE_FLAGS ?=
+.PHONY: bench-scale
+bench-scale: build
+	./$(BIN) bench scale $(SCALE_FLAGS)
+
 # Longer linearizability run of the replicated service under kill -9.
 lin: build
 	WEFT_LIN_DURATION=120s $(GO) test ./internal/kronos/ -run Lineariz -v -timeout 30m

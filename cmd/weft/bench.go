@@ -24,6 +24,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.AddCommand(newBenchKronosCmd())
 	cmd.AddCommand(newBenchTaoCmd())
 	cmd.AddCommand(newBenchTauCmd())
+	cmd.AddCommand(newBenchScaleCmd())
 	cmd.AddCommand(newBenchDQLCmd())
 	cmd.AddCommand(newBenchMonitorCmd())
 	return cmd

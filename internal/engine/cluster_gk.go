@@ -155,6 +155,7 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Oracle = &order.Counting{Oracle: cfg.Oracle} // Status reports this gatekeeper's Kronos calls
 	g := &ClusterGatekeeper{cfg: cfg, log: log.With("role", "gatekeeper", "gatekeeper", cfg.ID), reg: nodeprog.Builtins(),
 		core: gatekeeper.New(gatekeeper.Config{ID: uint32(cfg.ID), Gatekeepers: cfg.Gatekeepers, Shards: cfg.Shards,
 			Epoch: cfg.Epoch, InflightMax: cfg.InflightMax, PeerAck: true}),
@@ -905,6 +906,7 @@ func (g *ClusterGatekeeper) Status(ctx context.Context) (*Status, error) {
 	}
 	st := &Status{Gatekeepers: g.cfg.Gatekeepers, Shards: g.cfg.Shards, Epoch: g.cfg.Epoch,
 		Commits: g.commits.Load(), Aborts: g.aborts.Load(), Programs: g.programs.Load()}
+	st.KronosCalls, _ = g.cfg.Oracle.(*order.Counting).Calls()
 	for i, l := range g.shards {
 		r, err := l.client.Status(ctx, &pb.StatusRequest{})
 		if err != nil {

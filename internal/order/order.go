@@ -20,6 +20,23 @@ type Oracle interface {
 	Cleanup(ctx context.Context, gk uint32, c vclock.Clock) error
 }
 
+// Counting is an Oracle that counts the Assign calls and pairs it passes on
+// (a cluster gatekeeper's Kronos calls, for its status).
+type Counting struct {
+	Oracle
+	calls, pairs atomic.Uint64
+}
+
+// Assign implements Oracle.
+func (c *Counting) Assign(ctx context.Context, as []kronos.Assignment) ([]kronos.AssignResult, error) {
+	c.calls.Add(1)
+	c.pairs.Add(uint64(len(as)))
+	return c.Oracle.Assign(ctx, as)
+}
+
+// Calls returns the Assign calls and pairs so far.
+func (c *Counting) Calls() (calls, pairs uint64) { return c.calls.Load(), c.pairs.Load() }
+
 // Ref names a stamp as a Kronos clock event.
 func Ref(s vclock.Stamp) kronos.Ref { return kronos.ClockRef(s.Owner, s.Clock) }
 
