@@ -2,7 +2,9 @@ package order
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	kc "github.com/weft-db/weft/client/kronos"
 	"github.com/weft-db/weft/internal/kronos"
@@ -16,10 +18,34 @@ import (
 // mutations exactly once (client/kronos).
 type Remote struct {
 	C *kc.Client
+	// Patience is how long Assign keeps retrying while no replica answers
+	// as leader (an election after the leader's loss) [15s]. A shard that
+	// cannot order stops; an election must not stop it.
+	Patience time.Duration
 }
 
-// Assign implements Oracle.
+// Assign implements Oracle. Assignments are idempotent (an order already
+// held is answered as held), so retrying one whose answer was lost is safe.
 func (r Remote) Assign(ctx context.Context, as []kronos.Assignment) ([]kronos.AssignResult, error) {
+	patience := r.Patience
+	if patience <= 0 {
+		patience = 15 * time.Second
+	}
+	deadline := time.Now().Add(patience)
+	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 500*time.Millisecond) {
+		res, err := r.assign(ctx, as)
+		if err == nil || !errors.Is(err, kc.ErrUnavailable) || time.Now().Add(pause).After(deadline) {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(pause):
+		}
+	}
+}
+
+func (r Remote) assign(ctx context.Context, as []kronos.Assignment) ([]kronos.AssignResult, error) {
 	req := make([]kc.Assignment, len(as))
 	for i, a := range as {
 		ord, err := toClientOrder(a.Order)

@@ -2,8 +2,12 @@ package order_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
+	"net"
 	"testing"
+	"time"
 
 	kc "github.com/weft-db/weft/client/kronos"
 	"github.com/weft-db/weft/internal/kronos"
@@ -101,5 +105,51 @@ func TestRemoteMatchesLocal(t *testing.T) {
 		if err := remote.Cleanup(ctx, uint32(g), clocks[g]); err != nil {
 			t.Fatalf("cleanup: %v", err)
 		}
+	}
+}
+
+// Assign waits out a Kronos without a leader (here: not started yet, as in
+// an election after the leader's loss) for up to its patience, and then
+// answers; past the patience it fails with ErrUnavailable.
+func TestRemoteWaitsForALeader(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	c, err := kc.Dial([]string{addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	a, b := vclock.Stamp{Clock: vclock.Clock{Epoch: 1, Counters: []uint64{2, 1}}, Owner: 0},
+		vclock.Stamp{Clock: vclock.Clock{Epoch: 1, Counters: []uint64{1, 2}}, Owner: 1}
+	as := []kronos.Assignment{{A: order.Ref(a), Order: kronos.Before, B: order.Ref(b), Strength: kronos.Must}}
+	ctx := context.Background()
+	if _, err := (order.Remote{C: c, Patience: 200 * time.Millisecond}).Assign(ctx, as); !errors.Is(err, kc.ErrUnavailable) {
+		t.Fatalf("no Kronos, patience 200ms: %v, want ErrUnavailable", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		res, err := (order.Remote{C: c, Patience: 30 * time.Second}).Assign(ctx, as)
+		if err == nil && (len(res) != 1 || res[0].Order != kronos.Before) {
+			err = fmt.Errorf("answer %+v", res)
+		}
+		done <- err
+	}()
+	time.Sleep(500 * time.Millisecond) // the call is retrying meanwhile
+	cfg := kronos.DefaultServerConfig()
+	cfg.Addr, cfg.DataDir, cfg.Sync = addr, t.TempDir(), false
+	srv, err := kronos.NewServer(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	if err := <-done; err != nil {
+		t.Fatalf("Assign once Kronos came up: %v", err)
 	}
 }

@@ -2,9 +2,11 @@ package roles
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weft-db/weft/internal/coord"
@@ -23,6 +25,9 @@ type epochEngine struct {
 	stop func() error
 	// load, if set, reports the engine's gauges for the heartbeat.
 	load func() map[string]float64
+	// err, if set, reports the error that stopped the engine (nil while
+	// it serves).
+	err func() error
 }
 
 // buildFunc builds the engine of an active configuration for slot (not yet
@@ -38,6 +43,11 @@ type member struct {
 	base  uint64
 	build buildFunc
 	log   *slog.Logger
+	// grace is how long an engine that stopped on an error may wait for a
+	// new epoch (which rebuilds it) before the member registers again.
+	grace time.Duration
+	// rejoin is called once the member must register again.
+	rejoin func()
 
 	mu      sync.Mutex
 	want    *pb.Config
@@ -49,7 +59,18 @@ type member struct {
 }
 
 func newMember(base uint64, build buildFunc, log *slog.Logger) *member {
-	return &member{base: base, build: build, log: log, slot: -1, kick: make(chan struct{}, 1)}
+	return &member{base: base, build: build, log: log, slot: -1, kick: make(chan struct{}, 1), rejoin: func() {}}
+}
+
+// engineErr is the error that stopped the serving engine, if any.
+func (m *member) engineErr() error {
+	m.mu.Lock()
+	cur := m.cur
+	m.mu.Unlock()
+	if cur == nil || cur.err == nil {
+		return nil
+	}
+	return cur.err()
 }
 
 // onConfig is coord.MemberConfig.OnConfig.
@@ -107,10 +128,27 @@ func (m *member) loop(ctx context.Context) {
 			}
 		}
 	}()
+	watch := time.NewTicker(100 * time.Millisecond)
+	defer watch.Stop()
+	var failedSince time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case now := <-watch.C:
+			if err := m.engineErr(); err == nil {
+				failedSince = time.Time{}
+			} else if failedSince.IsZero() {
+				failedSince = now
+			} else if now.Sub(failedSince) >= m.grace {
+				// No new epoch rebuilt it: leave the slot (the
+				// coordinator gives it to a backup) and come back as a
+				// new member.
+				m.log.Warn("the engine stopped and no new epoch replaced it: registering again", "err", err)
+				m.rejoin()
+				return
+			}
+			continue
 		case <-m.kick:
 		}
 		for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
@@ -172,18 +210,37 @@ func (m *member) load() map[string]float64 {
 	return out
 }
 
-// run registers and heartbeats (coord.RunMember) while the loop keeps the
-// engine in step; it returns when ctx ends (nil) or the member must stop
-// (fenced, or a drain failed).
-func (m *member) run(ctx context.Context, c *coord.Client, mc coord.MemberConfig) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	done := make(chan struct{})
-	go func() { defer close(done); m.loop(ctx) }()
-	mc.OnConfig = m.onConfig
-	mc.Load = m.load
-	err := coord.RunMember(ctx, c, mc, m.log)
-	cancel()
-	<-done
-	return err
+// runMember keeps a process in the cluster: it registers a member (a new
+// one each time), follows its epochs, and registers again when the
+// coordinator fenced it (it was declared failed: paused, partitioned) or
+// its engine stopped and no new epoch rebuilt it within grace; it returns
+// nil when ctx ends, or the error that must stop the process.
+func runMember(ctx context.Context, c *coord.Client, mc coord.MemberConfig, base uint64, build buildFunc,
+	grace time.Duration, log *slog.Logger) error {
+	for {
+		m := newMember(base, build, log)
+		m.grace = grace
+		mctx, cancel := context.WithCancel(ctx)
+		var rejoined atomic.Bool
+		m.rejoin = func() { rejoined.Store(true); cancel() }
+		done := make(chan struct{})
+		go func() { defer close(done); m.loop(mctx) }()
+		mc.OnConfig, mc.Load = m.onConfig, m.load
+		err := coord.RunMember(mctx, c, mc, log)
+		cancel()
+		<-done
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, coord.ErrFenced) || (err == nil && rejoined.Load()):
+			log.Warn("registering with the coordinator again, as a new member", "after", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(200 * time.Millisecond):
+			}
+		default:
+			return err
+		}
+	}
 }

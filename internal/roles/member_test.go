@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -230,5 +231,56 @@ func TestReady(t *testing.T) {
 		if got := ready(c.conf, c.slot); got != c.want {
 			t.Errorf("ready(%v, %d) = %v, want %v", c.conf, c.slot, got, c.want)
 		}
+	}
+}
+
+// An engine that stops on an error and is not rebuilt by a new epoch within
+// the grace makes the member leave (rejoin), stopping the engine.
+func TestMemberRejoinsWhenItsEngineFails(t *testing.T) {
+	j := &journal{live: map[uint64]bool{}}
+	var failed atomic.Bool
+	build := func(ctx context.Context, conf *pb.Config, slot int, epoch uint64) (*epochEngine, error) {
+		return &epochEngine{
+			install: func() { j.add("installed %d", conf.GetEpoch()) },
+			stop:    func() error { j.add("stopped %d", conf.GetEpoch()); return nil },
+			err: func() error {
+				if failed.Load() {
+					return errors.New("FIFO stream broke")
+				}
+				return nil
+			},
+		}, nil
+	}
+	m := newMember(1000, build, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m.grace = 300 * time.Millisecond
+	rejoined := make(chan struct{})
+	m.rejoin = func() { close(rejoined) }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { defer close(done); m.loop(ctx) }()
+	if err := m.onConfig(ctx, config(1, 1, true), &pb.Member{Id: 7, Slot: 0}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "epoch 1 installed", func() bool {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return len(j.events) == 1
+	})
+	failed.Store(true)
+	t0 := time.Now()
+	select {
+	case <-rejoined:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the member never left after its engine failed")
+	}
+	if d := time.Since(t0); d < m.grace {
+		t.Fatalf("left after %v, before the grace of %v (a new epoch might still have come)", d, m.grace)
+	}
+	<-done
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if fmt.Sprint(j.events) != "[installed 1 stopped 1]" {
+		t.Fatalf("events %v, want the failed engine stopped", j.events)
 	}
 }
