@@ -19,7 +19,9 @@ func init() { subcommands = append(subcommands, newFaultsCmd) }
 
 func newFaultsCmd() *cobra.Command {
 	cfg := faults.DefaultConfig()
+	cc := faults.DefaultClusterConfig()
 	var workloads, nemeses string
+	var cluster bool
 	cmd := &cobra.Command{
 		Use:   "faults",
 		Short: "Run the real-process fault test: workloads against a weft serve process under kill -9, pauses and partitions",
@@ -36,14 +38,35 @@ installed); the histories, logs, nemesis journal and report go to --out.
 
 Exit status 0: valid; 1: an anomaly, a lost acknowledged write, a liveness
 failure or an unexpected server exit (report.txt and anomalies.txt say
-which), or the run could not be carried out.`,
+which), or the run could not be carried out.
+
+With --cluster the target is a cluster of real processes started by
+weft cluster up in OUT/cluster (Kronos and coordinator raft groups, a
+PostgreSQL, gatekeepers and shards with backups); the clients spread over
+the gatekeepers and move to another when theirs is gone, and the nemesis
+kills with SIGKILL, in turn, a gatekeeper slot holder, a shard slot holder,
+a Kronos replica and a coordinator replica (leaders first), restarting each
+with its command line after the fault's hold (--nemesis all adds SIGSTOP
+pauses of the same processes). The report gives each fault's recovery time
+(every client's next success; the configuration active with every slot
+held) and their spread per fault kind. The cluster is stopped with
+weft cluster down at the end, also after an error or Ctrl-C.
+
+  weft faults --cluster --duration 10m --workloads list-append,bank,set-full --out weft-data/faults-cluster`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if cfg.Workloads, err = faults.ParseWorkloads(workloads); err != nil {
 				return err
 			}
-			if cfg.Nemeses, err = faults.ParseNemeses(nemeses); err != nil {
+			parse := faults.ParseNemeses
+			if cluster {
+				cfg.Cluster, parse = &cc, faults.ParseClusterNemeses
+				if !cmd.Flags().Changed("nemesis") {
+					nemeses = "kills"
+				}
+			}
+			if cfg.Nemeses, err = parse(nemeses); err != nil {
 				return err
 			}
 			if !cmd.Flags().Changed("seed") {
@@ -62,12 +85,26 @@ which), or the run could not be carried out.`,
 	f.IntVar(&cfg.Clients, "clients", cfg.Clients, "concurrent clients per workload (a sideband client is a writer and a reader)")
 	f.Float64Var(&cfg.Rate, "rate", cfg.Rate, "operations per second per client goroutine (0: unlimited)")
 	f.StringVar(&workloads, "workloads", "all", "comma-separated: list-append,rw-register,bank,ring,set-full,sideband")
-	f.StringVar(&nemeses, "nemesis", "all", "comma-separated fault kinds: kill,pause,partition,clog (none: no faults)")
+	f.StringVar(&nemeses, "nemesis", "all", "comma-separated fault kinds: kill,pause,partition,clog; with --cluster "+
+		"kill-gatekeeper,kill-shard,kill-kronos,kill-coord (kills, the default) and pause-gatekeeper,pause-shard,pause-kronos,pause-coord (all: both) (none: no faults)")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "seed of the fault plan and the clients' choices (default: from the clock, printed)")
 	f.StringVar(&cfg.OutDir, "out", "weft-data/faults", "directory for histories, logs and the report (and the server's data while it runs)")
 	f.StringVar(&cfg.Bin, "bin", "", "the weft binary to run as the server (default: this one)")
 	f.StringVar(&cfg.Adya, "adya", "", "the adya binary (default: adya on PATH or in ~/.cargo/bin; none: skip)")
 	f.BoolVar(&cfg.KeepData, "keep-data", false, "keep the server's data directory after a valid run")
+	f.DurationVar(&cfg.OpTimeout, "op-timeout", cfg.OpTimeout, "bound on one operation, retries of aborted attempts included")
+	f.DurationVar(&cfg.Timing.FaultMin, "fault-min", cfg.Timing.FaultMin, "shortest fault (a killed process stays down this long at least)")
+	f.DurationVar(&cfg.Timing.FaultMax, "fault-max", cfg.Timing.FaultMax, "longest fault")
+	f.DurationVar(&cfg.Timing.QuietMin, "quiet-min", cfg.Timing.QuietMin, "shortest quiet gap before a fault")
+	f.DurationVar(&cfg.Timing.QuietMax, "quiet-max", cfg.Timing.QuietMax, "longest quiet gap before a fault")
+	f.BoolVar(&cluster, "cluster", false, "run against a cluster of processes (weft cluster up) instead of one weft serve")
+	f.IntVar(&cc.Gatekeepers, "gatekeepers", cc.Gatekeepers, "with --cluster: gatekeeper slots")
+	f.IntVar(&cc.Shards, "shards", cc.Shards, "with --cluster: shard slots")
+	f.IntVar(&cc.Kronos, "kronos", cc.Kronos, "with --cluster: Kronos replicas")
+	f.IntVar(&cc.Coord, "coord", cc.Coord, "with --cluster: coordinator replicas")
+	f.IntVar(&cc.BackupGatekeepers, "backup-gatekeepers", cc.BackupGatekeepers, "with --cluster: backup gatekeeper processes")
+	f.IntVar(&cc.BackupShards, "backup-shards", cc.BackupShards, "with --cluster: backup shard processes")
+	f.DurationVar(&cc.RecoveryTimeout, "recovery-timeout", cc.RecoveryTimeout, "with --cluster: a kill not recovered within this makes the run invalid")
 	return cmd
 }
 
@@ -84,7 +121,12 @@ func runFaults(cmd *cobra.Command, cfg faults.Config) error {
 	cfg.Progress = cmd.OutOrStdout()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(cmd.OutOrStdout(), "weft faults: seed %d, duration %v, out %s\n", cfg.Seed, cfg.Duration, cfg.OutDir)
+	target := "one weft serve"
+	if c := cfg.Cluster; c != nil {
+		target = fmt.Sprintf("a cluster of %d+%d gatekeepers, %d+%d shards, %d Kronos, %d coordinator replicas",
+			c.Gatekeepers, c.BackupGatekeepers, c.Shards, c.BackupShards, c.Kronos, c.Coord)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "weft faults: seed %d, duration %v, %s, out %s\n", cfg.Seed, cfg.Duration, target, cfg.OutDir)
 	rep, err := faults.Run(ctx, cfg)
 	if err != nil {
 		return err

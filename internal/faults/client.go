@@ -68,6 +68,13 @@ type worker struct {
 	stride  int           // added to proc to retire it
 	timeout time.Duration // bounds one operation
 	next    time.Time     // the earliest start of the next operation (Config.Rate)
+	// book and addr: the addresses the client may use and the one it is
+	// connected to; nil book: the client stays on its connection.
+	book *addrBook
+	addr string
+	// client numbers the workload clients for the recovery measurement;
+	// -1 (the final reader) is not measured.
+	client int
 }
 
 // clientStats counts one client's outcomes.
@@ -119,19 +126,17 @@ func (w *worker) op(rec *check.Recorder, f string, inv any, after *int,
 	run func(ctx context.Context) (any, check.Type, error)) (check.Type, int) {
 	w.throttle()
 	healed := w.h.healed.Load()
-	rec.Record(check.Op{Process: w.proc, Type: check.Invoke, F: f, Value: inv, Time: w.h.now(), After: after})
+	invoked := w.h.now()
+	rec.Record(check.Op{Process: w.proc, Type: check.Invoke, F: f, Value: inv, Time: invoked, After: after})
 	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 	val, t, err := run(ctx)
 	cancel()
 	if t != check.OK {
 		val = inv
 	}
-	idx := rec.Complete(w.proc, t, f, val, w.h.now())
-	w.stats.add(t, healed, err)
-	w.h.ops.Add(1)
-	if t == check.Info {
-		w.proc += w.stride
-	}
+	done := w.h.now()
+	idx := rec.Complete(w.proc, t, f, val, done)
+	w.completed(t, healed, invoked, done, err)
 	if t == check.Info || unreachable(err) {
 		w.pause(50*time.Millisecond, 250*time.Millisecond) // do not spin on a server that is down
 	}
@@ -156,25 +161,59 @@ func (w *worker) throttle() {
 // value per recorder.
 func (w *worker) opN(recs []*check.Recorder, f string, run func(ctx context.Context) ([]any, check.Type, error)) check.Type {
 	healed := w.h.healed.Load()
+	invoked := w.h.now()
 	for _, rec := range recs {
 		rec.Invoke(w.proc, f, nil, w.h.now())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 	vals, t, err := run(ctx)
 	cancel()
+	done := w.h.now()
 	for i, rec := range recs {
 		var v any
 		if t == check.OK {
 			v = vals[i]
 		}
-		rec.Complete(w.proc, t, f, v, w.h.now())
+		rec.Complete(w.proc, t, f, v, done)
 	}
+	w.completed(t, healed, invoked, done, err)
+	return t
+}
+
+// completed accounts for an operation's outcome: the stats, the recovery
+// measurement, a new process after an indeterminate one, and a move to
+// another address when the server may be gone.
+func (w *worker) completed(t check.Type, healed bool, invoked, done int64, err error) {
 	w.stats.add(t, healed, err)
 	w.h.ops.Add(1)
-	if t == check.Info {
+	switch t {
+	case check.OK:
+		w.h.sawOK(w.client, invoked, done)
+	case check.Info:
 		w.proc += w.stride
 	}
-	return t
+	if t != check.OK && w.book != nil && (unreachable(err) || !w.book.has(w.addr)) {
+		w.failover()
+	}
+}
+
+// failover reconnects the client to the next address of its book (a
+// cluster's next gatekeeper), after an error that says its server may be
+// gone or once its address left the book (a gatekeeper restarted as a
+// backup answers, but holds no slot); with one address it stays where it
+// is. The operation that failed is already recorded: the next one starts
+// afresh.
+func (w *worker) failover() {
+	next := w.book.next(w.addr)
+	if next == w.addr {
+		return
+	}
+	c, err := weft.Dial(next, weft.Options{CallTimeout: w.h.cfg.OpTimeout, Attempts: 1})
+	if err != nil {
+		return // stay: the next failure tries again
+	}
+	_ = w.c.Close()
+	w.c, w.addr = c, next
 }
 
 // txn runs body in a transaction and commits it, again in a fresh

@@ -33,7 +33,9 @@ var AllNemeses = []FaultKind{FaultKill, FaultPause, FaultPartition, FaultClog}
 // them.
 type Config struct {
 	// Duration is the whole workload time: the fault phase plus the healed
-	// phase (setup, final reads and checking come on top). Default 60s.
+	// phase (setup, final reads and checking come on top; so does a last
+	// fault's recovery or the healing when they run past the fault phase:
+	// the healed phase starts once every fault is undone). Default 60s.
 	Duration time.Duration
 	// HealedPhase is the fault-free time at the end during which every client
 	// must complete an operation. 0: a tenth of Duration, between 8s and 60s.
@@ -75,6 +77,11 @@ type Config struct {
 	ReadyTimeout time.Duration
 	// Sizes of the workloads' key spaces.
 	Sizes Sizes
+	// Cluster, when set, runs the workloads against a cluster of real
+	// processes started by `weft cluster up` instead of one `weft serve`
+	// (cluster.go), and Nemeses are then cluster fault kinds
+	// (AllClusterNemeses). nil: one server behind the fault proxy.
+	Cluster *ClusterConfig
 	// Logger receives the harness's log (faults, restarts); nil discards.
 	Logger *slog.Logger
 	// Progress receives a status line every ProgressEvery; nil: none.
@@ -165,9 +172,16 @@ func (c Config) Validate() error {
 	if hasDup(c.Workloads) {
 		return bad("a workload is listed twice")
 	}
+	kinds, want := AllNemeses, "kill, pause, partition, clog"
+	if c.Cluster != nil {
+		if err := c.Cluster.validate(); err != nil {
+			return bad("%v", err)
+		}
+		kinds, want = AllClusterNemeses, clusterNemesesList
+	}
 	for _, n := range c.Nemeses {
-		if !slices.Contains(AllNemeses, n) {
-			return bad("unknown nemesis %q (want kill, pause, partition, clog)", n)
+		if !slices.Contains(kinds, n) {
+			return bad("unknown nemesis %q (want %s)", n, want)
 		}
 	}
 	t := c.Timing

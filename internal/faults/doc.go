@@ -23,6 +23,29 @@
 //     cross-checked with the independent checker adya when it is installed,
 //     and summarised in a Report.
 //
+// Targets. The nemesis and the clients work on a target (nemesis.go):
+// one `weft serve` behind the fault proxy (the default, above), or, with
+// Config.Cluster, a cluster of real processes started by `weft cluster up`
+// in OutDir/cluster (cluster.go): Kronos and coordinator raft groups, a
+// PostgreSQL, gatekeepers and shards with backups. Against a cluster the
+// clients spread over the gatekeepers' API addresses from the
+// coordinator's configuration and move to the next one when theirs fails
+// or leaves the configuration; the nemesis kills with SIGKILL, in turn, a
+// gatekeeper slot holder, a shard slot holder, a Kronos replica and a
+// coordinator replica (the raft groups' leaders on their first kill),
+// restarts each with its recorded command line after the fault's hold
+// (the pause kinds stop the same processes with SIGSTOP instead; a fenced
+// gatekeeper or shard that exits on resuming is restarted), and measures
+// each fault's recovery: the time until every client completed an
+// operation invoked after the kill, and until the coordinator served an
+// active configuration with every slot held (Recovery, RecoverySummary).
+// The next fault waits until the cluster is whole again (every process up,
+// restarted gatekeepers and shards registered as backups). There is no
+// final kill: the final reads run on the healed cluster. `weft cluster
+// down` stops it at the end, after errors and when the context ends too,
+// and any process of cluster.json still running then is killed and
+// reported.
+//
 // Workloads map Jepsen's onto the graph (workload.go lists them):
 // list-append and rw-register keys are vertices with a list-valued or an
 // integer property, bank accounts are vertices with a balance, the ring is
@@ -43,7 +66,8 @@
 // Invariants checked: no anomaly in any history (strict serializability for
 // list-append and rw-register, the bank total, one ring, no lost or stale
 // set element, sideband visibility), no acknowledged write missing from the
-// final reads, liveness after healing, and no unexpected server exit.
+// final reads, liveness after healing, no unexpected exit of a process, and
+// (cluster) every kill recovered within ClusterConfig.RecoveryTimeout.
 //
 // Determinism: the fault plan and every workload's choices come from
 // seeded generators (one per client), so the seed replays the same plan and

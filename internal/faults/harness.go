@@ -33,12 +33,18 @@ const (
 
 // harness is one run's shared state.
 type harness struct {
-	cfg    Config
-	log    *slog.Logger
-	start  time.Time
-	healed atomic.Bool  // every fault is undone; set at the healed phase's start
-	ops    atomic.Int64 // operations completed
-	stopCh chan struct{}
+	cfg   Config
+	log   *slog.Logger
+	began time.Time // Run was called
+	// start is the clock of the histories and the journal: the clients'
+	// start, once the target serves and every workload is set up.
+	start     time.Time
+	healed    atomic.Bool  // every fault is undone; set at the healed phase's start
+	ops       atomic.Int64 // operations completed
+	stopCh    chan struct{}
+	clients   int                          // workload clients (workers), numbered from 0
+	mark      atomic.Pointer[recoveryMark] // the kill being measured, if any
+	finalKill bool                         // the target's final fault ran
 }
 
 func (h *harness) now() int64 { return time.Since(h.start).Nanoseconds() }
@@ -52,6 +58,92 @@ func (h *harness) stopping() bool {
 	}
 }
 
+// recoveryMark watches for each workload client's first ok operation
+// invoked after a kill.
+type recoveryMark struct {
+	at    int64          // h.now() at the kill
+	first []atomic.Int64 // by client: h.now() at that operation's completion; 0: none yet
+}
+
+// markKill starts watching for every client's next ok operation.
+func (h *harness) markKill() *recoveryMark {
+	m := &recoveryMark{at: h.now(), first: make([]atomic.Int64, h.clients)}
+	h.mark.Store(m)
+	return m
+}
+
+// sawOK notes client's ok operation invoked at inv and completed at done.
+func (h *harness) sawOK(client int, inv, done int64) {
+	m := h.mark.Load()
+	if m == nil || client < 0 || client >= len(m.first) || inv < m.at {
+		return
+	}
+	m.first[client].CompareAndSwap(0, done)
+}
+
+// recovered reports when the last client completed its first ok operation
+// after the kill (nanoseconds since the kill), once every client has.
+func (m *recoveryMark) recovered() (time.Duration, bool) {
+	last := m.at
+	for i := range m.first {
+		t := m.first[i].Load()
+		if t == 0 {
+			return 0, false
+		}
+		last = max(last, t)
+	}
+	return time.Duration(last - m.at), true
+}
+
+// addrBook holds the addresses clients spread over and fail over between:
+// one for a server, the gatekeepers' API addresses for a cluster (updated
+// from the coordinator's configuration). Safe for concurrent use.
+type addrBook struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func newAddrBook(addrs ...string) *addrBook { return &addrBook{list: slices.Clone(addrs)} }
+
+// get returns the i-th address, modulo their number.
+func (b *addrBook) get(i int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.list[i%len(b.list)]
+}
+
+// next returns the address after cur (the first when cur is not listed).
+func (b *addrBook) next(cur string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.Index(b.list, cur)
+	return b.list[(i+1)%len(b.list)]
+}
+
+// set replaces the addresses; an empty list is ignored (a client must have
+// somewhere to go).
+func (b *addrBook) set(addrs []string) {
+	if len(addrs) == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.list = slices.Clone(addrs)
+	b.mu.Unlock()
+}
+
+// has reports whether addr is in the book.
+func (b *addrBook) has(addr string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Contains(b.list, addr)
+}
+
+func (b *addrBook) all() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.list)
+}
+
 // client is one workload client with the stats of its goroutines.
 type clientRun struct {
 	wl      workload
@@ -61,66 +153,103 @@ type clientRun struct {
 
 // Run runs the fault test cfg describes and reports what the checkers
 // found. The error is for a run that could not be carried out (the server
-// did not start, a directory could not be written); anomalies, lost writes
-// and liveness failures are in the Report, which is then not Valid.
+// or the cluster did not start, a directory could not be written);
+// anomalies, lost writes and liveness failures are in the Report, which is
+// then not Valid. Every process it starts is stopped before it returns, on
+// errors and when ctx ends too.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &harness{cfg: cfg, log: cfg.Logger, start: time.Now(), stopCh: make(chan struct{})}
+	h := &harness{cfg: cfg, log: cfg.Logger, began: time.Now(), stopCh: make(chan struct{})}
+	h.start = h.began
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	dataDir := filepath.Join(cfg.OutDir, "data")
-	for _, stale := range []string{dataDir, filepath.Join(cfg.OutDir, WorkloadSetFull)} {
-		if err := os.RemoveAll(stale); err != nil {
-			return nil, err
-		}
+	if err := os.RemoveAll(filepath.Join(cfg.OutDir, WorkloadSetFull)); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
+		return nil, err
+	}
+	var t target
+	var err error
+	if cfg.Cluster != nil {
+		t, err = startCluster(ctx, h)
+	} else {
+		t, err = startServerTarget(h)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = t.stop() }()
+	runs, err := h.prepare(ctx, t.addrs())
+	if err != nil {
+		return nil, err
+	}
+	defer closeClients(runs)
+	h.start = time.Now()
+	j := &journal{start: h.start, log: h.log}
+	nem := &nemesis{t: t, journal: j, counts: map[FaultKind]int{}}
+	problems := h.exercise(ctx, runs, nem)
+	problems = append(problems, h.finish(runs, nem)...)
+	if err := t.stop(); err != nil {
+		problems = append(problems, fmt.Sprintf("stopping: %v", err))
+	}
+	if ctx.Err() != nil {
+		problems = append(problems, fmt.Sprintf("the run was cut short (%v): the fault plan and the healed phase did not run to their end", context.Cause(ctx)))
+	}
+	rep, err := h.report(runs, nem, j, problems)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Valid && !cfg.KeepData {
+		for _, d := range dataDirs(t) {
+			_ = os.RemoveAll(d)
+		}
+	}
+	return rep, nil
+}
+
+// startServerTarget starts `weft serve` on a fresh data directory behind the
+// fault proxy.
+func startServerTarget(h *harness) (*serverTarget, error) {
+	dataDir := filepath.Join(h.cfg.OutDir, "data")
+	if err := os.RemoveAll(dataDir); err != nil {
 		return nil, err
 	}
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	srv := &proc{bin: cfg.Bin, logPath: filepath.Join(cfg.OutDir, "serve.log"), ready: "weft serving",
-		readyTimeout: cfg.ReadyTimeout,
+	srv := &proc{bin: h.cfg.Bin, logPath: filepath.Join(h.cfg.OutDir, "serve.log"), ready: "weft serving",
+		readyTimeout: h.cfg.ReadyTimeout,
 		args:         []string{"serve", "--data-dir", dataDir, "--grpc-addr", addr, "--http-addr", ""}}
 	if err := srv.start(); err != nil {
 		return nil, err
 	}
-	defer func() { _ = srv.kill() }()
-	proxy, err := faultproxy.New(faultproxy.Config{Listen: "127.0.0.1:0", Target: addr, Seed: cfg.Seed,
+	proxy, err := faultproxy.New(faultproxy.Config{Listen: "127.0.0.1:0", Target: addr, Seed: h.cfg.Seed,
 		HoldBytesMax: 1 << 20, ReadBytesMax: 32 << 10, ConnsMax: 1024, DialTimeout: 5 * time.Second}, h.log)
 	if err != nil {
+		_ = srv.kill()
 		return nil, err
 	}
-	defer proxy.Close()
-	j := &journal{start: h.start, log: h.log}
-	nem := &nemesis{srv: srv, proxy: proxy, journal: j, counts: map[FaultKind]int{}}
-	runs, err := h.prepare(ctx, proxy.Addr())
-	if err != nil {
-		return nil, err
+	return &serverTarget{srv: srv, proxy: proxy, book: newAddrBook(proxy.Addr()), dataDir: dataDir}, nil
+}
+
+// dataDirs are the directories a valid run removes (unless KeepData).
+func dataDirs(t target) []string {
+	switch t := t.(type) {
+	case *serverTarget:
+		return []string{t.dataDir}
+	case *clusterTarget:
+		return t.dataDirs()
 	}
-	defer closeClients(runs)
-	problems := h.exercise(ctx, runs, nem)
-	problems = append(problems, h.finish(runs, nem)...)
-	if err := srv.stop(stopTimeout); err != nil {
-		problems = append(problems, fmt.Sprintf("stopping the server: %v", err))
-	}
-	rep, err := h.report(runs, nem, srv, j, problems)
-	if err != nil {
-		return nil, err
-	}
-	if rep.Valid && !cfg.KeepData {
-		_ = os.RemoveAll(dataDir)
-	}
-	return rep, nil
+	return nil
 }
 
 // prepare sets up every workload and dials its clients.
-func (h *harness) prepare(ctx context.Context, addr string) ([]*clientRun, error) {
+func (h *harness) prepare(ctx context.Context, book *addrBook) ([]*clientRun, error) {
 	var runs []*clientRun
 	for wi, name := range h.cfg.Workloads {
 		wl, err := newWorkload(name, h)
@@ -131,13 +260,19 @@ func (h *harness) prepare(ctx context.Context, addr string) ([]*clientRun, error
 		runs = append(runs, run)
 		n := h.cfg.Clients * wl.workers()
 		for slot := range n + 1 {
+			client := -1 // the final reader is not a recovery-measured client
+			if slot < n {
+				client, h.clients = h.clients, h.clients+1
+			}
+			addr := book.get(max(client, 0))
 			c, err := weft.Dial(addr, weft.Options{CallTimeout: h.cfg.OpTimeout, Attempts: 1})
 			if err != nil {
 				closeClients(runs)
 				return nil, err
 			}
 			w := &worker{h: h, stats: &clientStats{}, c: c, proc: slot, stride: n + 1, timeout: h.cfg.OpTimeout,
-				rng: rand.New(rand.NewPCG(h.cfg.Seed, uint64(wi)<<32|uint64(slot)))}
+				rng:  rand.New(rand.NewPCG(h.cfg.Seed, uint64(wi)<<32|uint64(slot))),
+				book: book, addr: addr, client: client}
 			if slot == n {
 				w.timeout, run.final = finalTimeout, w
 			} else {
@@ -200,7 +335,10 @@ func (h *harness) exercise(ctx context.Context, runs []*clientRun, nem *nemesis)
 		problems = append(problems, fmt.Sprintf("healing: %v", err))
 	}
 	h.healed.Store(true)
-	sleep(ctx, time.Until(h.start.Add(h.cfg.Duration)))
+	// The healed phase starts once every fault is undone, and lasts its
+	// whole length even when the last fault's recovery (a cluster's) or the
+	// healing ran past the fault phase's end.
+	sleep(ctx, h.cfg.healed())
 	close(h.stopCh)
 	wg.Wait()
 	progress()
@@ -224,29 +362,23 @@ func (h *harness) progress(nem *nemesis) func() {
 			case <-done:
 				return
 			case <-t.C:
-				running, paused := nem.srv.state()
-				state := map[bool]string{true: "up", false: "down"}[running]
-				if paused {
-					state = "paused"
-				}
-				fmt.Fprintf(h.cfg.Progress, "faults: %5.0fs ops=%d server=%s healed=%v\n",
-					time.Since(h.start).Seconds(), h.ops.Load(), state, h.healed.Load())
+				fmt.Fprintf(h.cfg.Progress, "faults: %5.0fs ops=%d %s healed=%v\n",
+					time.Since(h.start).Seconds(), h.ops.Load(), nem.t.describe(), h.healed.Load())
 			}
 		}
 	})
 	return func() { close(done); wg.Wait() }
 }
 
-// finish kills and restarts the server once more (when kill is a nemesis),
-// then runs every workload's final read.
+// finish runs the target's final fault (the server's kill -9 and restart,
+// when kill is a nemesis), then every workload's final read against the
+// healed target.
 func (h *harness) finish(runs []*clientRun, nem *nemesis) []string {
 	var problems []string
 	if slices.Contains(h.cfg.Nemeses, FaultKill) {
-		nem.journal.note("kill", "final kill -9 before the final reads")
-		if err := nem.srv.kill(); err != nil {
-			return append(problems, fmt.Sprintf("final kill: %v", err))
-		}
-		if err := nem.restart(); err != nil {
+		ran, err := nem.t.finalFault(nem.journal)
+		h.finalKill = ran
+		if err != nil {
 			return append(problems, err.Error())
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	weft "github.com/weft-db/weft/client/weft"
 	"github.com/weft-db/weft/internal/check"
 	"github.com/weft-db/weft/internal/faultproxy"
+	"github.com/weft-db/weft/internal/store/postgres/pgtest"
 )
 
 var (
@@ -26,7 +27,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m) // stops the PostgreSQL a cluster test's availability check started
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

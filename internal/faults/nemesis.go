@@ -80,10 +80,38 @@ func draw(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
 }
 
-// nemesis injects faults into one server and its proxy, and journals them.
+// target is what the nemesis faults and the clients reach: one `weft serve`
+// behind the fault proxy (serverTarget, below) or a cluster of processes
+// (clusterTarget, cluster.go). Its methods are called from the nemesis's
+// goroutine only, except describe, which the progress line calls.
+type target interface {
+	// addrs are the addresses the clients spread over and fail over between.
+	addrs() *addrBook
+	// ensure brings back, before the next fault, what exited by itself.
+	ensure(j *journal) error
+	// inject applies f, holds it (cut short when ctx ends) and undoes it.
+	inject(ctx context.Context, f Fault, j *journal) error
+	// healAll undoes every fault and waits until the target serves.
+	healAll(j *journal) error
+	// finalFault is the fault before the final reads (the server's final
+	// kill -9); false when the target has none.
+	finalFault(j *journal) (bool, error)
+	// stop ends every process of the target (a clean exit where it can);
+	// it may be called more than once.
+	stop() error
+	// describe is the target's state for a progress line.
+	describe() string
+	// starts counts the process starts, the first ones included.
+	starts() int
+	// unexpectedExits lists the exits nobody asked for.
+	unexpectedExits() []string
+	// recoveries lists the kills measured (cluster only).
+	recoveries() []Recovery
+}
+
+// nemesis injects the planned faults into a target and journals them.
 type nemesis struct {
-	srv     *proc
-	proxy   *faultproxy.Proxy
+	t       target
 	journal *journal
 	counts  map[FaultKind]int // faults injected, by kind
 }
@@ -95,82 +123,130 @@ func (n *nemesis) run(ctx context.Context, plan []Fault, deadline time.Time) err
 		if !sleep(ctx, f.Quiet) || time.Until(deadline) < f.Hold {
 			return nil
 		}
-		if running, _ := n.srv.state(); !running {
-			// It exited by itself (Report lists it): bring it back first.
-			if err := n.restart(); err != nil {
-				return err
-			}
+		if err := n.t.ensure(n.journal); err != nil {
+			return err
 		}
-		if err := n.inject(ctx, f); err != nil {
+		n.counts[f.Kind]++
+		n.journal.note(string(f.Kind), f.String())
+		if err := n.t.inject(ctx, f, n.journal); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// inject applies f, holds it (cut short when ctx ends) and undoes it.
-func (n *nemesis) inject(ctx context.Context, f Fault) error {
-	n.counts[f.Kind]++
-	n.journal.note(string(f.Kind), f.String())
+// healAll undoes every fault.
+func (n *nemesis) healAll() error { return n.t.healAll(n.journal) }
+
+// serverTarget is one `weft serve` process behind the fault proxy.
+type serverTarget struct {
+	srv     *proc
+	proxy   *faultproxy.Proxy
+	book    *addrBook
+	dataDir string
+}
+
+func (s *serverTarget) addrs() *addrBook { return s.book }
+
+// ensure restarts a server that exited by itself (Report lists the exit).
+func (s *serverTarget) ensure(j *journal) error {
+	if running, _ := s.srv.state(); !running {
+		return s.restart(j)
+	}
+	return nil
+}
+
+func (s *serverTarget) inject(ctx context.Context, f Fault, j *journal) error {
 	switch f.Kind {
 	case FaultKill:
-		if err := n.srv.kill(); err != nil {
+		if err := s.srv.kill(); err != nil {
 			return err
 		}
 		sleep(ctx, f.Hold)
-		return n.restart()
+		return s.restart(j)
 	case FaultPause:
-		if err := n.srv.pause(); err != nil {
+		if err := s.srv.pause(); err != nil {
 			return err
 		}
 		sleep(ctx, f.Hold)
-		n.journal.note("resume", "")
-		return n.srv.resume()
+		j.note("resume", "")
+		return s.srv.resume()
 	case FaultPartition:
-		n.proxy.Partition(f.Dir)
+		s.proxy.Partition(f.Dir)
 		sleep(ctx, f.Hold)
 		if f.Reset {
-			n.journal.note("reset", fmt.Sprintf("%d connections", n.proxy.ResetAll()))
+			j.note("reset", fmt.Sprintf("%d connections", s.proxy.ResetAll()))
 		}
-		n.journal.note("heal", "")
-		n.proxy.Heal()
+		j.note("heal", "")
+		s.proxy.Heal()
 	case FaultClog:
-		n.proxy.Clog(f.Hold)
+		s.proxy.Clog(f.Hold)
 		sleep(ctx, f.Hold)
-		n.journal.note("heal", "")
-		n.proxy.Heal()
+		j.note("heal", "")
+		s.proxy.Heal()
 	default:
-		return fmt.Errorf("faults: unknown fault kind %q", f.Kind)
+		return fmt.Errorf("faults: fault kind %q needs a cluster target", f.Kind)
 	}
 	return nil
 }
 
 // restart starts the server again on its data directory.
-func (n *nemesis) restart() error {
+func (s *serverTarget) restart(j *journal) error {
 	start := time.Now()
-	if err := n.srv.start(); err != nil {
+	if err := s.srv.start(); err != nil {
 		return fmt.Errorf("faults: restart: %w", err)
 	}
-	n.journal.note("start", fmt.Sprintf("ready after %v", time.Since(start).Round(time.Millisecond)))
+	j.note("start", fmt.Sprintf("ready after %v", time.Since(start).Round(time.Millisecond)))
 	return nil
 }
 
-// healAll undoes every fault: the proxy healed, the server resumed, or
-// restarted if it is down (after an unexpected exit).
-func (n *nemesis) healAll() error {
-	n.proxy.Heal()
-	running, paused := n.srv.state()
+// healAll heals the proxy and resumes the server, or restarts it if it is
+// down (after an unexpected exit).
+func (s *serverTarget) healAll(j *journal) error {
+	s.proxy.Heal()
+	running, paused := s.srv.state()
 	if paused {
-		if err := n.srv.resume(); err != nil {
+		if err := s.srv.resume(); err != nil {
 			return err
 		}
 	}
-	n.journal.note("heal-all", "")
+	j.note("heal-all", "")
 	if !running {
-		return n.restart()
+		return s.restart(j)
 	}
 	return nil
 }
+
+// finalFault kills the server with SIGKILL and restarts it: the final reads
+// then see only what recovery kept.
+func (s *serverTarget) finalFault(j *journal) (bool, error) {
+	j.note("kill", "final kill -9 before the final reads")
+	if err := s.srv.kill(); err != nil {
+		return true, fmt.Errorf("final kill: %w", err)
+	}
+	return true, s.restart(j)
+}
+
+func (s *serverTarget) stop() error {
+	err := s.srv.stop(stopTimeout)
+	s.proxy.Close()
+	return err
+}
+
+func (s *serverTarget) describe() string {
+	running, paused := s.srv.state()
+	switch {
+	case paused:
+		return "server=paused"
+	case running:
+		return "server=up"
+	}
+	return "server=down"
+}
+
+func (s *serverTarget) starts() int               { return s.srv.startCount() }
+func (s *serverTarget) unexpectedExits() []string { return s.srv.unexpectedExits() }
+func (s *serverTarget) recoveries() []Recovery    { return nil }
 
 // sleep waits d or until ctx ends; it reports whether d passed.
 func sleep(ctx context.Context, d time.Duration) bool {

@@ -214,3 +214,24 @@ func (w *readyWriter) Write(b []byte) (int, error) {
 	_, _ = w.out.Write(b) // never block or fail the child
 	return len(b), nil
 }
+
+// pid returns the running process's id (0 when it is not running).
+func (p *proc) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// expectExit marks the current run's exit as asked for (on) or not: a
+// process that may exit by design for a while (a fenced member resumed
+// from a pause) is not reported as an unexpected exit.
+func (p *proc) expectExit(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil {
+		p.expected = on
+	}
+}

@@ -31,10 +31,19 @@ type Report struct {
 	// before the final reads.
 	Faults    map[string]int `json:"faults"`
 	FinalKill bool           `json:"final_kill"`
-	// ServerStarts counts starts of the server, the first included.
+	// ServerStarts counts starts of the server, the first included; for a
+	// cluster, the restarts of killed processes (`weft cluster up` starts
+	// the rest).
 	ServerStarts    int      `json:"server_starts"`
 	UnexpectedExits []string `json:"unexpected_exits,omitempty"`
-	Adya            []Adya   `json:"adya"`
+	// Cluster is the cluster target's shape (nil: one server).
+	Cluster *ClusterConfig `json:"cluster,omitempty"`
+	// Recoveries lists each fault of a cluster process and how long the
+	// cluster took to recover from it; RecoveryByRole sums them up by fault
+	// kind.
+	Recoveries     []Recovery        `json:"recoveries,omitempty"`
+	RecoveryByRole []RecoverySummary `json:"recovery_by_role,omitempty"`
+	Adya           []Adya            `json:"adya"`
 	// Problems lists everything that makes the run invalid.
 	Problems []string `json:"problems,omitempty"`
 	// Files are the histories written, relative to the output directory.
@@ -75,16 +84,24 @@ type CheckReport struct {
 
 // report checks every workload, runs adya, and writes the report, the
 // histories and the nemesis journal.
-func (h *harness) report(runs []*clientRun, nem *nemesis, srv *proc, j *journal, problems []string) (*Report, error) {
+func (h *harness) report(runs []*clientRun, nem *nemesis, j *journal, problems []string) (*Report, error) {
 	rep := &Report{Seed: h.cfg.Seed, Duration: h.cfg.Duration.String(), Clients: h.cfg.Clients,
-		Faults: map[string]int{}, FinalKill: slices.Contains(h.cfg.Nemeses, FaultKill)}
+		Faults: map[string]int{}, FinalKill: h.finalKill, Cluster: h.cfg.Cluster}
 	for k, n := range nem.counts {
 		rep.Faults[string(k)] = n
 	}
-	rep.ServerStarts = srv.startCount()
-	rep.UnexpectedExits = srv.unexpectedExits()
+	rep.ServerStarts = nem.t.starts()
+	rep.UnexpectedExits = nem.t.unexpectedExits()
 	for _, e := range rep.UnexpectedExits {
-		problems = append(problems, "the server exited unexpectedly: "+firstLine(e))
+		problems = append(problems, "a process exited unexpectedly: "+firstLine(e))
+	}
+	rep.Recoveries = nem.t.recoveries()
+	rep.RecoveryByRole = summarizeRecoveries(rep.Recoveries)
+	for _, r := range rep.Recoveries {
+		if !r.Recovered() {
+			problems = append(problems, fmt.Sprintf("the %s of %s (%s) at %.1fs did not recover within %v: %s",
+				r.Fault, r.Process, r.Victim, float64(r.At)/1e9, h.cfg.Cluster.recoveryTimeout(), r.Why))
+		}
 	}
 	files, err := h.writeHistories(runs)
 	if err != nil {
@@ -109,7 +126,7 @@ func (h *harness) report(runs []*clientRun, nem *nemesis, srv *proc, j *journal,
 	}
 	rep.Problems = problems
 	rep.Valid = len(problems) == 0
-	rep.Elapsed = time.Since(h.start).Round(time.Second).String()
+	rep.Elapsed = time.Since(h.began).Round(time.Second).String()
 	return rep, h.writeReport(rep, anomalies.String())
 }
 
@@ -196,8 +213,16 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "weft faults: %s (seed %d, duration %s, elapsed %s, %d clients per workload)\n",
 		verdict, r.Seed, r.Duration, r.Elapsed, r.Clients)
 	fmt.Fprintf(&b, "operations %d: ok %d, fail %d, info %d\n", r.Operations, r.OK, r.Fail, r.Info)
-	fmt.Fprintf(&b, "faults: %s; final kill -9: %v; server starts %d; unexpected exits %d\n\n",
-		countsString(r.Faults), r.FinalKill, r.ServerStarts, len(r.UnexpectedExits))
+	if r.Cluster != nil {
+		c := r.Cluster
+		fmt.Fprintf(&b, "cluster: %d gatekeepers + %d backup, %d shards + %d backup, %d Kronos, %d coordinator replicas\n",
+			c.Gatekeepers, c.BackupGatekeepers, c.Shards, c.BackupShards, c.Kronos, c.Coord)
+		fmt.Fprintf(&b, "faults: %s; process restarts %d; unexpected exits %d\n\n",
+			countsString(r.Faults), r.ServerStarts, len(r.UnexpectedExits))
+	} else {
+		fmt.Fprintf(&b, "faults: %s; final kill -9: %v; server starts %d; unexpected exits %d\n\n",
+			countsString(r.Faults), r.FinalKill, r.ServerStarts, len(r.UnexpectedExits))
+	}
 	fmt.Fprintf(&b, "%-12s %8s %8s %7s %7s %6s %6s  %s\n", "workload", "ops", "ok", "fail", "info", "lost", "live", "checks")
 	for _, w := range r.Workloads {
 		lost := fmt.Sprint(w.Lost)
@@ -214,6 +239,9 @@ func (r *Report) String() string {
 	b.WriteString("\nerrors (fail and info outcomes by code; aborted attempts, mostly retried):\n")
 	for _, w := range r.Workloads {
 		fmt.Fprintf(&b, "  %-12s %s; aborted attempts %d\n", w.Name, countsString(w.Errors), w.Aborted)
+	}
+	if len(r.Recoveries) > 0 {
+		b.WriteString("\n" + recoveryTable(r.Recoveries, r.RecoveryByRole))
 	}
 	b.WriteString("\nadya:\n")
 	for _, a := range r.Adya {
