@@ -44,6 +44,11 @@ type Config struct {
 	ShardTasksMax int
 	// OracleCacheMax bounds each shard's cache of Kronos answers (default 1<<16 pairs).
 	OracleCacheMax int
+	// StoreCacheBytes is the embedded store's block cache (Pebble; default
+	// 64 MiB). The graph lives in the shards' memory; the store is read for
+	// recovery and for validating commits, so a small cache (with the
+	// operating system's page cache behind it) suffices.
+	StoreCacheBytes int64
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
 }
@@ -61,6 +66,7 @@ func DefaultConfig() Config {
 		ProgramsMax:      4096,
 		OracleCacheMax:   1 << 16,
 		ShardTasksMax:    1 << 20,
+		StoreCacheBytes:  64 << 20,
 	}
 }
 

@@ -34,6 +34,9 @@ func openStore(cfg Config, log *slog.Logger) (store.Store, error) {
 	}
 	opts := pebblestore.DefaultOptions()
 	opts.Sync = cfg.Sync
+	if cfg.StoreCacheBytes > 0 {
+		opts.CacheBytes = cfg.StoreCacheBytes
+	}
 	dir := cfg.DataDir
 	if dir == "" {
 		opts.FS = vfs.NewMem()
