@@ -90,10 +90,10 @@ type launchRole struct {
 // launchRoles in start order: the replicated services first, then the roles
 // that register with the coordinator.
 var launchRoles = []launchRole{
-	{name: "kronos", count: func(o *clusterOpts) int { return o.kronos },
+	{name: "kronos", count: func(o *clusterOpts) int { return o.kronos }, http: true,
 		args: func(o *clusterOpts, i int, g []*clusterProc, st *clusterState) []string {
 			return []string{"kronos", "--id", fmt.Sprint(i + 1), "--addr", g[i].Addr, "--peers", peerList(g),
-				"--data-dir", g[i].DataDir, "--coord", coordAddrs(st)}
+				"--data-dir", g[i].DataDir, "--coord", coordAddrs(st), "--http-addr", g[i].HTTPAddr}
 		}},
 	{name: "coord", count: func(o *clusterOpts) int { return o.coord }, http: true,
 		args: func(o *clusterOpts, i int, g []*clusterProc, _ *clusterState) []string {
@@ -117,9 +117,10 @@ var launchRoles = []launchRole{
 	// every shard when it starts.
 	// Gatekeepers and shards register with the coordinator, which gives
 	// them their slots (the first to register; the rest wait as backups).
-	{name: "shard", count: func(o *clusterOpts) int { return o.shards + o.backupShards },
+	{name: "shard", count: func(o *clusterOpts) int { return o.shards + o.backupShards }, http: true,
 		args: func(o *clusterOpts, i int, g []*clusterProc, st *clusterState) []string {
-			return append([]string{"shard", "--name", g[i].Name, "--listen", g[i].Addr}, roleArgs(o, st)...)
+			return append([]string{"shard", "--name", g[i].Name, "--listen", g[i].Addr, "--http-addr", g[i].HTTPAddr},
+				roleArgs(o, st)...)
 		}},
 	{name: "gatekeeper", count: func(o *clusterOpts) int { return o.gatekeepers + o.backupGatekeepers }, http: true, peer: true,
 		args: func(o *clusterOpts, i int, g []*clusterProc, st *clusterState) []string {

@@ -95,6 +95,30 @@ func TestClusterUpStatusDown(t *testing.T) {
 		t.Fatalf("GET %s: %d\n%.1000s", page, resp.StatusCode, b)
 	}
 
+	// Every shard and Kronos replica serves /healthz and /metrics.
+	for _, want := range []struct{ role, metric string }{{"shard", "weft_shard_vertices"}, {"kronos", "weft_kronos_term"}} {
+		for _, p := range procsOf(st, want.role) {
+			for _, path := range []string{"/healthz", "/metrics"} {
+				var body []byte
+				code := 0
+				for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+					resp, err := http.Get("http://" + p.HTTPAddr + path)
+					if err != nil {
+						continue
+					}
+					body, _ = io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if code = resp.StatusCode; code == 200 && (path == "/healthz" || strings.Contains(string(body), want.metric)) {
+						break
+					}
+				}
+				if code != 200 || (path == "/metrics" && !strings.Contains(string(body), want.metric)) {
+					t.Fatalf("%s GET %s: %d\n%.500s", p.Name, path, code, body)
+				}
+			}
+		}
+	}
+
 	// kill -9 one coordinator replica: a minority; the group still leads.
 	victim := procsOf(st, "coord")[0]
 	if err := syscall.Kill(-victim.Pid, syscall.SIGKILL); err != nil {

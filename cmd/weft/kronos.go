@@ -15,6 +15,7 @@ import (
 
 	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/kronos"
+	"github.com/weft-db/weft/internal/opshttp"
 	"github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -22,7 +23,7 @@ func init() { subcommands = append(subcommands, newKronosCmd) }
 
 func newKronosCmd() *cobra.Command {
 	cfg := kronos.DefaultServerConfig()
-	var peers, coordAddrs string
+	var peers, coordAddrs, httpAddr string
 	cmd := &cobra.Command{
 		Use:   "kronos",
 		Short: "Run a Kronos event-ordering replica (gRPC)",
@@ -49,14 +50,38 @@ group survives the loss of a minority.
 			if err := s.Start(); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "kronos replica %d serving on %s\n", cfg.ID, s.Addr())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if httpAddr != "" {
+				ops, err := opshttp.Start(httpAddr, opshttp.Config{Namespace: "weft_kronos", Gauges: func() map[string]float64 {
+					st, err := s.Stats(context.Background(), nil)
+					if err != nil {
+						return nil
+					}
+					return map[string]float64{"events": float64(st.Events), "clock_events": float64(st.ClockEvents),
+						"edges": float64(st.Edges), "created_total": float64(st.Created), "collected_total": float64(st.Collected),
+						"applied_index": float64(st.AppliedIndex), "term": float64(st.Term), "leader_id": float64(st.LeaderId),
+						"is_leader": b2f(st.IsLeader)}
+				}, Healthy: func() (bool, string) {
+					st, err := s.Stats(context.Background(), nil)
+					if err != nil || st.LeaderId == 0 {
+						return false, "no raft leader known"
+					}
+					return true, fmt.Sprintf("leader %d, term %d", st.LeaderId, st.Term)
+				}})
+				if err != nil {
+					s.Stop()
+					return err
+				}
+				defer ops.Stop()
+				httpAddr = ops.Addr()
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "kronos replica %d serving on %s\n", cfg.ID, s.Addr())
 			if coordAddrs != "" {
 				// Registered for the coordinator's status and the
 				// configuration clients read; the raft group, not the
 				// coordinator, keeps Kronos available.
-				go registerKronos(ctx, coordAddrs, fmt.Sprintf("kronos-%d", cfg.ID), s.Addr())
+				go registerKronos(ctx, coordAddrs, fmt.Sprintf("kronos-%d", cfg.ID), s.Addr(), httpAddr)
 			}
 			<-ctx.Done()
 			s.Stop()
@@ -67,6 +92,7 @@ group survives the loss of a minority.
 	f.Uint64Var(&cfg.ID, "id", cfg.ID, "this replica's id (1..n)")
 	f.StringVar(&cfg.Addr, "addr", cfg.Addr, "address for the Kronos API and raft transport")
 	f.StringVar(&peers, "peers", "", "every replica as id=host:port, comma-separated (empty: a group of one)")
+	f.StringVar(&httpAddr, "http-addr", "", "address for /healthz (200 while a raft leader is known) and /metrics (Prometheus) (empty: off)")
 	f.StringVar(&coordAddrs, "coord", "", "coordinator replica addresses, comma-separated: register and heartbeat (shown in the coordinator's status and configuration)")
 	f.StringVar(&cfg.DataDir, "data-dir", "", "raft log and snapshots (default weft-data/kronos-<id>)")
 	f.BoolVar(&cfg.Sync, "sync", cfg.Sync, "fsync every log write before acknowledging; false is for benchmarks only: it can lose acknowledged writes and break raft safety on kill -9")
@@ -81,7 +107,7 @@ group survives the loss of a minority.
 // registerKronos keeps a Kronos replica registered with the coordinator
 // until ctx ends; a replica fenced (declared failed after a pause)
 // registers again as a new member.
-func registerKronos(ctx context.Context, addrs, name, addr string) {
+func registerKronos(ctx context.Context, addrs, name, addr, httpAddr string) {
 	c, err := coord.NewClient(splitAddrs(addrs))
 	if err != nil {
 		slog.Error("kronos: coordinator client", "err", err)
@@ -89,7 +115,7 @@ func registerKronos(ctx context.Context, addrs, name, addr string) {
 	}
 	defer c.Close()
 	for ctx.Err() == nil {
-		err := coord.RunMember(ctx, c, coord.MemberConfig{Name: name, Role: coordpb.Role_KRONOS, Address: addr}, slog.Default())
+		err := coord.RunMember(ctx, c, coord.MemberConfig{Name: name, Role: coordpb.Role_KRONOS, Address: addr, HTTPAddress: httpAddr}, slog.Default())
 		if err != nil && ctx.Err() == nil {
 			slog.Warn("kronos: coordinator membership ended; registering again", "err", err)
 			select {
@@ -98,6 +124,13 @@ func registerKronos(ctx context.Context, addrs, name, addr string) {
 			}
 		}
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func parsePeers(s string) (map[uint64]string, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/weft-db/weft/internal/api"
 	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/opshttp"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/roles"
 	"github.com/weft-db/weft/internal/store"
@@ -36,6 +37,7 @@ type roleFlags struct {
 	kronos                  string
 	coord                   string
 	name                    string
+	httpAddr                string
 	store                   engine.Config
 }
 
@@ -50,6 +52,9 @@ func (r *roleFlags) register(f *pflag.FlagSet, role string, listen string) {
 	f.StringVar(&r.kronos, "kronos", "127.0.0.1:7400", "Kronos replica addresses, comma-separated")
 	f.StringVar(&r.coord, "coord", "", "coordinator replica addresses, comma-separated: register with the coordinator, which assigns the slot (or keeps the process as a backup) and the members' addresses, and fail over (then --id, --gatekeepers, --shards and the address lists are not given)")
 	f.StringVar(&r.name, "name", "", "with --coord: the process's name in the coordinator's status (default: role-listen address)")
+	if role == "shard" {
+		f.StringVar(&r.httpAddr, "http-addr", "", "with --coord: address for /healthz and /metrics (Prometheus) (empty: off)")
+	}
 	r.store = engine.DefaultConfig()
 	r.store.Store = engine.StorePostgres // the one store several processes share
 	f.StringVar(&r.store.PostgresURL, "postgres-url", "", "PostgreSQL connection string, e.g. postgres://weft@db:5432/weft")
@@ -270,7 +275,21 @@ func runMemberRole(cmd *cobra.Command, r *roleFlags, st store.Store, oracle orde
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := roles.Config{Coord: c, Name: r.name, Listener: lis, EpochBase: r.epoch, Store: st, Oracle: oracle,
-		Log: slog.Default()}
+		Log: slog.Default(), Stats: &roles.Stats{}}
+	if gk == nil && r.httpAddr != "" {
+		ops, err := opshttp.Start(r.httpAddr, opshttp.Config{Namespace: "weft_shard", Gauges: cfg.Stats.Latest,
+			Healthy: func() (bool, string) {
+				if cfg.Stats.Latest()["serving"] == 1 {
+					return true, "serving its slot"
+				}
+				return false, "not serving: a backup, or between configuration epochs"
+			}})
+		if err != nil {
+			return err
+		}
+		defer ops.Stop()
+		cfg.HTTPAddress = ops.Addr()
+	}
 	if gk == nil {
 		fmt.Fprintf(cmd.OutOrStdout(), "shard %s serving on %s (cluster protocol); registering with the coordinator at %s\n",
 			r.name, lis.Addr(), r.coord)

@@ -216,7 +216,7 @@ func (m *member) load() map[string]float64 {
 // its engine stopped and no new epoch rebuilt it within grace; it returns
 // nil when ctx ends, or the error that must stop the process.
 func runMember(ctx context.Context, c *coord.Client, mc coord.MemberConfig, base uint64, build buildFunc,
-	grace time.Duration, log *slog.Logger) error {
+	grace time.Duration, stats *Stats, log *slog.Logger) error {
 	for {
 		m := newMember(base, build, log)
 		m.grace = grace
@@ -225,7 +225,12 @@ func runMember(ctx context.Context, c *coord.Client, mc coord.MemberConfig, base
 		m.rejoin = func() { rejoined.Store(true); cancel() }
 		done := make(chan struct{})
 		go func() { defer close(done); m.loop(mctx) }()
-		mc.OnConfig, mc.Load = m.onConfig, m.load
+		mc.OnConfig = m.onConfig
+		mc.Load = func() map[string]float64 {
+			l := m.load()
+			stats.set(l)
+			return l
+		}
 		err := coord.RunMember(mctx, c, mc, log)
 		cancel()
 		<-done

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -43,7 +44,33 @@ type Config struct {
 	// [800ms]: past it the member acknowledges anyway, and the store's
 	// epoch fence refuses whatever of the old epoch has not committed.
 	Heartbeat, DrainTimeout time.Duration
-	Log                     *slog.Logger
+	// HTTPAddress, for a shard, is where its /healthz and /metrics are
+	// served (shown in the coordinator's status); optional.
+	HTTPAddress string
+	// Stats, if set, receives the member's gauges at every heartbeat
+	// (for /metrics).
+	Stats *Stats
+	Log   *slog.Logger
+}
+
+// Stats holds a member's latest gauges (the load it reports with its
+// heartbeats: serving, slot, epoch and the engine's own).
+type Stats struct {
+	v atomic.Pointer[map[string]float64]
+}
+
+// Latest returns the latest gauges (nil before the first heartbeat).
+func (s *Stats) Latest() map[string]float64 {
+	if p := s.v.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (s *Stats) set(m map[string]float64) {
+	if s != nil {
+		s.v.Store(&m)
+	}
 }
 
 func (c *Config) check() error {
@@ -152,7 +179,8 @@ func RunShard(ctx context.Context, cfg Config) error {
 	go func() {
 		// A shard whose engine stopped on an error leaves its slot at once.
 		done <- runMember(ctx, cfg.Coord, coord.MemberConfig{Name: cfg.Name, Role: coordpb.Role_SHARD,
-			Address: cfg.Listener.Addr().String(), Interval: cfg.Heartbeat}, cfg.EpochBase, build, 0, log)
+			Address: cfg.Listener.Addr().String(), HTTPAddress: cfg.HTTPAddress, Interval: cfg.Heartbeat},
+			cfg.EpochBase, build, 0, cfg.Stats, log)
 	}()
 	select {
 	case err := <-done:
@@ -243,7 +271,7 @@ func (g *Gatekeeper) Run(ctx context.Context, apiAddr, httpAddr string) error {
 		// waits for one before leaving its slot.
 		done <- runMember(ctx, cfg.Coord, coord.MemberConfig{Name: cfg.Name, Role: coordpb.Role_GATEKEEPER,
 			Address: cfg.Listener.Addr().String(), APIAddress: apiAddr, HTTPAddress: httpAddr, Interval: cfg.Heartbeat},
-			cfg.EpochBase, build, 5*time.Second, log)
+			cfg.EpochBase, build, 5*time.Second, cfg.Stats, log)
 	}()
 	select {
 	case err := <-done:
