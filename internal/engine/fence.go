@@ -2,95 +2,29 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 
+	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/store"
-	"github.com/weft-db/weft/internal/txn"
 )
 
-// The epoch fence: a meta key in the shared store holding the highest clock
-// epoch a cluster engine has started in. A shard or gatekeeper of a new
-// epoch raises it before it reads the store (a shard's rebuild), and every
-// cluster commit checks it in its serialized commit section: a gatekeeper of
-// an older epoch — one the coordinator gave up on while it could still
-// reach the store, say behind a partition — can then no longer commit, so
-// no write of an old epoch lands after a new epoch's shards read the store
-// (it would be durable yet missing from their graph). The store serializes
-// commits with their hooks (store.Critical), which makes the check and the
-// raise linearizable.
-var fenceKey = txn.MetaKey("fence")
-
-// ErrFenced is a commit refused because its gatekeeper's epoch ended; it
-// wraps ErrOverloaded: nothing was written and the client retries (through
-// a gatekeeper of the new epoch).
+// ErrFenced is a commit refused because its gatekeeper's configuration
+// epoch has ended (gatekeeper.CheckFence); it wraps ErrOverloaded: nothing
+// was written and the client retries (through a gatekeeper of the new
+// epoch).
 var ErrFenced = fmt.Errorf("%w: the gatekeeper's configuration epoch has ended (fenced)", ErrOverloaded)
 
-func decodeFence(v []byte, ok bool) (uint64, error) {
-	if !ok {
-		return 0, nil
-	}
-	if len(v) != 8 {
-		return 0, fmt.Errorf("%w: epoch fence of %d bytes", txn.ErrCorrupt, len(v))
-	}
-	return binary.BigEndian.Uint64(v), nil
-}
-
-// checkFence refuses a commit of epoch when the fence is above it. Called
-// in the commit hook.
+// checkFence is gatekeeper.CheckFence with the engine's error.
 func checkFence(c store.Critical, epoch uint64) error {
-	v, ok, err := c.Get(fenceKey)
-	if err != nil {
-		return err
+	err := gatekeeper.CheckFence(c, epoch)
+	if errors.Is(err, gatekeeper.ErrFenced) {
+		return fmt.Errorf("%w: %v", ErrFenced, err)
 	}
-	f, err := decodeFence(v, ok)
-	if err != nil {
-		return err
-	}
-	if f > epoch {
-		return fmt.Errorf("%w (epoch %d, fence %d)", ErrFenced, epoch, f)
-	}
-	return nil
+	return err
 }
 
-// RaiseFence raises the store's epoch fence to epoch (never lowers it). Once
-// it returns, no commit of an older epoch can succeed, and every one that
-// did is visible to a transaction begun after.
+// RaiseFence raises the store's epoch fence (gatekeeper.RaiseFence).
 func RaiseFence(ctx context.Context, st store.Store, epoch uint64) error {
-	var last error
-	for attempt := range 20 {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
-			}
-		}
-		t, err := st.Begin()
-		if err != nil {
-			return err
-		}
-		err = t.Commit(ctx, func(c store.Critical) error {
-			v, ok, err := c.Get(fenceKey)
-			if err != nil {
-				return err
-			}
-			f, err := decodeFence(v, ok)
-			if err != nil || f >= epoch {
-				return err
-			}
-			return c.Set(fenceKey, binary.BigEndian.AppendUint64(nil, epoch))
-		})
-		t.Discard()
-		if err == nil {
-			return nil
-		}
-		if !store.IsRetryable(err) && !errors.Is(err, store.ErrConflict) {
-			return fmt.Errorf("engine: raising the epoch fence to %d: %w", epoch, err)
-		}
-		last = err
-	}
-	return fmt.Errorf("engine: raising the epoch fence to %d: %w", epoch, last)
+	return gatekeeper.RaiseFence(ctx, st, epoch)
 }

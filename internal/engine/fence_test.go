@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/txn"
 )
 
@@ -54,8 +55,8 @@ func TestEpochFence(t *testing.T) {
 			t.Fatalf("vertex %q in the store: %v %v, want %v", h, ok, err, want)
 		}
 	}
-	v, ok, err := tx.Get(fenceKey)
-	if f, derr := decodeFence(v, ok); err != nil || derr != nil || f != 6 {
+	v, ok, err := tx.Get(gatekeeper.FenceKey)
+	if f, derr := gatekeeper.DecodeFence(v, ok); err != nil || derr != nil || f != 6 {
 		t.Fatalf("fence %d (%v %v), want 6", f, err, derr)
 	}
 	c.Close()
