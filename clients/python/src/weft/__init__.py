@@ -11,6 +11,12 @@
             tx.set_vertex_prop("ada", "born", 1815)
     print(client.run("get_node", node="ada"))
 
+:class:`ClusterClient` (``Client.from_coordinator``, :mod:`weft.cluster`)
+finds a cluster's gatekeepers through the coordinator, spreads calls over
+them, and follows failovers::
+
+    client = Client.from_coordinator(["http://127.0.0.1:7611"])
+
 The client of Kronos, Weft's event-ordering service, is :mod:`weft.kronos`::
 
     from weft import KronosClient, Order
@@ -23,7 +29,7 @@ The client of Kronos, Weft's event-ordering service, is :mod:`weft.kronos`::
 :mod:`weft.kv` is the client of the replicated key-value face (``weft kv
 serve``), with R and W chosen per request or per session.
 
-Every public name of :mod:`weft.client`, :mod:`weft.kronos` and the
+Every public name of :mod:`weft.client`, :mod:`weft.cluster`, :mod:`weft.kronos` and the
 key-value client's (:class:`KVClient` and its errors) is re-exported here.
 """
 
@@ -47,10 +53,13 @@ from .client import (
     Transaction,
     Transactions,
     Unavailable,
+    UnknownOutcome,
     UnknownProgram,
     Vertex,
     WeftError,
 )
+
+from .cluster import ClusterClient, GatekeeperInfo
 
 from .kronos import (
     AssignResult,
@@ -108,9 +117,12 @@ __all__ = [
     "Transaction",
     "Transactions",
     "Unavailable",
+    "UnknownOutcome",
     "UnknownProgram",
     "Vertex",
     "WeftError",
+    "ClusterClient",
+    "GatekeeperInfo",
     "AssignResult",
     "CleanupResult",
     "ClockInvalidError",

@@ -40,13 +40,15 @@ import json
 import math
 import random
 import re
+import select
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from types import TracebackType
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
 __all__ = [
@@ -69,6 +71,7 @@ __all__ = [
     "Transaction",
     "Transactions",
     "Unavailable",
+    "UnknownOutcome",
     "UnknownProgram",
     "Value",
     "Vertex",
@@ -87,6 +90,9 @@ _INT64_MAX: Final = 2**63 - 1
 # server closes idle connections after two minutes, and a request racing that
 # close could fail after being sent.
 _IDLE_REUSE_MAX: Final = 30.0
+
+if TYPE_CHECKING:
+    from .cluster import ClusterClient
 
 T = TypeVar("T")
 
@@ -157,6 +163,34 @@ class Unavailable(WeftError):
 
 class Timeout(WeftError):
     """The call took longer than its timeout (a commit's outcome is unknown)."""
+
+
+class UnknownOutcome(WeftError):
+    """A commit was sent but its answer was lost: it may or may not have
+    been applied.
+
+    Raised by a cluster client (:meth:`Client.from_coordinator`) when the
+    gatekeeper that took a commit failed before answering (the connection
+    broke, the answer timed out, or the gatekeeper answered ``UNAVAILABLE``,
+    ``INTERNAL``, ``DEADLINE_EXCEEDED`` or ``CANCELLED`` while closing).
+    Never retried automatically: read to learn whether the transaction
+    committed, or make it idempotent (for example with client-chosen
+    handles). ``__cause__`` holds the failure. A commit whose request
+    provably never left the client (the connection could not be opened) is
+    retried on another gatekeeper instead.
+
+    Attributes:
+        cause: The error the commit failed with.
+    """
+
+    def __init__(self, message: str, *, cause: WeftError) -> None:
+        super().__init__(message, code="UNKNOWN_OUTCOME", retryable=False, status=cause.status)
+        self.cause = cause
+
+
+class _NotSent(Unavailable):
+    """A request failed before any of it was sent (the connection could not
+    be opened): the server never saw it, so even a commit may be sent again."""
 
 
 class InternalError(WeftError):
@@ -393,6 +427,16 @@ def _vertex(j: Any, snapshot: str) -> Vertex:
 # Transport
 
 
+def _readable(sock: socket.socket) -> bool:
+    """Whether an idle connection has something to read: its end of file
+    when the server closed it."""
+    try:
+        ready, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True  # closed or broken
+    return bool(ready)
+
+
 class _Conn:
     """One thread's kept-alive connection."""
 
@@ -405,7 +449,7 @@ class _Conn:
 class _Transport:
     """HTTP/1.1 with one kept-alive connection per thread."""
 
-    def __init__(self, url: str, timeout: float) -> None:
+    def __init__(self, url: str, timeout: float, *, reopen_closed: bool = False) -> None:
         parts = urlsplit(url if "://" in url else "http://" + url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"bad server URL {url!r}: want http://host:port")
@@ -414,6 +458,10 @@ class _Transport:
         self.port = parts.port
         self.prefix = parts.path.rstrip("/")
         self.timeout = timeout
+        # Check a kept-alive connection for the server's close before each
+        # request and reopen it (a cluster client: a gatekeeper that died
+        # between calls then costs no unknown commit outcome).
+        self.reopen_closed = reopen_closed
         self.local = threading.local()
         self.lock = threading.Lock()
         self.all: list[_Conn] = []
@@ -450,7 +498,23 @@ class _Transport:
             headers["Content-Type"] = "application/json"
         for attempt in (0, 1):
             c = self._conn()
+            if self.reopen_closed and c.conn.sock is not None and _readable(c.conn.sock):
+                # Between answers an HTTP/1.1 server only ever closes the
+                # connection (or fails): start a fresh one rather than send
+                # on a dead one and lose the outcome of a commit.
+                c.conn.close()
+                c.used = False
             reused = c.used
+            if c.conn.sock is None:
+                # Connect apart from sending, so that a failure here is
+                # known to have sent nothing (a cluster client moves even a
+                # commit to another gatekeeper then).
+                try:
+                    c.conn.connect()
+                except OSError as e:
+                    c.conn.close()
+                    raise _NotSent(f"{method} {path}: cannot connect to {self.host}:{self.port}: {e!r} "
+                                   "(nothing was sent)", code="TRANSPORT") from e
             try:
                 c.conn.request(method, self.prefix + path, body=data, headers=headers)
                 resp = c.conn.getresponse()
@@ -696,8 +760,23 @@ class Transactions:
 # The client
 
 
+class _Requester(Protocol):
+    """What a :class:`Client` sends its calls through: one server
+    (:class:`_Transport`) or a cluster's gatekeepers (weft.cluster)."""
+
+    def request(self, method: str, path: str, body: Any = None, *, idempotent: bool) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+def _check_retry_options(timeout: float, retries: int, backoff: float, backoff_max: float) -> None:
+    if retries < 0 or backoff < 0 or backoff_max < backoff or timeout <= 0:
+        raise ValueError("want retries >= 0, 0 <= backoff <= backoff_max and timeout > 0")
+
+
 class Client:
-    """A client of one Weft server's HTTP API.
+    """A client of one Weft server's HTTP API (of a whole cluster's
+    gatekeepers: :meth:`from_coordinator`).
 
     Args:
         url: The server's HTTP address, e.g. ``"http://127.0.0.1:7580"``.
@@ -712,12 +791,25 @@ class Client:
 
     def __init__(self, url: str = "http://127.0.0.1:7580", *, timeout: float = 30.0,
                  retries: int = 10, backoff: float = 0.002, backoff_max: float = 0.5) -> None:
-        if retries < 0 or backoff < 0 or backoff_max < backoff or timeout <= 0:
-            raise ValueError("want retries >= 0, 0 <= backoff <= backoff_max and timeout > 0")
-        self._http = _Transport(url, timeout)
+        _check_retry_options(timeout, retries, backoff, backoff_max)
+        self._http: _Requester = _Transport(url, timeout)
         self.retries = retries
         self.backoff = backoff
         self.backoff_max = backoff_max
+
+    @classmethod
+    def from_coordinator(cls, coord_urls: Sequence[str], *, timeout: float = 30.0,
+                         attempt_timeout: float | None = None, retries: int = 10,
+                         backoff: float = 0.002, backoff_max: float = 0.5,
+                         refresh_every: float = 5.0) -> ClusterClient:
+        """A client of every live gatekeeper of a cluster, found through its
+        coordinator replicas' HTTP addresses (``weft coord --http-addr``):
+        the same as ``ClusterClient(coord_urls, ...)``, which see."""
+        from .cluster import ClusterClient
+
+        return ClusterClient(coord_urls, timeout=timeout, attempt_timeout=attempt_timeout,
+                             retries=retries, backoff=backoff, backoff_max=backoff_max,
+                             refresh_every=refresh_every)
 
     def close(self) -> None:
         """Close every connection (the client reconnects if used again)."""
