@@ -29,8 +29,8 @@ import (
 // coordinator replica rejoins its raft group on its data directory). A
 // pause stops one process with SIGSTOP for the hold, then SIGCONT: a
 // gatekeeper or shard paused past the coordinator's failure detector is
-// replaced and, fenced, exits when it resumes; the harness then restarts it
-// as for a kill.
+// replaced and, fenced, registers again as a backup when it resumes (should
+// it exit instead, the harness restarts it as for a kill).
 const (
 	// FaultKillGatekeeper kills the holder of a gatekeeper slot.
 	FaultKillGatekeeper FaultKind = "kill-gatekeeper"
@@ -758,8 +758,9 @@ func (t *clusterTarget) resume(m *member, j *journal) error {
 }
 
 // settle waits, after a gatekeeper or shard resumed from a pause, until it
-// is either still the live member holder (not fenced) or has exited (fenced:
-// it is restarted, as after a kill); then its exits are unexpected again.
+// is still the live member holder (not fenced), or fenced and registered
+// again as a new member, or has exited (it is restarted, as after a kill);
+// then its exits are unexpected again.
 func (t *clusterTarget) settle(ctx context.Context, m *member, holder uint64, j *journal) error {
 	if m.Role != roleGatekeeper && m.Role != roleShard {
 		return nil
@@ -774,8 +775,12 @@ func (t *clusterTarget) settle(ctx context.Context, m *member, holder uint64, j 
 			j.note("exited", m.Name+" exited after it resumed (fenced while paused): restarting it")
 			return t.restart(m, j)
 		}
+		// Still the live holder (not fenced), or fenced and registered
+		// again under its name as a new member (a backup).
 		if st, err := t.leaderStatus(ctx); err == nil && slices.ContainsFunc(st.GetMembers(),
-			func(mm *coordpb.Member) bool { return mm.GetId() == holder && mm.GetLive() }) {
+			func(mm *coordpb.Member) bool {
+				return mm.GetLive() && (mm.GetId() == holder || (mm.GetId() > holder && mm.GetName() == m.Name))
+			}) {
 			t.mu.Lock()
 			m.mayExit = false
 			if m.p != nil {
