@@ -82,7 +82,7 @@ to --shutdown-timeout) and closes the store.`,
 	f.DurationVar(&cfg.GCEvery, "gc-every", cfg.GCEvery, "how often the garbage-collection watermark advances")
 	f.IntVar(&cfg.ProgramsMax, "programs-max", cfg.ProgramsMax, "node programs in flight per gatekeeper before OVERLOADED")
 	f.IntVar(&cfg.OracleCacheMax, "oracle-cache-max", cfg.OracleCacheMax, "each shard's cache of Kronos answers, in pairs")
-	f.Int64Var(&cfg.StoreCacheBytes, "store-cache-bytes", cfg.StoreCacheBytes, "the embedded store's (Pebble's) block cache in bytes; the graph itself is held in memory by the shards")
+	f.Int64Var(&cfg.StoreCacheBytes, "store-cache-bytes", cfg.StoreCacheBytes, "the embedded store's (Pebble's) block cache in bytes (commits read vertex records and last-access stamps through it; the graph itself is held in memory by the shards)")
 	f.BoolVar(&demo, "demo", false, "load the demo graph (50 vertices: people, cities, companies, topics) unless it is loaded already")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long requests in flight may take to finish")
 	gc.register(f)
