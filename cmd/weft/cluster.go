@@ -306,9 +306,15 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 	// Every group's addresses are planned first: shards are told the
 	// gatekeepers' addresses before those start.
 	planned := map[string][]*clusterProc{}
+	used := map[string]bool{} // every address planned, so no two processes get one port
+	if prev != nil {
+		for _, q := range prev.Procs {
+			used[q.Addr], used[q.PeerAddr], used[q.HTTPAddr] = true, true, true
+		}
+	}
 	for _, r := range launchRoles {
 		if n := r.count(o); n > 0 {
-			if planned[r.name], err = planGroup(dir, r, n, prev); err != nil {
+			if planned[r.name], err = planGroup(dir, r, n, prev, used); err != nil {
 				return err
 			}
 		}
@@ -402,7 +408,11 @@ func clusterAdd(ctx context.Context, out io.Writer, o *clusterOpts, role string)
 	o.epoch = st.Epoch
 	existing := procsOf(st, role)
 	n := len(existing)
-	group, err := planGroup(dir, *r, n+1, nil)
+	used := map[string]bool{}
+	for _, q := range st.Procs {
+		used[q.Addr], used[q.PeerAddr], used[q.HTTPAddr] = true, true, true
+	}
+	group, err := planGroup(dir, *r, n+1, nil, used)
 	if err != nil {
 		return err
 	}
@@ -473,7 +483,7 @@ func clusterAdd(ctx context.Context, out io.Writer, o *clusterOpts, role string)
 
 // planGroup assigns each instance its name, addresses and directories,
 // reusing those of a stopped cluster in the same directory.
-func planGroup(dir string, r launchRole, n int, prev *clusterState) ([]*clusterProc, error) {
+func planGroup(dir string, r launchRole, n int, prev *clusterState, used map[string]bool) ([]*clusterProc, error) {
 	group := make([]*clusterProc, n)
 	for i := range group {
 		name := fmt.Sprintf("%s-%d", r.name, i+1)
@@ -488,17 +498,17 @@ func planGroup(dir string, r launchRole, n int, prev *clusterState) ([]*clusterP
 		}
 		var err error
 		if p.Addr == "" {
-			if p.Addr, err = freeAddr(); err != nil {
+			if p.Addr, err = freeAddrNot(used); err != nil {
 				return nil, err
 			}
 		}
 		if r.peer && p.PeerAddr == "" {
-			if p.PeerAddr, err = freeAddr(); err != nil {
+			if p.PeerAddr, err = freeAddrNot(used); err != nil {
 				return nil, err
 			}
 		}
 		if r.http && p.HTTPAddr == "" {
-			if p.HTTPAddr, err = freeAddr(); err != nil {
+			if p.HTTPAddr, err = freeAddrNot(used); err != nil {
 				return nil, err
 			}
 		}
@@ -510,6 +520,23 @@ func planGroup(dir string, r launchRole, n int, prev *clusterState) ([]*clusterP
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// freeAddrNot returns a loopback address whose port was free a moment ago
+// and is not in used (the ports planned so far, not bound yet: the kernel
+// may offer one of them again), and adds it to used.
+func freeAddrNot(used map[string]bool) (string, error) {
+	for range 100 {
+		a, err := freeAddr()
+		if err != nil {
+			return "", err
+		}
+		if !used[a] {
+			used[a] = true
+			return a, nil
+		}
+	}
+	return "", errors.New("cluster: no free loopback port distinct from those planned")
 }
 
 // freeAddr returns a loopback address whose port was free a moment ago.
