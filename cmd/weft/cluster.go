@@ -267,15 +267,11 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 	if err != nil {
 		return err
 	}
-	// One launcher at a time per directory: two would share data dirs.
-	lock, err := os.OpenFile(filepath.Join(dir, "cluster.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := lockClusterDir(dir)
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fmt.Errorf("another `weft cluster up` is running in %s: %w", dir, err)
-	}
+	defer unlock()
 	var prev *clusterState
 	if old, err := readClusterState(dir); err == nil {
 		for _, p := range old.Procs {
@@ -375,6 +371,20 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 	return nil
 }
 
+// lockClusterDir takes the directory's launcher lock: one up or add at a
+// time per directory (two would share data dirs and ports).
+func lockClusterDir(dir string) (unlock func(), err error) {
+	lock, err := os.OpenFile(filepath.Join(dir, "cluster.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("another `weft cluster up` or `add` is running in %s: %w", dir, err)
+	}
+	return func() { lock.Close() }, nil
+}
+
 // clusterAdd starts one more process of role and gives it a new slot.
 func clusterAdd(ctx context.Context, out io.Writer, o *clusterOpts, role string) error {
 	var r *launchRole
@@ -390,14 +400,11 @@ func clusterAdd(ctx context.Context, out io.Writer, o *clusterOpts, role string)
 	if err != nil {
 		return err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "cluster.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := lockClusterDir(dir)
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fmt.Errorf("another `weft cluster` command is running in %s: %w", dir, err)
-	}
+	defer unlock()
 	st, err := readClusterState(dir)
 	if err != nil {
 		return fmt.Errorf("no cluster in %s: %w", o.dir, err)

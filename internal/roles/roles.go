@@ -125,6 +125,19 @@ func waitShards(ctx context.Context, addrs []string, epoch uint64, timeout time.
 	return nil
 }
 
+// untilDone waits for the member (done) or for the role's gRPC server to
+// fail (errs: then the member is cancelled and waited for).
+func untilDone(done, errs <-chan error, cancel context.CancelFunc, role string) error {
+	select {
+	case err := <-done:
+		return err
+	case err := <-errs:
+		cancel()
+		<-done
+		return fmt.Errorf("roles: serving the %s protocol: %w", role, err)
+	}
+}
+
 // serve runs srv on l until ctx ends.
 func serve(ctx context.Context, srv *grpc.Server, l net.Listener) chan error {
 	errs := make(chan error, 1)
@@ -182,14 +195,7 @@ func RunShard(ctx context.Context, cfg Config) error {
 			Address: cfg.Listener.Addr().String(), HTTPAddress: cfg.HTTPAddress, Interval: cfg.Heartbeat},
 			cfg.EpochBase, build, 0, cfg.Stats, log)
 	}()
-	select {
-	case err := <-done:
-		return err
-	case err := <-errs:
-		cancel()
-		<-done
-		return fmt.Errorf("roles: serving the shard protocol: %w", err)
-	}
+	return untilDone(done, errs, cancel, "shard")
 }
 
 // Gatekeeper is a gatekeeper process's engine across epochs: API serves the
@@ -273,14 +279,7 @@ func (g *Gatekeeper) Run(ctx context.Context, apiAddr, httpAddr string) error {
 			Address: cfg.Listener.Addr().String(), APIAddress: apiAddr, HTTPAddress: httpAddr, Interval: cfg.Heartbeat},
 			cfg.EpochBase, build, 5*time.Second, cfg.Stats, log)
 	}()
-	select {
-	case err := <-done:
-		return err
-	case err := <-errs:
-		cancel()
-		<-done
-		return fmt.Errorf("roles: serving the gatekeeper protocol: %w", err)
-	}
+	return untilDone(done, errs, cancel, "gatekeeper")
 }
 
 // rate turns a counter into a per-second rate between calls.
