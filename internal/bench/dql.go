@@ -195,20 +195,7 @@ func RunDQL(ctx context.Context, opts DQLOptions) (*Result, error) {
 	if runErr != nil && len(b.res.Cells) == 0 {
 		return nil, runErr
 	}
-	res := b.result()
-	res.Started = start.UTC().Truncate(time.Second)
-	res.Seconds = roundTo(time.Since(start).Seconds(), 3)
-	res.Env = CurrentEnv()
-	res.Env.LoadAvgStart = load
-	if b.opts.Out != "" {
-		plots, err := b.savePlots()
-		res.Plots = plots
-		if err == nil {
-			err = WriteJSON(b.opts.Out, b.opts.DQLName(), res)
-		}
-		runErr = errors.Join(runErr, err)
-	}
-	return res, runErr
+	return finishResult(b.result(), start, load, b.opts.Out, b.opts.DQLName(), b.savePlots, runErr)
 }
 
 func (b *dqlBench) close() {

@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -115,4 +116,23 @@ func LoadAvg() string {
 		return ""
 	}
 	return strings.Join(f[:3], " ")
+}
+
+// finishResult stamps a run's result with its start, length and machine,
+// and, when out is set, draws its plots and writes it as out/name.json;
+// runErr (the run's own error) is returned with any error of those.
+func finishResult(res *Result, start time.Time, load, out, name string, savePlots func() ([]string, error), runErr error) (*Result, error) {
+	res.Started = start.UTC().Truncate(time.Second)
+	res.Seconds = roundTo(time.Since(start).Seconds(), 3)
+	res.Env = CurrentEnv()
+	res.Env.LoadAvgStart = load
+	if out != "" {
+		plots, err := savePlots()
+		res.Plots = plots
+		if err == nil {
+			err = WriteJSON(out, name, res)
+		}
+		runErr = errors.Join(runErr, err)
+	}
+	return res, runErr
 }

@@ -152,20 +152,7 @@ func RunTao(ctx context.Context, opts TaoOptions) (*Result, error) {
 	if runErr != nil && b.res.Run.Ops == 0 {
 		return nil, runErr
 	}
-	res := b.result()
-	res.Started = start.UTC().Truncate(time.Second)
-	res.Seconds = roundTo(time.Since(start).Seconds(), 3)
-	res.Env = CurrentEnv()
-	res.Env.LoadAvgStart = load
-	if b.opts.Out != "" {
-		plots, err := b.savePlots()
-		res.Plots = plots
-		if err == nil {
-			err = WriteJSON(b.opts.Out, b.opts.TaoName(), res)
-		}
-		runErr = errors.Join(runErr, err)
-	}
-	return res, runErr
+	return finishResult(b.result(), start, load, b.opts.Out, b.opts.TaoName(), b.savePlots, runErr)
 }
 
 func (b *taoBench) close() {
