@@ -1,10 +1,9 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"log/slog"
 	"os"
-	"os/signal"
 
 	"github.com/spf13/cobra"
 
@@ -35,17 +34,7 @@ latency plots to --out. See docs/dgraph.md, "Benchmarks".
 			gc.apply() // the same collector settings as weft serve
 			opts.Log = slog.Default()
 			opts.Progress = terminal(os.Stderr)
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			res, runErr := bench.RunDQL(ctx, opts)
-			if res != nil {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
-					return err
-				}
-			}
-			return runErr
+			return runBench(cmd, func(ctx context.Context) (*bench.Result, error) { return bench.RunDQL(ctx, opts) })
 		},
 	}
 	f := cmd.Flags()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -34,17 +35,7 @@ and throughput plots to --out. See docs/benchmarks.md.
 			gc.apply() // the same collector settings as weft serve
 			opts.Log = slog.Default()
 			opts.Progress = terminal(os.Stderr)
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			res, runErr := bench.RunTao(ctx, opts)
-			if res != nil {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(res); err != nil {
-					return err
-				}
-			}
-			return runErr
+			return runBench(cmd, func(ctx context.Context) (*bench.Result, error) { return bench.RunTao(ctx, opts) })
 		},
 	}
 	f := cmd.Flags()
@@ -71,4 +62,20 @@ and throughput plots to --out. See docs/benchmarks.md.
 	f.Uint64Var(&opts.Seed, "seed", 1, "seed of the graph and the clients")
 	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured run to this file")
 	return cmd
+}
+
+// runBench runs a benchmark until done or interrupted (Ctrl-C) and prints
+// its result as indented JSON on stdout, also when the run failed part way.
+func runBench(cmd *cobra.Command, run func(context.Context) (*bench.Result, error)) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	res, runErr := run(ctx)
+	if res != nil {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	}
+	return runErr
 }
