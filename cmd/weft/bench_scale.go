@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -79,12 +78,5 @@ writes scale[-quick].json and its plots to --out. See docs/scale-out.md.
 
 func runBenchScale(ctx context.Context, cmd *cobra.Command, opts bench.ScaleOptions) error {
 	res, runErr := bench.RunScale(ctx, opts)
-	if res != nil {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-	}
-	return runErr
+	return printResult(cmd, res, runErr)
 }

@@ -70,6 +70,12 @@ func runBench(cmd *cobra.Command, run func(context.Context) (*bench.Result, erro
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	res, runErr := run(ctx)
+	return printResult(cmd, res, runErr)
+}
+
+// printResult prints a benchmark's result (if any) as indented JSON on
+// stdout and returns the run's error.
+func printResult(cmd *cobra.Command, res *bench.Result, runErr error) error {
 	if res != nil {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
