@@ -357,7 +357,7 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 		return err
 	}
 	if o.gatekeepers > 0 {
-		if err := waitActive(ctx, st, o.readyTimeout); err != nil {
+		if err := waitActive(ctx, st, 0, o.readyTimeout); err != nil {
 			return fmt.Errorf("%w (the processes started are in %s; `weft cluster down --dir %s` stops them)", err, filepath.Join(dir, clusterStateFile), o.dir)
 		}
 	}
@@ -480,7 +480,7 @@ func clusterAdd(ctx context.Context, out io.Writer, o *clusterOpts, role string)
 		return fmt.Errorf("cluster add: adding the slot: %w", err)
 	}
 	t0 := time.Now()
-	if err := waitActive(ctx, st, o.readyTimeout); err != nil {
+	if err := waitActive(ctx, st, resp.GetConfig().GetEpoch(), o.readyTimeout); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%s added (pid %d, %s): %d %s slots in epoch %d; serving again after %v\n", p.Name, p.Pid, p.Addr,
@@ -631,15 +631,16 @@ func waitLeaders(ctx context.Context, st *clusterState, timeout time.Duration) e
 	}
 }
 
-// waitActive waits until the coordinator's configuration is active with
-// every slot held, and every gatekeeper in it answers a status call (which
-// reaches every shard).
-func waitActive(ctx context.Context, st *clusterState, timeout time.Duration) error {
+// waitActive waits until the coordinator's configuration, of epoch at least
+// minEpoch, is active with every slot held, and every gatekeeper in it
+// answers a status call (which reaches every shard; a gatekeeper that left
+// the old epoch answers only once it serves the new one).
+func waitActive(ctx context.Context, st *clusterState, minEpoch uint64, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	why := "no answer"
 	for {
-		if err := clusterServes(ctx, st); err == nil {
+		if err := clusterServes(ctx, st, minEpoch); err == nil {
 			return nil
 		} else {
 			why = err.Error()
@@ -652,12 +653,15 @@ func waitActive(ctx context.Context, st *clusterState, timeout time.Duration) er
 	}
 }
 
-func clusterServes(ctx context.Context, st *clusterState) error {
+func clusterServes(ctx context.Context, st *clusterState, minEpoch uint64) error {
 	cs, err := coordStatus(ctx, st)
 	if err != nil {
 		return err
 	}
 	conf := cs.GetConfig()
+	if conf.GetEpoch() < minEpoch {
+		return fmt.Errorf("epoch %d not posted yet (the coordinator shows %d)", minEpoch, conf.GetEpoch())
+	}
 	if conf.GetActiveEpoch() != conf.GetEpoch() {
 		return fmt.Errorf("epoch %d not active yet (active %d)", conf.GetEpoch(), conf.GetActiveEpoch())
 	}
