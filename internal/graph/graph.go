@@ -260,7 +260,7 @@ func (g *Graph) bytes() int64 {
 		}
 	}
 	for _, n := range []*names{&g.handles, &g.keys} {
-		b += int64(cap(n.ents))*sizeName + int64(len(n.ids))*sizeMapEntry + int64(cap(n.free))*4
+		b += int64(cap(n.ents))*sizeName + int64(len(n.ids.slots))*8 + int64(cap(n.free))*4
 		for i := range n.ents {
 			b += int64(len(n.ents[i].name))
 		}

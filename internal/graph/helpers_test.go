@@ -57,13 +57,12 @@ func dump(g *Graph) string {
 	}
 	for _, n := range []*names{&g.handles, &g.keys} {
 		fmt.Fprintf(&b, "names %+v free=%v\n", n.ents, n.free)
-		keys := make([]string, 0, len(n.ids))
-		for k := range n.ids {
-			keys = append(keys, k)
-		}
+		var keys []string
+		n.ids.ids(func(id uint32) { keys = append(keys, n.ents[id].name) })
 		slices.Sort(keys)
 		for _, k := range keys {
-			fmt.Fprintf(&b, " %q=%d", k, n.ids[k])
+			id, _ := n.lookup(k)
+			fmt.Fprintf(&b, " %q=%d", k, id)
 		}
 		b.WriteByte('\n')
 	}

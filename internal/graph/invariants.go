@@ -354,12 +354,17 @@ func checkNames(what string, n *names, refs []uint32) error {
 		if e.slot != 0 && e.tomb != 0 {
 			return fmt.Errorf("%s %q: both a vertex and a tombstone", what, e.name)
 		}
-		if got, ok := n.ids[e.name]; !ok || got != uint32(id) {
-			return fmt.Errorf("%s %q: map says %d, entry is %d", what, e.name, got, id)
+		if got, ok := n.lookup(e.name); !ok || got != uint32(id) {
+			return fmt.Errorf("%s %q: index says %d, entry is %d", what, e.name, got, id)
 		}
 	}
-	if inUse != len(n.ids) {
-		return fmt.Errorf("%d %s entries in use, map holds %d", inUse, what, len(n.ids))
+	if inUse != n.ids.n {
+		return fmt.Errorf("%d %s entries in use, index holds %d", inUse, what, n.ids.n)
+	}
+	held := 0
+	n.ids.ids(func(uint32) { held++ })
+	if held != n.ids.n {
+		return fmt.Errorf("%s index: %d words, count says %d", what, held, n.ids.n)
 	}
 	return nil
 }

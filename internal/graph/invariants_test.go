@@ -43,7 +43,11 @@ func TestCheckInvariantsCatchesCorruption(t *testing.T) {
 			g.stamps.ref(v.writes[0])
 		}},
 		{"edge_name_range", func(g *Graph) { vertexOf(g, "a").edges[0].n = 99 }},
-		{"handle_map", func(g *Graph) { g.handles.ids["a"] = 2 }},
+		{"handle_index", func(g *Graph) {
+			id, _ := g.handles.lookup("a")
+			g.handles.ids.del("a", id)
+			g.handles.ids.put("a", id+1)
+		}},
 		{"free_slot_in_use", func(g *Graph) { g.free = append(g.free, 0) }},
 		{"alias_live_twice", func(g *Graph) {
 			x := vertexOf(g, "a").x

@@ -16,22 +16,19 @@ func (e *nameEntry) unused() bool { return e.refs == 0 && e.slot == 0 && e.tomb 
 // names interns strings to dense 32-bit ids, so edges name their destination
 // in 4 bytes and property versions their key in 4 bytes.
 type names struct {
-	ids  map[string]uint32
+	ids  nameIndex
 	ents []nameEntry // ents[0] unused
 	free []uint32
 }
 
-func newNames() names { return names{ids: map[string]uint32{}, ents: make([]nameEntry, 1)} }
+func newNames() names { return names{ids: newNameIndex(), ents: make([]nameEntry, 1)} }
 
-func (n *names) lookup(s string) (uint32, bool) {
-	id, ok := n.ids[s]
-	return id, ok
-}
+func (n *names) lookup(s string) (uint32, bool) { return n.ids.get(n.ents, s) }
 
 // intern returns the id of s, adding an unused entry when s is new. The
 // string is cloned so the graph never pins a caller's larger buffer.
 func (n *names) intern(s string) uint32 {
-	if id, ok := n.ids[s]; ok {
+	if id, ok := n.lookup(s); ok {
 		return id
 	}
 	e := nameEntry{name: strings.Clone(s)}
@@ -45,7 +42,7 @@ func (n *names) intern(s string) uint32 {
 		id = uint32(len(n.ents))
 		n.ents = append(n.ents, e)
 	}
-	n.ids[e.name] = id
+	n.ids.put(e.name, id)
 	return id
 }
 
@@ -55,9 +52,9 @@ func (n *names) release(id uint32) {
 	if !e.unused() {
 		return
 	}
-	delete(n.ids, e.name)
+	n.ids.del(e.name, id)
 	*e = nameEntry{}
 	n.free = append(n.free, id)
 }
 
-func (n *names) len() int { return len(n.ids) }
+func (n *names) len() int { return n.ids.n }
