@@ -222,6 +222,10 @@ func (c *committer) connect() error {
 		conn.Close(context.Background())
 		return err
 	}
+	if err := setStallTimeout(ctx, conn, c.s.opts.StallTimeout, c.s.opts.Serialize == SerializeAdvisory); err != nil {
+		conn.Close(context.Background())
+		return err
+	}
 	if c.conns++; c.conns > 1 {
 		c.s.st.reconnects.Add(1)
 	}
@@ -250,6 +254,26 @@ func setSync(ctx context.Context, conn *pgx.Conn, sync bool) error {
 	}
 	_, err := conn.Exec(ctx, "SET synchronous_commit = "+want)
 	return err
+}
+
+// setStallTimeout has the server end the session when it sits idle in a
+// transaction for d, and (when the session may hold the advisory lock
+// between transactions) when it sits idle outside one for d. A setting the
+// server lacks (SQLSTATE 42704) is skipped.
+func setStallTimeout(ctx context.Context, conn *pgx.Conn, d time.Duration, idleToo bool) error {
+	if d <= 0 {
+		return nil
+	}
+	settings := []string{"idle_in_transaction_session_timeout"}
+	if idleToo {
+		settings = append(settings, "idle_session_timeout")
+	}
+	for _, name := range settings {
+		if _, err := conn.Exec(ctx, fmt.Sprintf("SET %s = %d", name, d.Milliseconds())); err != nil && sqlState(err) != "42704" {
+			return err
+		}
+	}
+	return nil
 }
 
 // disconnect closes the connection; the server releases its lock and rolls

@@ -91,6 +91,18 @@ type Options struct {
 	// PruneEvery is how many commit versions pass between two prunings of
 	// tombstones older than TombstoneVersions. Default 1024.
 	PruneEvery int64
+	// StallTimeout is how long PostgreSQL lets a committer session sit idle
+	// (between statements of a commit transaction, or between transactions
+	// while holding the advisory lock) before ending it: a committer process
+	// that is stopped (SIGSTOP, a frozen VM) while holding the lock then
+	// stalls the other processes' commits for at most this long instead of
+	// until it resumes. It must exceed the longest legitimate pause inside a
+	// commit (a commit hook waiting for Kronos: up to 15 s in an election).
+	// A committer session the server ended while idle is replaced at the
+	// next commit (a reconnect, no failed commit).
+	// Servers without the settings (idle_session_timeout is PostgreSQL 14+)
+	// ignore what they lack. Default 30s; 0 leaves the server's settings.
+	StallTimeout time.Duration
 	// Logger receives warnings (say, fsync = off on the server) and retries
 	// at Debug. nil discards everything.
 	Logger *slog.Logger
@@ -117,6 +129,7 @@ func DefaultOptions(url string) Options {
 		OutcomeWaitMax:    60 * time.Second,
 		TombstoneVersions: 1 << 18,
 		PruneEvery:        1024,
+		StallTimeout:      30 * time.Second,
 	}
 }
 
@@ -157,6 +170,9 @@ func (o Options) Validate() error {
 		if f.v <= 0 {
 			return fmt.Errorf("%w: %s = %d must be > 0 (start from DefaultOptions)", errBadOptions, f.name, f.v)
 		}
+	}
+	if o.StallTimeout < 0 || (o.StallTimeout > 0 && o.StallTimeout < time.Second) {
+		return fmt.Errorf("%w: StallTimeout = %v must be 0 (off) or at least 1s", errBadOptions, o.StallTimeout)
 	}
 	if o.ConnsMax > 1<<15 {
 		return fmt.Errorf("%w: ConnsMax = %d is more than a server accepts", errBadOptions, o.ConnsMax)
