@@ -45,6 +45,7 @@ and throughput plots to --out. See docs/benchmarks.md.
 	f.IntVar(&opts.Vertices, "vertices", 0, "vertices in the generated graph (default 1,000,000; 20,000 with --quick)")
 	f.DurationVar(&opts.Duration, "duration", 0, "length of the measured run (default 30s; 3s with --quick)")
 	f.IntVar(&opts.Clients, "clients", 64, "concurrent clients (goroutines issuing operations back to back)")
+	f.IntSliceVar(&opts.SweepClients, "sweep-clients", nil, "after the main run, one more run of --duration per client count on the same graph (e.g. 16,32,128): throughput and read latency by clients")
 	f.StringVar(&opts.Mix, "mix", "tao", "operation mix: tao (99.8% reads), reads (100%), 75 (75% reads)")
 	f.StringVar(&opts.Mode, "mode", "inproc", "inproc: call the engine in this process; net: through the gRPC server on loopback and the Go client")
 	f.IntVar(&opts.Conns, "conns", 4, "net mode: client connections the clients share")

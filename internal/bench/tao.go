@@ -32,6 +32,10 @@ type TaoOptions struct {
 	Duration time.Duration
 	// Clients issuing operations back to back, each a goroutine [64].
 	Clients int
+	// SweepClients: after the main run, one more measured run of Duration
+	// per client count, on the same loaded graph (results.client_sweep and
+	// a throughput/latency-vs-clients plot) [none].
+	SweepClients []int
 	// Mix is tao (99.8% reads), reads (100%) or 75 (75% reads) [tao].
 	Mix string
 	// Mode is inproc (engine.API in this process) or net (gRPC server on
@@ -132,6 +136,9 @@ type taoBench struct {
 	db      *engine.DB
 	res     taoResults
 	cleanup []func()
+	// idBase numbers this run's workers after those of earlier runs on the
+	// same graph (the client sweep): their edge handles must not collide.
+	idBase int
 }
 
 // RunTao generates and loads the graph, runs the mix, and returns (and writes
@@ -151,6 +158,9 @@ func RunTao(ctx context.Context, opts TaoOptions) (*Result, error) {
 	runErr := b.run(ctx)
 	if runErr != nil && b.res.Run.Ops == 0 {
 		return nil, runErr
+	}
+	if runErr == nil {
+		runErr = b.sweep(ctx)
 	}
 	return finishResult(b.result(), start, load, b.opts.Out, b.opts.TaoName(), b.savePlots, runErr)
 }
@@ -174,6 +184,11 @@ func (b *taoBench) prepare() error {
 	}
 	if o.Mode != "inproc" && o.Mode != "net" {
 		return fmt.Errorf("bench: --mode %q: want inproc or net", o.Mode)
+	}
+	for _, c := range o.SweepClients {
+		if c < 1 || c > 4096 {
+			return fmt.Errorf("bench: --sweep-clients %d out of range [1, 4096]", c)
+		}
 	}
 	if o.Vertices < 2 || o.Vertices > 1<<30 {
 		return fmt.Errorf("bench: --vertices %d out of range [2, 2^30]", o.Vertices)
@@ -317,7 +332,8 @@ func (b *taoBench) run(ctx context.Context) error {
 	}
 	workers := make([]*taoWorker, o.Clients)
 	for i := range workers {
-		workers[i] = &taoWorker{id: i, r: newRand(o.Seed, 1000+uint64(i)), be: be, g: b.g, mix: b.mix, limit: taoEdgesLimit}
+		id := b.idBase + i
+		workers[i] = &taoWorker{id: id, r: newRand(o.Seed, 1000+uint64(id)), be: be, g: b.g, mix: b.mix, limit: taoEdgesLimit}
 	}
 	if o.CPUProfile != "" {
 		f, err := os.Create(o.CPUProfile)
@@ -382,4 +398,24 @@ func (b *taoBench) account(ctx context.Context, be taoBackend, st0 *engine.Statu
 		err = errors.Join(err, fmt.Errorf("bench: %d operations failed (first: %v)", r.Errors, r.ErrorSamples))
 	}
 	return errors.Join(runErr, err)
+}
+
+// sweep runs the mix once more per SweepClients count on the loaded graph,
+// keeping the main run's results and adding one point per count.
+func (b *taoBench) sweep(ctx context.Context) error {
+	base := b.opts.Clients
+	for _, c := range b.opts.SweepClients {
+		sb := &taoBench{opts: b.opts, mix: b.mix, cfg: b.cfg, g: b.g, db: b.db, idBase: base}
+		base += c
+		sb.opts.Clients, sb.opts.CPUProfile = c, ""
+		err := sb.run(ctx)
+		r := sb.res.Run
+		b.res.Sweep = append(b.res.Sweep, taoSweepPoint{Clients: c, OpsPerSec: r.OpsPerSec, CPUCores: r.CPUCores,
+			Errors: r.Errors, Reads: sb.res.Reads, Writes: sb.res.Writes})
+		b.opts.Log.Info("tao client sweep", "clients", c, "ops_per_sec", r.OpsPerSec, "read_p99_us", sb.res.Reads.P99)
+		if err != nil {
+			return fmt.Errorf("client sweep at %d clients: %w", c, err)
+		}
+	}
+	return nil
 }

@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot/plotter"
@@ -20,6 +22,18 @@ type taoResults struct {
 	CDF    map[string][]CDFPoint  `json:"latency_cdf_us"`
 	// Timeline is the throughput of each interval of the run.
 	Timeline []taoTick `json:"timeline"`
+	// Sweep is one run per SweepClients count after the main run.
+	Sweep []taoSweepPoint `json:"client_sweep,omitempty"`
+}
+
+// taoSweepPoint is one run of the client sweep.
+type taoSweepPoint struct {
+	Clients   int     `json:"clients"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	CPUCores  float64 `json:"cpu_cores"`
+	Errors    int64   `json:"errors"`
+	Reads     Summary `json:"reads_latency_us"`
+	Writes    Summary `json:"writes_latency_us"`
 }
 
 type taoGraphInfo struct {
@@ -242,6 +256,9 @@ func (b *taoBench) savePlots() ([]string, error) {
 		charts[name+"_throughput.png"] = Chart{Title: title + ": throughput", XLabel: "time (s)",
 			YLabel: "operations per second (thousands)", YFrom0: true, Headroom: 0.25, Series: series}
 	}
+	if len(b.res.Sweep) > 0 {
+		b.sweepCharts(charts, name, title)
+	}
 	var names []string
 	for _, file := range sortedKeys(charts) {
 		if err := charts[file].Save(filepath.Join(b.opts.Out, file)); err != nil {
@@ -250,4 +267,26 @@ func (b *taoBench) savePlots() ([]string, error) {
 		names = append(names, file)
 	}
 	return names, nil
+}
+
+// sweepCharts adds the client sweep's throughput and read latency against
+// the client count (the main run included as one more point).
+func (b *taoBench) sweepCharts(charts map[string]Chart, name, title string) {
+	pts := append([]taoSweepPoint{{Clients: b.opts.Clients, OpsPerSec: b.res.Run.OpsPerSec, Reads: b.res.Reads}}, b.res.Sweep...)
+	slices.SortStableFunc(pts, func(a, c taoSweepPoint) int { return a.Clients - c.Clients })
+	var tput, p50, p99 plotter.XYs
+	for _, p := range pts {
+		x := float64(p.Clients)
+		tput = append(tput, plotter.XY{X: x, Y: p.OpsPerSec / 1e3})
+		p50 = append(p50, plotter.XY{X: x, Y: p.Reads.P50 / 1e3})
+		p99 = append(p99, plotter.XY{X: x, Y: p.Reads.P99 / 1e3})
+	}
+	title = strings.TrimSuffix(title, fmt.Sprintf(", %d clients", b.opts.Clients))
+	charts[name+"_clients.png"] = Chart{Title: title + ": throughput by clients", XLabel: "clients",
+		YLabel: "operations per second (thousands)", YFrom0: true, Headroom: 0.25,
+		Series: []Series{{Name: "throughput", Points: tput}}}
+	charts[name+"_clients_latency.png"] = Chart{Title: title + ": read latency by clients", XLabel: "clients",
+		YLabel: "read latency (ms)", YFrom0: true, Headroom: 0.25, LegendLeft: true,
+		Series: []Series{{Name: "p50", Points: p50}, {Name: "p99", Points: p99},
+			{Name: "p99 target 2 ms", Points: plotter.XYs{{X: tput[0].X, Y: 2}, {X: tput[len(tput)-1].X, Y: 2}}, Line: true, Dashed: true}}}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -171,5 +172,43 @@ func TestTaoStreamsDefault(t *testing.T) {
 		if o.Streams != want {
 			t.Errorf("Streams %d → %d, want %d", in, o.Streams, want)
 		}
+	}
+}
+
+// TestRunTaoClientSweep: the sweep adds one point per client count on the
+// same graph, with the 75 mix writing in each (edge handles of later runs
+// must not collide with earlier ones: a collision fails the run), and the
+// two plots by clients.
+func TestRunTaoClientSweep(t *testing.T) {
+	dir := t.TempDir()
+	opts := TaoOptions{Out: dir, Quick: true, Vertices: 2000, Duration: 300 * time.Millisecond, Clients: 4,
+		SweepClients: []int{2, 6}, Mix: "75", InMemory: true, LoadBatch: 200, Seed: 3}
+	if _, err := RunTao(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Results struct {
+			Sweep []taoSweepPoint `json:"client_sweep"`
+		} `json:"results"`
+		Plots []string `json:"plots"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "75-inproc-quick.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	sw := doc.Results.Sweep
+	if len(sw) != 2 || sw[0].Clients != 2 || sw[1].Clients != 6 {
+		t.Fatalf("sweep %+v, want points for 2 and 6 clients", sw)
+	}
+	for _, p := range sw {
+		if p.OpsPerSec <= 0 || p.Errors != 0 || p.Reads.Count == 0 || p.Writes.Count == 0 {
+			t.Errorf("sweep point %+v", p)
+		}
+	}
+	if !slices.Contains(doc.Plots, "75-inproc-quick_clients.png") || !slices.Contains(doc.Plots, "75-inproc-quick_clients_latency.png") {
+		t.Errorf("plots %v", doc.Plots)
 	}
 }
