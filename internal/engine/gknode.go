@@ -25,19 +25,10 @@ type gkNode struct {
 	// closed when its entries have been handed to the shards.
 	acks  map[uint64]chan struct{}
 	progs map[nodeprog.ProgID]*progRun
-	// reading counts in-flight reads per key (the stamp's sequence number,
-	// or a holdRead key); the GC watermark stays below them. Reads at a
-	// peeked stamp share its key.
-	reading map[uint64]readHold
+	// reading counts in-flight reads per stamp sequence (snapshot reads and
+	// programs); the GC watermark stays below them.
+	reading map[uint64]vclock.Stamp
 	nextID  uint64
-	// peers is sync's scratch clock.
-	peers vclock.Clock
-}
-
-// readHold is one key's in-flight reads.
-type readHold struct {
-	stamp vclock.Stamp
-	n     int
 }
 
 type progRun struct {
@@ -93,8 +84,7 @@ func newGK(db *DB, id int) *gkNode {
 		db: db, id: id,
 		core: gatekeeper.New(gatekeeper.Config{ID: uint32(id), Gatekeepers: db.cfg.Gatekeepers, Shards: db.cfg.Shards,
 			Epoch: db.epoch, InflightMax: 1 << 14}),
-		acks: map[uint64]chan struct{}{}, progs: map[nodeprog.ProgID]*progRun{}, reading: map[uint64]readHold{},
-		peers: vclock.New(db.epoch, db.cfg.Gatekeepers),
+		acks: map[uint64]chan struct{}{}, progs: map[nodeprog.ProgID]*progRun{}, reading: map[uint64]vclock.Stamp{},
 	}
 }
 
@@ -103,7 +93,7 @@ func newGK(db *DB, id int) *gkNode {
 // acknowledged transaction and finished program, which is what real-time
 // order needs. Called with mu held.
 func (g *gkNode) sync() {
-	c := g.peers
+	c := vclock.New(g.db.epoch, len(g.db.gks))
 	for j := range g.db.gks {
 		if j != g.id {
 			c.Counters[j] = g.db.published[j].Load()
@@ -163,17 +153,11 @@ func (g *gkNode) stampRead() vclock.Stamp {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.sync()
-	s := g.core.Peek()
+	s := g.core.Stamp()
+	g.publish(s)
 	g.noteDelivered(&s.Clock)
-	h := g.reading[s.Seq()]
-	if h.n == 0 {
-		// Stamps sharing a sequence number only grow (a merge raised
-		// another entry): the first one held bounds them all.
-		h.stamp = *s
-	}
-	h.n++
-	g.reading[s.Seq()] = h
-	return *s
+	g.reading[s.Seq()] = s
+	return s
 }
 
 // holdRead registers an existing snapshot stamp as in flight; ok is false
@@ -184,18 +168,13 @@ func (g *gkNode) holdRead(s vclock.Stamp, key uint64) bool {
 	if !g.db.readable(s) {
 		return false
 	}
-	g.reading[key] = readHold{stamp: s, n: 1}
+	g.reading[key] = s
 	return true
 }
 
 func (g *gkNode) endRead(key uint64) {
 	g.mu.Lock()
-	if h := g.reading[key]; h.n > 1 {
-		h.n--
-		g.reading[key] = h
-	} else {
-		delete(g.reading, key)
-	}
+	delete(g.reading, key)
 	g.mu.Unlock()
 }
 
@@ -375,8 +354,8 @@ func (g *gkNode) inflightMin(m *vclock.Clock) {
 	for _, s := range g.core.Inflight() {
 		minInto(m, s.Clock)
 	}
-	for _, h := range g.reading {
-		minInto(m, h.stamp.Clock)
+	for _, s := range g.reading {
+		minInto(m, s.Clock)
 	}
 	for _, r := range g.progs {
 		minInto(m, r.stamp.Clock)

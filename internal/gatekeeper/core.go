@@ -83,8 +83,6 @@ type Core struct {
 	nopsWant []bool   // a NOP for shard s is queued behind in-flight slots
 	peerSeen []uint64 // per peer: the highest own counter it has merged (PeerClock)
 	holds    []held   // answers waiting for stability (Hold)
-	// peek caches Peek's stamp until the clock next changes (nil: stale).
-	peek *vclock.Stamp
 }
 
 // ErrOverloaded reports too many transactions in flight.
@@ -108,12 +106,7 @@ func (c *Core) Clock() vclock.Clock { return c.clock.Clone() }
 // this gatekeeper's clock. Clocks of other epochs are ignored.
 func (c *Core) Merge(o vclock.Clock) {
 	if o.Epoch == c.clock.Epoch && len(o.Counters) == len(c.clock.Counters) {
-		for i, v := range o.Counters {
-			if v > c.clock.Counters[i] {
-				c.clock.Counters[i] = v
-				c.peek = nil
-			}
-		}
+		c.clock.Merge(o)
 	}
 }
 
@@ -121,25 +114,7 @@ func (c *Core) Merge(o vclock.Clock) {
 // snapshots, which do not travel through the FIFO channels).
 func (c *Core) Stamp() vclock.Stamp {
 	c.clock.Tick(int(c.cfg.ID))
-	c.peek = nil
 	return vclock.Stamp{Clock: c.clock.Clone(), Owner: c.cfg.ID}
-}
-
-// Peek returns the current clock as a stamp without ticking: a snapshot
-// that follows everything this gatekeeper has stamped or merged, for reads
-// that change nothing and need no stamp of their own (one-vertex reads,
-// transaction snapshots). Reads peeking at an unchanged clock share one
-// stamp, so a shard that has let one of them run (a NOP or note covering
-// it) lets the others run without asking again. The stamp may equal the
-// last stamp this gatekeeper gave a transaction or NOP: reading at it shows
-// that transaction, once applied (a shard runs a read only after every
-// queued entry at or before its stamp). The returned stamp is shared until
-// the clock changes: callers must not modify it.
-func (c *Core) Peek() *vclock.Stamp {
-	if c.peek == nil {
-		c.peek = &vclock.Stamp{Clock: c.clock.Clone(), Owner: c.cfg.ID}
-	}
-	return c.peek
 }
 
 // BeginCommit stamps a write transaction and reserves its place in the FIFO

@@ -29,7 +29,7 @@ func (c *Core) PeerClock(j uint32, o vclock.Clock) {
 	if o.Epoch != c.clock.Epoch || len(o.Counters) != len(c.clock.Counters) || int(j) >= len(c.peerSeen) {
 		return
 	}
-	c.Merge(o)
+	c.clock.Merge(o)
 	if seen := o.Counters[c.cfg.ID]; seen > c.peerSeen[j] {
 		c.peerSeen[j] = seen
 	}

@@ -288,15 +288,13 @@ func (c *Core) runnable(ctx context.Context, task Task) (bool, error) {
 }
 
 // lastAfter reports whether the last entry taken from q is after t, so that
-// everything q will still deliver is after t. An entry at t itself (a read
-// at its gatekeeper's unticked clock: gatekeeper.Core.Peek) counts too: the
-// gatekeeper's later entries carry later ticks of its own counter.
+// everything q will still deliver is after t.
 func (c *Core) lastAfter(ctx context.Context, q *queue, t vclock.Stamp) (bool, error) {
 	if q.last.IsZero() {
 		return false, nil
 	}
 	switch vclock.CompareStamps(q.last, t) {
-	case vclock.After, vclock.Equal:
+	case vclock.After:
 		return true, nil
 	case vclock.Concurrent:
 		if q.lastNop {
