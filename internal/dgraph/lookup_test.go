@@ -18,7 +18,7 @@ const indexSchema = `
 	born: datetime @index(year) .
 	alive: bool @index(bool) .
 	tags: [string] @index(exact) .
-	bio: string @index(fulltext) .
+	bio: string @index(ngram) .
 `
 
 // TestIndexLookups: each maintained tokenizer answers Eq, Range and Lookup
@@ -140,8 +140,8 @@ func TestIndexLookups(t *testing.T) {
 	check("name after <a> * *", eq("name", "", value.Str("Ada King")), nil)
 	check("name@fr after <a> * *", eq("name", "fr", value.Str("Ada")), nil)
 	// Unmaintained and missing indexes say so.
-	if _, err := g.Lookup(ctx, snapshot(t, g), "bio", "", "fulltext", "first"); !errors.Is(err, ErrNoIndex) {
-		t.Errorf("fulltext lookup: %v", err)
+	if _, err := g.Lookup(ctx, snapshot(t, g), "bio", "", "ngram", "first"); !errors.Is(err, ErrNoIndex) {
+		t.Errorf("ngram lookup: %v", err)
 	}
 	if _, err := g.Range(ctx, snapshot(t, g), "email", "", nil, nil); !errors.Is(err, ErrNoIndex) {
 		t.Errorf("range on hash: %v", err)

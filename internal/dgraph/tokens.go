@@ -33,8 +33,8 @@ type tokenizer struct {
 }
 
 // tokenizers maintained by this version. Others of the schema language
-// (fulltext, trigram, ngram, geo, bigfloat, hnsw) are accepted in the schema
-// but not maintained: lookups on them answer ErrNoIndex.
+// (ngram, geo, bigfloat, hnsw) are accepted in the schema but not
+// maintained: lookups on them answer ErrNoIndex.
 var tokenizers = map[string]*tokenizer{
 	"exact": {name: "exact", scalar: schema.String, sortable: true,
 		tokens: func(v value.Value) []string { return []string{v.Str()} },
@@ -47,6 +47,13 @@ var tokenizers = map[string]*tokenizer{
 	"hash": {name: "hash", scalar: schema.String, lossy: true,
 		tokens: func(v value.Value) []string { return []string{hashToken(v.Str())} }},
 	"term": {name: "term", scalar: schema.String, tokens: func(v value.Value) []string { return TermTokens(v.Str()) }},
+	// fulltext: stems in every supported language (fulltextIndexTokens);
+	// lossy, callers check candidates with FulltextTerms.
+	"fulltext": {name: "fulltext", scalar: schema.String, lossy: true,
+		tokens: func(v value.Value) []string { return fulltextIndexTokens(v.Str()) }},
+	// trigram: lossy, regexp and match check candidates with the value.
+	"trigram": {name: "trigram", scalar: schema.String, lossy: true,
+		tokens: func(v value.Value) []string { return TrigramTokens(v.Str()) }},
 	"int": {name: "int", scalar: schema.Int, sortable: true,
 		tokens: func(v value.Value) []string { return []string{intToken(v.Int())} },
 		span: func(t string) (value.Value, value.Value, bool) {

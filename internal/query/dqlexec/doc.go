@@ -23,8 +23,10 @@
 // order, var blocks left out. A block runs level by level:
 //
 //  1. the root function gives a sorted uid list, from the indexes
-//     (uid, eq, type, le/lt/ge/gt/between, has, allofterms/anyofterms);
-//     functions no index serves (regexp, eq(count(p), n), eq(val(v), x))
+//     (uid, eq, type, le/lt/ge/gt/between, has, allofterms/anyofterms,
+//     alloftext/anyoftext from fulltext, regexp and match from trigram,
+//     their candidates then tested); functions no index serves
+//     (eq(count(p), n), eq(val(v), x), regexp without a trigram index)
 //     start from has(p) or the variable's nodes and test each node;
 //  2. @filter, then orderasc/orderdesc, after, offset and first;
 //  3. the level's nodes are read as ONE batch (fetch): a bounded pool of
@@ -53,10 +55,26 @@
 // # Supported
 //
 // Root functions uid (literals, uid and value variables), eq, le, lt, ge,
-// gt, between, has (also has(~p)), type, allofterms, anyofterms, regexp,
-// eq(count(p), n), comparisons of val(v); the same in @filter with AND,
-// OR, NOT, plus uid_in; comparisons against val(v) (each of its values);
-// GraphQL variables (dql substitutes them).
+// gt, between, has (also has(~p)), type, allofterms, anyofterms,
+// alloftext, anyoftext, regexp, match, eq(count(p), n), comparisons of
+// val(v); the same in @filter with AND, OR, NOT, plus uid_in; comparisons
+// against val(v) (each of its values); GraphQL variables (dql substitutes
+// them).
+//
+// Text search, as Dgraph: alloftext/anyoftext(p, "text") need a fulltext
+// index (at the root and in filters; else dgraph.ErrNoIndex with Dgraph's
+// "Attribute p is not indexed with type fulltext") and compare the stems
+// of the text and of the value, both analysed in the value's language
+// (p@fr: French; untagged: English; see dgraph.FulltextTerms); text of
+// stop words only matches nothing. regexp(p, /re/flags) at the root with
+// a trigram index reads the candidates of the regexp's trigram query and
+// tests them; a regexp giving no trigram is refused there with Dgraph's
+// "regular expression is too wide-ranging and can't be executed
+// efficiently" (ErrInvalid); in filters any regexp works. match(p, "s", d)
+// needs a trigram index: a value matches when it shares a trigram with s
+// (the candidates Dgraph's index lookup gives) and is within Levenshtein
+// distance d of s, in runes. A function on p@. (the untagged value, else
+// any language's) scans has(p) instead of reading the index.
 //
 // Fields: nested and reverse (~p) predicates, aliases, uid, languages
 // (p@en, p@en:fr, p@., p@*); first (negative: the last), offset, after,
@@ -89,14 +107,18 @@
 //
 // # Not supported (a clear error wrapping ErrUnsupported)
 //
-// alloftext/anyoftext (no fulltext index is maintained), match and ngram
-// (no trigram index), geo functions, similar_to, expand(val(v)); the RDF
-// response format is the endpoints' business and not produced here.
+// ngram (no ngram index is maintained), geo functions, similar_to,
+// expand(val(v)); the RDF response format is the endpoints' business and
+// not produced here.
 //
 // # Costs
 //
-// regexp works without a trigram index (a has-set scan at the root), and
-// term functions in filters test the nodes' values rather than the index.
+// regexp works without a trigram index (a has-set scan at the root, where
+// Dgraph refuses it), and term and text functions in filters test the
+// nodes' values rather than the index. At the root, alloftext reads one
+// token vertex per stem (16 buckets each) and anyoftext the same, then
+// tests each candidate's value; a regexp reads its query's trigrams; match
+// reads every trigram of its string, so a long string reads many.
 // has(~p) at the root reads every node having p (reverse predicates keep
 // no has-set). Ordering reads every candidate of a level (no index-ordered
 // scan), so orderasc with first on a large root set costs the whole set.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/weft-db/weft/internal/dgraph"
@@ -20,13 +21,21 @@ type compiled struct {
 	set   map[uint64]bool
 	re    *regexp.Regexp
 	terms []string
+	// trigrams is regexp's trigram query (candidates at the root).
+	trigrams *dgraph.TrigramQuery
+	// text is alloftext/anyoftext's query text; textTerms caches its
+	// analysis per language (the value's: stems differ by language).
+	text      string
+	textTerms map[string][]string
+	// fuzzy and dist are match's string and distance; grams the string's
+	// trigrams (a value must share one, as with Dgraph's index lookup).
+	fuzzy string
+	dist  int
+	grams []string
 }
 
 // unsupportedFuncs name the functions this executor does not evaluate, and why.
 var unsupportedFuncs = map[string]string{
-	"alloftext":  "needs a fulltext index, which Weft does not maintain",
-	"anyoftext":  "needs a fulltext index, which Weft does not maintain",
-	"match":      "needs a trigram index, which Weft does not maintain",
 	"ngram":      "needs an ngram index, which Weft does not maintain",
 	"near":       "geo functions are not supported",
 	"within":     "geo functions are not supported",
@@ -45,6 +54,9 @@ func (x *run) compile(f *dql.Func) (*compiled, error) {
 		return nil, fmt.Errorf("%w: %s: %s", ErrUnsupported, f.Name, why)
 	}
 	c := &compiled{f: f}
+	if err := x.needIndex(f); err != nil {
+		return nil, err
+	}
 	switch f.Name {
 	case "uid", "uid_in":
 		c.set = map[uint64]bool{}
@@ -81,6 +93,22 @@ func (x *run) compile(f *dql.Func) (*compiled, error) {
 			return nil, fmt.Errorf("%w: regexp: %v", ErrInvalid, err)
 		}
 		c.re = re
+		if c.trigrams, err = dgraph.RegexpTrigrams(pat); err != nil {
+			return nil, fmt.Errorf("%w: regexp: %v", ErrInvalid, err)
+		}
+	case "alloftext", "anyoftext":
+		var parts []string
+		for _, a := range f.Args {
+			if a.Kind != dql.ArgValue {
+				return nil, fmt.Errorf("%w: %s takes a text", ErrInvalid, f.Name)
+			}
+			parts = append(parts, a.Value)
+		}
+		c.text, c.textTerms = strings.Join(parts, " "), map[string][]string{}
+	case "match":
+		if err := compileMatch(c); err != nil {
+			return nil, err
+		}
 	case "allofterms", "anyofterms":
 		for _, a := range f.Args {
 			c.terms = append(c.terms, dgraph.TermTokens(a.Value)...)
@@ -109,6 +137,24 @@ func (x *run) compile(f *dql.Func) (*compiled, error) {
 	}
 	x.funcs[f] = c
 	return c, nil
+}
+
+// textIndex names the index alloftext, anyoftext and match need, at the
+// root and in filters, as in Dgraph (regexp needs trigram at the root only,
+// and Weft scans without it).
+var textIndex = map[string]string{"alloftext": "fulltext", "anyoftext": "fulltext", "match": "trigram"}
+
+// needIndex refuses a function whose predicate lacks the index it needs,
+// with Dgraph's error text.
+func (x *run) needIndex(f *dql.Func) error {
+	tok, ok := textIndex[f.Name]
+	if !ok || f.ValVar != "" {
+		return nil
+	}
+	if P, ok := x.predOf(f.Attr); ok && P.Indexed(tok) {
+		return nil
+	}
+	return fmt.Errorf("%w: Attribute %s is not indexed with type %s", dgraph.ErrNoIndex, f.Attr, tok)
 }
 
 // varValues are all the values of value variable name, in uid order
@@ -269,8 +315,130 @@ func (x *run) test(c *compiled, u uint64, n *dgraph.Node) bool {
 		return false
 	case "allofterms", "anyofterms":
 		return matchTerms(c, x.subjectValues(f, u, n))
+	case "alloftext", "anyoftext":
+		vs, lang := x.subjectValuesLang(f, u, n)
+		return matchText(c, vs, lang)
+	case "match":
+		for _, v := range x.subjectValues(f, u, n) {
+			if v.Kind() == value.String && matchFuzzy(c, v.Str()) {
+				return true
+			}
+		}
+		return false
 	}
 	return x.compareTest(c, u, n)
+}
+
+// compileMatch prepares match(pred, "string", distance).
+func compileMatch(c *compiled) error {
+	f := c.f
+	if len(f.Args) != 2 || f.Args[0].Kind != dql.ArgValue || f.Args[1].Kind != dql.ArgValue {
+		return fmt.Errorf("%w: match needs a string and a distance, match(pred, \"text\", 3)", ErrInvalid)
+	}
+	d, err := strconv.Atoi(strings.TrimSpace(f.Args[1].Value))
+	if err != nil || d < 0 {
+		return fmt.Errorf("%w: match: distance %q is not a non-negative integer", ErrInvalid, f.Args[1].Value)
+	}
+	c.fuzzy, c.dist, c.grams = f.Args[0].Value, d, dgraph.TrigramTokens(f.Args[0].Value)
+	return nil
+}
+
+// matchFuzzy is Dgraph's match on one value: the value shares a trigram
+// with the string (the trigram index's candidates) and is within
+// Levenshtein distance dist of it (in runes).
+func matchFuzzy(c *compiled, s string) bool {
+	if s == "" || len(c.grams) == 0 {
+		return false
+	}
+	have := dgraph.TrigramTokens(s)
+	shared := slices.ContainsFunc(c.grams, func(g string) bool {
+		_, ok := slices.BinarySearch(have, g)
+		return ok
+	})
+	return shared && levenshtein([]rune(s), []rune(c.fuzzy), c.dist) <= c.dist
+}
+
+// levenshtein is the edit distance of a and b, or some value above limit
+// once every path exceeds limit (a row's minimum only grows).
+func levenshtein(a, b []rune, limit int) int {
+	if d := len(a) - len(b); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// queryTerms is the analysis of alloftext/anyoftext's text in language
+// lang (cached).
+func (c *compiled) queryTerms(lang string) []string {
+	ts, ok := c.textTerms[lang]
+	if !ok {
+		ts = dgraph.FulltextTerms(c.text, lang)
+		c.textTerms[lang] = ts
+	}
+	return ts
+}
+
+// matchText is alloftext/anyoftext on the values of one node, analysed
+// (like the query text) in the values' language lang.
+func matchText(c *compiled, vs []value.Value, lang string) bool {
+	want := c.queryTerms(lang)
+	if len(want) == 0 {
+		return false
+	}
+	have := map[string]bool{}
+	for _, v := range vs {
+		if v.Kind() == value.String {
+			for _, t := range dgraph.FulltextTerms(v.Str(), lang) {
+				have[t] = true
+			}
+		}
+	}
+	all := c.f.Name == "alloftext"
+	for _, t := range want {
+		if have[t] != all {
+			return !all
+		}
+	}
+	return all
+}
+
+// subjectValuesLang is subjectValues with the language of the values (""
+// when untagged or not a predicate's).
+func (x *run) subjectValuesLang(f *dql.Func, u uint64, n *dgraph.Node) ([]value.Value, string) {
+	if f.Count || f.ValVar != "" {
+		return x.subjectValues(f, u, n), ""
+	}
+	var langs []string
+	if f.Lang != "" {
+		langs = strings.Split(f.Lang, ":") // p@en:fr: the first present
+	}
+	v, key, _ := langValue(n, f.Attr, langs)
+	lang, _ := strings.CutPrefix(key, f.Attr+"@")
+	if lang == key {
+		lang = ""
+	}
+	return elems(v), lang
 }
 
 // subjectValues are the values a function tests: the predicate's (in its

@@ -145,10 +145,11 @@ func TestErrors(t *testing.T) {
 		q    string
 		want error
 	}{
-		{`{ q(func: alloftext(name, "x")) { name } }`, ErrUnsupported},
-		{`{ q(func: has(name)) @filter(anyoftext(name, "x")) { name } }`, ErrUnsupported},
+		{`{ q(func: alloftext(name, "x")) { name } }`, dgraph.ErrNoIndex},
+		{`{ q(func: has(name)) @filter(anyoftext(name, "x")) { name } }`, dgraph.ErrNoIndex},
 		{`{ q(func: eq(bio, "x")) { name } }`, dgraph.ErrNoIndex},
-		{`{ q(func: has(name)) @filter(match(name, "x", 2)) { name } }`, ErrUnsupported},
+		{`{ q(func: has(name)) @filter(match(name, "x", 2)) { name } }`, dgraph.ErrNoIndex},
+		{`{ q(func: ngram(name, "x")) { name } }`, ErrUnsupported},
 		{`{ q(func: has(name)) @filter(eq(age, "old")) { name } }`, ErrInvalid},
 	} {
 		_, err := f.e.Query(context.Background(), f.reader(t, false), c.q, nil)
