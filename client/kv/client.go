@@ -409,3 +409,36 @@ func (c *Client) call(ctx context.Context, addr, method, path string, in, out an
 	}
 	return nil
 }
+
+// ErrTxnConflict: Kronos could not order the transaction after a
+// concurrent one; it aborted without effect, retry it.
+var ErrTxnConflict = ikv.ErrTxnConflict
+
+// TxnWrite is one write of a transaction: Value replaces the key's value,
+// or, with Add, Value is a signed decimal integer added to the key's
+// current value (read as one; absent is 0) at the transaction's place in
+// the serial order.
+type TxnWrite = ikv.TxnWriteJSON
+
+// TxnResult is a committed transaction's reads: each read key's siblings
+// after every transaction serialised before it and before its own writes.
+type TxnResult = ikv.TxnResponse
+
+// Txn runs a multi-key transaction in the Kronos transactional mode (the
+// servers must run with --kronos): it reads reads and writes writes
+// atomically, serialisably with every other transaction. It goes to server
+// (any server coordinates; −1 picks one at random). A transaction that
+// conflicts fails with ErrTxnConflict and had no effect; one that fails
+// with ErrUnavailable may or may not have committed. Transactions bypass
+// the session's quorum: each key's part runs on its primary replica only.
+func (c *Client) Txn(ctx context.Context, server int, reads []string, writes []TxnWrite) (TxnResult, error) {
+	var out TxnResult
+	if server < 0 {
+		server = rand.IntN(len(c.peers))
+	}
+	if server >= len(c.peers) {
+		return out, fmt.Errorf("%w: no server %d", ErrInvalid, server)
+	}
+	err := c.call(ctx, c.peers[server], http.MethodPost, "/v1/kv/txn", ikv.TxnRequest{Reads: reads, Writes: writes}, &out)
+	return out, err
+}

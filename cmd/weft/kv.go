@@ -17,10 +17,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	kronosclient "github.com/weft-db/weft/client/kronos"
 	kvclient "github.com/weft-db/weft/client/kv"
 	"github.com/weft-db/weft/internal/kv"
 	"github.com/weft-db/weft/internal/kv/apps"
 	"github.com/weft-db/weft/internal/monitor"
+	"github.com/weft-db/weft/internal/order"
 )
 
 func init() { subcommands = append(subcommands, newKVCmd) }
@@ -47,7 +49,7 @@ same --peers list:
 
 func newKVServeCmd() *cobra.Command {
 	cfg := kv.DefaultServerConfig()
-	var peers, predicates string
+	var peers, predicates, kronosAddrs string
 	var epsilon time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -61,7 +63,10 @@ GET /v1/kv/candidates?after=<index>.
 
 Endpoints: POST /v1/kv/get, POST /v1/kv/put (one replica's share; clients
 replicate), GET /v1/kv/meta, GET /v1/kv/stats, GET /v1/kv/candidates, GET /healthz, and the rollback coordinator's
-POST /v1/kv/admin/{pause,restore,resume,advice} (see 'weft monitor').
+POST /v1/kv/admin/{pause,restore,resume,advice} (see 'weft monitor'). With
+--kronos, POST /v1/kv/txn runs a multi-key transaction (the Kronos
+transactional mode: each key's part on its primary replica, ordered by the
+shared Kronos), with POST /v1/kv/txn/{prepare,decide} between servers.
 SIGINT or SIGTERM stops it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -75,6 +80,16 @@ SIGINT or SIGTERM stops it.`,
 				if cfg.Spec, err = loadSpec(predicates); err != nil {
 					return err
 				}
+			}
+			if kronosAddrs != "" {
+				// The Kronos transactional mode: every server of the ring
+				// must name the same Kronos group.
+				kc, err := kronosclient.Dial(splitAddrs(kronosAddrs))
+				if err != nil {
+					return err
+				}
+				defer kc.Close()
+				cfg.Oracle = order.Remote{C: kc}
 			}
 			s, err := kv.NewServer(cfg, slog.Default())
 			if err != nil {
@@ -109,6 +124,9 @@ SIGINT or SIGTERM stops it.`,
 	f.DurationVar(&cfg.PauseTimeout, "pause-timeout", cfg.PauseTimeout, "a rollback pause ends by itself after this unless the coordinator resumes first")
 	f.IntVar(&cfg.CandidatesMax, "candidates-max", cfg.CandidatesMax, "detector candidates kept for monitors to fetch")
 	f.DurationVar(&cfg.FlushEvery, "flush-every", cfg.FlushEvery, "detector heartbeat period (0: none)")
+	f.StringVar(&kronosAddrs, "kronos", "", "Kronos replica addresses, comma-separated: enables multi-key transactions (POST /v1/kv/txn); every server must name the same group")
+	f.IntVar(&cfg.TxnPendingMax, "txn-pending-max", cfg.TxnPendingMax, "transactions prepared here and not yet run before OVERLOADED")
+	f.DurationVar(&cfg.TxnTimeout, "txn-timeout", cfg.TxnTimeout, "bound on a transaction's prepare round and on each wait for a committed part to run")
 	return cmd
 }
 

@@ -165,6 +165,12 @@ func (r *Replica) Get(key string, from vclock.HVC) ([]Sibling, vclock.HVC, error
 // PUT that did not happen; that is an I/O failure of the replica, reported
 // as ErrUnavailable, and the monitors may report a phantom from it.
 func (r *Replica) Put(key string, s Sibling, from vclock.HVC) (Outcome, vclock.HVC, error) {
+	return r.put(key, s, from, nil)
+}
+
+// put is Put with extra writes committed in the same batch as the PUT
+// (whatever its outcome): the transactional mode's markers (txn_store.go).
+func (r *Replica) put(key string, s Sibling, from vclock.HVC, extra func(b *pebble.Batch)) (Outcome, vclock.HVC, error) {
 	if err := r.checkPut(key, s, from); err != nil {
 		return 0, vclock.HVC{}, err
 	}
@@ -197,7 +203,7 @@ func (r *Replica) Put(key string, s Sibling, from vclock.HVC) (Outcome, vclock.H
 	r.clockMu.Unlock()
 	switch o {
 	case Applied:
-		if err := r.write(key, next, histRecord{At: at, Key: key, Prev: stored, Sib: s}, seq); err != nil {
+		if err := r.write(key, next, histRecord{At: at, Key: key, Prev: stored, Sib: s}, seq, extra); err != nil {
 			return 0, vclock.HVC{}, err
 		}
 		r.stats.applied.Add(1)
@@ -206,13 +212,24 @@ func (r *Replica) Put(key string, s Sibling, from vclock.HVC) (Outcome, vclock.H
 	case Obsolete:
 		r.stats.obsolete.Add(1)
 	}
+	if o != Applied && extra != nil {
+		b := r.db.NewBatch()
+		defer b.Close()
+		extra(b)
+		if err := b.Commit(r.wopt); err != nil {
+			return 0, vclock.HVC{}, fmt.Errorf("%w: write %q: %v", ErrUnavailable, key, err)
+		}
+	}
 	return o, at, nil
 }
 
 // write stores key's new siblings and the PUT's undo record in one batch.
-func (r *Replica) write(key string, next []Sibling, rec histRecord, seq uint64) error {
+func (r *Replica) write(key string, next []Sibling, rec histRecord, seq uint64, extra func(*pebble.Batch)) error {
 	b := r.db.NewBatch()
 	defer b.Close()
+	if extra != nil {
+		extra(b)
+	}
 	_ = b.Set(pebbleKey(key), AppendSiblings(nil, next), nil)
 	if r.cfg.WindowMax > 0 {
 		_ = b.Set(histKey(seq), appendHistRecord(nil, rec), nil)

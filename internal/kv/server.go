@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/monitor"
+	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -58,6 +59,17 @@ type ServerConfig struct {
 	// coordinator asks for another bound: the server then resumes by
 	// itself. Default 30 s.
 	PauseTimeout time.Duration
+	// Oracle, if set, is the shared Kronos that orders transactions
+	// (POST /v1/kv/txn; txn_server.go): every server of the ring must use
+	// the same one (order.Remote to a `weft kronos` group). Nil refuses
+	// transactions.
+	Oracle order.Oracle
+	// TxnPendingMax bounds the transactions prepared here and not yet run
+	// or aborted (beyond: OVERLOADED). Default 1024.
+	TxnPendingMax int
+	// TxnTimeout bounds a transaction's prepare round (including Kronos)
+	// and each wait for a committed part to run. Default 10 s.
+	TxnTimeout time.Duration
 }
 
 // DefaultServerConfig returns the defaults documented on ServerConfig.
@@ -65,7 +77,7 @@ func DefaultServerConfig() ServerConfig {
 	return ServerConfig{
 		N: 3, VNodes: 64, R: 2, W: 2, Replica: DefaultReplicaConfig(),
 		CandidatesMax: 1 << 16, FlushEvery: time.Second, RequestsMax: 1024, ShutdownTimeout: time.Second,
-		PauseTimeout: 30 * time.Second,
+		PauseTimeout: 30 * time.Second, TxnPendingMax: 1024, TxnTimeout: 10 * time.Second,
 	}
 }
 
@@ -106,6 +118,9 @@ func (c ServerConfig) Validate() error {
 	if c.RequestsMax < 1 {
 		return fmt.Errorf("kv: RequestsMax %d must be positive", c.RequestsMax)
 	}
+	if c.TxnPendingMax < 1 || c.TxnTimeout <= 0 {
+		return fmt.Errorf("kv: TxnPendingMax %d and TxnTimeout %v must be positive", c.TxnPendingMax, c.TxnTimeout)
+	}
 	if c.Spec != nil && c.Spec.Servers != len(c.Peers) {
 		return fmt.Errorf("kv: the predicate spec names %d servers, the ring has %d", c.Spec.Servers, len(c.Peers))
 	}
@@ -139,6 +154,8 @@ type Server struct {
 	pauseGen   uint64
 	pauseTimer *time.Timer
 	advice     atomic.Pointer[Advice]
+
+	txn *txnShell // the transactional mode (txn_server.go)
 }
 
 // NewServer opens the replica (and detector) of cfg.
@@ -154,7 +171,7 @@ func NewServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, ring: ring, sem: make(chan struct{}, cfg.RequestsMax), stop: make(chan struct{})}
+	s := &Server{cfg: cfg, log: log, ring: ring, sem: make(chan struct{}, cfg.RequestsMax), stop: make(chan struct{}), txn: newTxnShell(cfg.TxnPendingMax)}
 	if cfg.Spec != nil {
 		if s.det, err = NewDetector(cfg.Spec, cfg.Replica.Self, vclock.HVC{}, cfg.CandidatesMax); err != nil {
 			return nil, err
@@ -166,6 +183,10 @@ func NewServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.boot = WallClock()
+	if err := s.recoverTxns(); err != nil {
+		s.rep.Close()
+		return nil, err
+	}
 	if s.det != nil {
 		// A restarted server's detector starts from the stored values, in
 		// a new incarnation the monitors recognise by its boot.
@@ -197,6 +218,10 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /v1/kv/admin/advice", s.handle(s.setAdvice))
 	mux.Handle("POST /v1/kv/admin/late", s.handle(s.lateVersions))
 	mux.Handle("POST /v1/kv/admin/early", s.handle(s.earlyVersions))
+	mux.Handle("POST /v1/kv/txn", s.handle(s.txnCoordinate))
+	mux.Handle("POST /v1/kv/txn/prepare", s.handle(s.txnPrepare))
+	mux.Handle("POST /v1/kv/txn/decide", s.handle(s.txnDecide))
+	mux.Handle("POST /v1/kv/txn/status", s.handle(s.txnStatus))
 	mux.Handle("GET /healthz", s.handle(func(*http.Request) (any, error) { return map[string]bool{"ok": true}, nil }))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, ErrorBody{Code: CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
@@ -224,6 +249,8 @@ func (s *Server) Start() error {
 		s.wg.Add(1)
 		go s.heartbeat()
 	}
+	s.wg.Add(1)
+	go s.txnJanitor()
 	return nil
 }
 
@@ -481,18 +508,9 @@ func (s *Server) restore(r *http.Request) (any, error) {
 	if !s.paused || s.pauseGen != req.Gen {
 		return nil, fmt.Errorf("%w: restore for generation %d needs a pause for it first", ErrInvalid, req.Gen)
 	}
-	res, err := s.rep.Restore(req.Before, req.Gen, req.Keep)
+	res, err := RestoreMonitored(s.rep, s.det, req.Before, req.Gen, req.Keep)
 	if err != nil {
 		return nil, err
-	}
-	if s.det != nil {
-		vals, ats, err := s.loadDetectorState()
-		if err != nil {
-			return nil, err
-		}
-		if err := s.det.Reset(req.Gen, vals, ats); err != nil {
-			return nil, err
-		}
 	}
 	s.log.Info("kv: restored", "role", "kv", "node", s.cfg.Replica.Self, "gen", req.Gen, "before", req.Before, "undone", res.Undone)
 	return RestoreResponse{Undone: res.Undone, Keys: len(res.Keys), Gen: req.Gen, HVC: ToHVCJSON(res.At)}, nil

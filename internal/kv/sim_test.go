@@ -108,6 +108,7 @@ type simMsg struct {
 	client   int
 	send     Send
 	reply    Reply
+	vc       []uint64 // the sender's simulation vector clock (rollback runs only)
 }
 
 type simWorld struct {
@@ -125,18 +126,26 @@ type simWorld struct {
 	cutEnd  int
 	hist    []histOp
 	res     simResult
+	// rb, if set, monitors the run and rolls it back on violations
+	// (sim_rollback_test.go).
+	rb *rbState
 }
 
 func runSim(t testing.TB, cfg simConfig) (simResult, []histOp) {
+	w := newSimWorld(t, cfg)
+	w.openAll()
+	return w.run()
+}
+
+// newSimWorld builds the world; openAll then opens the servers.
+func newSimWorld(t testing.TB, cfg simConfig) *simWorld {
 	w := &simWorld{t: t, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6b76))}
 	var err error
 	if w.ring, err = NewRing(cfg.Servers, 16); err != nil {
 		t.Fatal(err)
 	}
-	for i := range cfg.Servers {
-		s := &simServer{fs: vfs.NewCrashableMem(), skew: w.rng.Uint64N(500)}
-		w.servers = append(w.servers, s)
-		w.open(i)
+	for range cfg.Servers {
+		w.servers = append(w.servers, &simServer{fs: vfs.NewCrashableMem(), skew: w.rng.Uint64N(500)})
 	}
 	for i := range cfg.Clients {
 		sess, err := NewSession(w.ring, uint64(i+1)<<32|w.rng.Uint64N(1<<32), cfg.Quorum)
@@ -149,15 +158,35 @@ func runSim(t testing.TB, cfg simConfig) (simResult, []histOp) {
 	for i := range w.cut {
 		w.cut[i] = make([]bool, cfg.Servers)
 	}
+	return w
+}
+
+func (w *simWorld) openAll() {
+	for i := range w.servers {
+		w.open(i)
+	}
+}
+
+func (w *simWorld) run() (simResult, []histOp) {
+	t, cfg := w.t, w.cfg
 	for w.tick = 0; w.tick < cfg.TicksMax && !w.finished(); w.tick++ {
+		if w.rb != nil && w.rb.err != nil {
+			return w.res, w.hist // a checker failed: stop here
+		}
 		w.nemesis()
 		w.deliver()
 		for i := range w.clients {
 			w.stepClient(i)
 		}
+		if w.rb != nil {
+			w.rb.afterTick()
+		}
 	}
 	if !w.finished() {
 		t.Fatalf("seed %d: not finished after %d ticks", cfg.Seed, cfg.TicksMax)
+	}
+	if w.rb != nil {
+		w.rb.finish()
 	}
 	for _, s := range w.servers {
 		if s.rep != nil {
@@ -175,11 +204,17 @@ func (w *simWorld) open(i int) {
 	cfg.SiblingsMax = 4
 	cfg.Sync = !w.cfg.Unsafe
 	cfg.Now = func() uint64 { return uint64(w.tick)*1000 + s.skew }
+	if w.rb != nil {
+		w.rb.replicaConfig(i, &cfg)
+	}
 	rep, err := OpenReplica(cfg)
 	if err != nil {
 		w.t.Fatalf("seed %d: open server %d: %v", w.cfg.Seed, i, err)
 	}
 	s.rep = rep
+	if w.rb != nil {
+		w.rb.opened(i)
+	}
 }
 
 func (w *simWorld) finished() bool {
@@ -285,17 +320,26 @@ func (w *simWorld) serve(m simMsg) {
 		return
 	}
 	r := Reply{From: m.server, Op: m.send.Op, Round: m.send.Round}
-	switch m.send.Kind {
-	case KindGet:
+	var vc []uint64
+	if w.rb != nil {
+		vc = w.rb.receive(m.server, m.vc)
+	}
+	switch {
+	case w.rb != nil && w.rb.paused(m.server):
+		r.Err = ErrPaused
+	case m.send.Kind == KindGet:
 		r.Siblings, r.HVC, r.Err = s.rep.Get(m.send.Key, m.send.HVC)
-	case KindPut:
+	case m.send.Kind == KindPut:
 		r.Outcome, r.HVC, r.Err = s.rep.Put(m.send.Key, m.send.Sibling, m.send.HVC)
+		if w.rb != nil && r.Err == nil && r.Outcome == Applied {
+			w.rb.applied(m.server, m.send.Key, m.send.Sibling, r.HVC, vc)
+		}
 		if m.send.Repair {
 			w.res.Repairs++
 			return
 		}
 	}
-	w.post(simMsg{toServer: false, server: m.server, client: m.client, reply: r})
+	w.post(simMsg{toServer: false, server: m.server, client: m.client, reply: r, vc: vc})
 }
 
 func (w *simWorld) answer(m simMsg) {
@@ -303,7 +347,11 @@ func (w *simWorld) answer(m simMsg) {
 	if c.op == nil || c.op.ID() != m.reply.Op {
 		return
 	}
+	acks := c.op.acks
 	c.op.Step(m.reply)
+	if w.rb != nil && c.op.acks > acks {
+		w.rb.absorb(m.client, m.vc) // the op took this answer (and its HVC)
+	}
 	w.flush(m.client)
 }
 
@@ -318,6 +366,10 @@ func (w *simWorld) stepClient(i int) {
 		return
 	}
 	c.left--
+	if w.rb != nil {
+		w.rb.startOp(i)
+		return
+	}
 	key := fmt.Sprintf("k%d", w.rng.IntN(w.cfg.Keys))
 	h := histOp{Client: i, Key: key, Start: w.event()}
 	var err error
@@ -335,6 +387,12 @@ func (w *simWorld) stepClient(i int) {
 	if err != nil {
 		w.t.Fatalf("seed %d: %v", w.cfg.Seed, err)
 	}
+	w.begin(i, h)
+}
+
+// begin records client i's new op and starts it.
+func (w *simWorld) begin(i int, h histOp) {
+	c := w.clients[i]
 	if h.Kind == KindPut {
 		h.Put = c.op.put
 	}
@@ -348,7 +406,7 @@ func (w *simWorld) stepClient(i int) {
 func (w *simWorld) flush(i int) {
 	c := w.clients[i]
 	for _, s := range c.op.Ready() {
-		w.post(simMsg{toServer: true, server: s.To, client: i, send: s})
+		w.post(simMsg{toServer: true, server: s.To, client: i, send: s, vc: w.clientVC(i)})
 	}
 	c.op.Advance()
 	res, done := c.op.Done()
@@ -373,10 +431,16 @@ func (w *simWorld) flush(i int) {
 		c.ctx[h.Key] = Versions(res.Siblings)
 	default:
 		w.res.OKPuts++
+		if w.rb != nil {
+			c.ctx[h.Key] = []Version{h.Put.Version} // read-modify-write on its own writes
+		}
+	}
+	if w.rb != nil {
+		w.rb.finishOp(i)
 	}
 	// Post read repairs (Ready again: succeed may have queued them).
 	for _, s := range c.op.Ready() {
-		w.post(simMsg{toServer: true, server: s.To, client: i, send: s})
+		w.post(simMsg{toServer: true, server: s.To, client: i, send: s, vc: w.clientVC(i)})
 	}
 	c.op.Advance()
 	c.sess.Finish(res)

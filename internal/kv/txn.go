@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
+	kronosclient "github.com/weft-db/weft/client/kronos"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -41,23 +43,28 @@ import (
 // never ordered. It is also strict: a transaction that begins after another
 // ended is prepared after it on every shared key.
 //
-// Limits of this first version, for the shell to come: transaction state is
-// in memory (a coordinator that dies between votes and decision blocks its
-// keys, as in any two-phase commit); writes go to the primary replica only
-// (replicating them to the other N−1 is the shell's job); and the Kronos
-// clock events are not yet released (order.Local.Cleanup) — participants
-// would first have to forget applied-transaction entries below the
-// watermark. The participant keeps one entry per key ever written
-// transactionally.
+// These cores hold no durable state; the shell (txn_server.go,
+// txn_store.go) stores prepared parts and commit decisions and recovers
+// them after a crash. Writes go to the primary replica only (replicating
+// them to the other N−1 is not done); the Kronos clock events are not yet
+// released (order.Local.Cleanup) — participants would first have to forget
+// applied-transaction entries below the watermark. The participant keeps
+// one entry per key ever used transactionally (and the shell one record
+// each in Pebble).
 
 // ErrTxnConflict means Kronos could not order a transaction after a
 // conflicting one: it aborted without effect; retry it (with a new stamp).
 var ErrTxnConflict = errors.New("kv: transaction conflicts with a concurrent one")
 
-// TxnWrite is one write of a transaction.
+// TxnWrite is one write of a transaction: Value replaces the key's value,
+// or, with Add, Value is a signed decimal integer added to the key's
+// current value read as one (absent: 0) at the transaction's place in the
+// serial order — what a transfer between accounts needs, since a
+// transaction's writes are fixed before it runs.
 type TxnWrite struct {
 	Key   string
 	Value []byte
+	Add   bool
 }
 
 // TxnExec is a committed transaction's part for one server, handed out in
@@ -214,6 +221,12 @@ func (p *TxnParticipant) Ready() []TxnExec { return p.ready }
 // Advance forgets what Ready returned.
 func (p *TxnParticipant) Advance() { p.ready = p.ready[:0] }
 
+// SetApplied records t as the last transaction run on key: what a
+// restarted server reloads (its stored record of the last part run on
+// each key) before any Prepare, so that later transactions on key are
+// ordered after t in Kronos as before the restart.
+func (p *TxnParticipant) SetApplied(key string, t vclock.Stamp) { p.applied[key] = t }
+
 // Pending counts transactions prepared and not yet applied or aborted.
 func (p *TxnParticipant) Pending() int { return len(p.txns) }
 
@@ -222,7 +235,10 @@ func (p *TxnParticipant) Pending() int { return len(p.txns) }
 // (nil: yes; ErrTxnConflict: no; other errors: the oracle failed, also no).
 func Vote(ctx context.Context, o order.Oracle, prevs []vclock.Stamp, t vclock.Stamp) error {
 	if err := order.Must(ctx, o, prevs, t); err != nil {
-		if errors.Is(err, order.ErrStale) {
+		// A Kronos reached over the network (order.Remote) answers a
+		// refused must pair as the client's ErrMustConflict, which
+		// order.Must does not turn into ErrStale.
+		if errors.Is(err, order.ErrStale) || errors.Is(err, kronosclient.ErrMustConflict) {
 			return fmt.Errorf("%w: %v", ErrTxnConflict, err)
 		}
 		return err
@@ -360,11 +376,33 @@ func (r *Replica) ExecTxn(e TxnExec) (map[string][]Sibling, error) {
 		if err != nil {
 			return nil, err
 		}
+		value := w.Value
+		if w.Add {
+			if value, err = addDecimal(currentValue(cur), string(w.Value)); err != nil {
+				return nil, fmt.Errorf("key %q: %w", w.Key, err)
+			}
+		}
 		ctx := Versions(cur)
 		v := Descend(ctx, actor, NextCounter(0, ctx, actor), VersionEntriesMax)
-		if _, _, err := r.Put(w.Key, Sibling{Version: v, Value: w.Value}, vclock.HVC{}); err != nil {
+		if _, _, err := r.Put(w.Key, Sibling{Version: v, Value: value}, vclock.HVC{}); err != nil {
 			return nil, err
 		}
 	}
 	return reads, nil
+}
+
+// addDecimal adds the decimal delta to the decimal cur ("" reads as 0).
+func addDecimal(cur, delta string) ([]byte, error) {
+	a := int64(0)
+	if cur != "" {
+		var err error
+		if a, err = strconv.ParseInt(cur, 10, 64); err != nil {
+			return nil, fmt.Errorf("%w: add to a value that is not a decimal integer: %q", ErrInvalid, cur)
+		}
+	}
+	d, err := strconv.ParseInt(delta, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("%w: add of %q, not a decimal integer", ErrInvalid, delta)
+	}
+	return strconv.AppendInt(nil, a+d, 10), nil
 }

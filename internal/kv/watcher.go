@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
-	"slices"
 	"sync"
 	"time"
 
@@ -600,72 +599,47 @@ func (w *Watcher) rollback(seen, since, violation uint64) RollbackReport {
 	return rb
 }
 
-// cutAndKeep chooses the cut and the writes that straddle it. Writes
-// applied at or after `since` on some replica but before it on another took
-// effect before since, so a rollback to since would keep them — and if one
-// of them began the violating state (its home replica, which the monitors
-// watch, applied it late), the violation would survive the rollback. So
-// the cut moves back once, to the earliest such early application, T; the
-// writes that straddle T (in flight at T, before the violation) are kept
-// everywhere they arrived.
+// cutAndKeep chooses the cut and the writes that straddle it (ChooseCut)
+// by asking every server over HTTP.
 func (w *Watcher) cutAndKeep(ctx context.Context, since uint64) (uint64, []Version, error) {
-	_, at, err := w.straddlers(ctx, since)
-	if err != nil || len(at) == 0 {
-		return since, nil, err
+	srcs := make([]CutSource, len(w.cfg.Servers))
+	for i, addr := range w.cfg.Servers {
+		srcs[i] = httpCutSource{w: w, ctx: ctx, addr: addr}
 	}
-	t := slices.Min(at)
-	keep, _, err := w.straddlers(ctx, t)
-	return t, keep, err
+	return ChooseCut(srcs, since)
 }
 
-// straddlers returns the writes some replica applied at or after t and
-// another before it, with the CutTimes of those early applications.
-func (w *Watcher) straddlers(ctx context.Context, t uint64) ([]Version, []uint64, error) {
-	seen := map[string]bool{}
-	var late []Version
-	for _, addr := range w.cfg.Servers {
-		var out VersionsResponse
-		if err := w.call(ctx, addr, http.MethodPost, "/v1/kv/admin/late", VersionsRequest{Before: t}, &out, w.cfg.RollbackTimeout); err != nil {
-			return nil, nil, fmt.Errorf("late writes of %s: %w", addr, err)
-		}
-		for _, v := range out.Versions {
-			if !seen[v.String()] {
-				seen[v.String()] = true
-				late = append(late, v)
-			}
-		}
+// httpCutSource asks one kv server through its admin endpoints.
+type httpCutSource struct {
+	w    *Watcher
+	ctx  context.Context
+	addr string
+}
+
+func (h httpCutSource) LateVersions(before uint64) ([]Version, error) {
+	var out VersionsResponse
+	if err := h.w.call(h.ctx, h.addr, http.MethodPost, "/v1/kv/admin/late", VersionsRequest{Before: before}, &out, h.w.cfg.RollbackTimeout); err != nil {
+		return nil, fmt.Errorf("late writes of %s: %w", h.addr, err)
 	}
-	if len(late) == 0 {
-		return nil, nil, nil
-	}
-	first := map[string]int{}
-	var keep []Version
-	var at []uint64
+	return out.Versions, nil
+}
+
+func (h httpCutSource) EarlyVersions(before uint64, versions []Version) ([]Version, []uint64, error) {
+	var out VersionsResponse
 	// Ask in chunks, so a request stays well under the servers' body limit.
 	const chunk = 256 // versions of up to VersionEntriesMax entries: < 1 MiB
-	for _, addr := range w.cfg.Servers {
-		var out VersionsResponse
-		for lo := 0; lo < len(late); lo += chunk {
-			var part VersionsResponse
-			req := VersionsRequest{Before: t, Versions: late[lo:min(lo+chunk, len(late))]}
-			if err := w.call(ctx, addr, http.MethodPost, "/v1/kv/admin/early", req, &part, w.cfg.RollbackTimeout); err != nil {
-				return nil, nil, fmt.Errorf("early writes of %s: %w", addr, err)
-			}
-			out.Versions, out.CutTimes = append(out.Versions, part.Versions...), append(out.CutTimes, part.CutTimes...)
+	for lo := 0; lo < len(versions); lo += chunk {
+		var part VersionsResponse
+		req := VersionsRequest{Before: before, Versions: versions[lo:min(lo+chunk, len(versions))]}
+		if err := h.w.call(h.ctx, h.addr, http.MethodPost, "/v1/kv/admin/early", req, &part, h.w.cfg.RollbackTimeout); err != nil {
+			return nil, nil, fmt.Errorf("early writes of %s: %w", h.addr, err)
 		}
-		if len(out.CutTimes) != len(out.Versions) {
-			return nil, nil, fmt.Errorf("%w: %s answered %d versions and %d times", ErrUnavailable, addr, len(out.Versions), len(out.CutTimes))
+		if len(part.CutTimes) != len(part.Versions) {
+			return nil, nil, fmt.Errorf("%w: %s answered %d versions and %d times", ErrUnavailable, h.addr, len(part.Versions), len(part.CutTimes))
 		}
-		for k, v := range out.Versions {
-			if i, ok := first[v.String()]; ok {
-				at[i] = min(at[i], out.CutTimes[k])
-				continue
-			}
-			first[v.String()] = len(keep)
-			keep, at = append(keep, v), append(at, out.CutTimes[k])
-		}
+		out.Versions, out.CutTimes = append(out.Versions, part.Versions...), append(out.CutTimes, part.CutTimes...)
 	}
-	return keep, at, nil
+	return out.Versions, out.CutTimes, nil
 }
 
 func (w *Watcher) failed(rb RollbackReport, start time.Time, err error) RollbackReport {

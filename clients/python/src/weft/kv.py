@@ -143,10 +143,18 @@ class KVPausedError(KVQuorumError):
     code = "PAUSED"
 
 
+class KVConflictError(KVError):
+    """Kronos could not order a transaction after a concurrent one: it
+    aborted without effect; retry it."""
+
+    code = "CONFLICT"
+    retryable = True
+
+
 _BY_CODE: dict[str, type[KVError]] = {
     c.code: c
     for c in (KVInvalidError, KVTooManySiblingsError, KVVersionReusedError, KVUnavailableError,
-              KVOverloadedError, KVQuorumError)
+              KVOverloadedError, KVQuorumError, KVConflictError)
 }
 
 
@@ -439,6 +447,33 @@ class KVClient:
     def write(self, key: str, value: bytes | str, *, r: int | None = None, w: int | None = None) -> Version:
         """Read ``key``, then write ``value`` superseding every sibling read."""
         return self.put(key, value, self.get(key, r=r).context, w=w)
+
+    def txn(self, reads: Sequence[str] = (), writes: Sequence[tuple[str, bytes | str] | tuple[str, bytes | str, bool]] = (),
+            *, server: int | None = None, timeout: float = 30.0) -> dict[str, list[Sibling]]:
+        """Run a multi-key transaction (the Kronos transactional mode; the
+        servers must run with ``--kronos``): read ``reads`` and apply
+        ``writes`` atomically, serialisably with every other transaction.
+
+        Each write is ``(key, value)`` or ``(key, value, add)``; with ``add``
+        the value is a signed decimal integer added to the key's current value
+        (read as one; absent is 0). ``server`` coordinates it (default: a
+        random one). Returns each read key's siblings at the transaction's
+        place in the serial order. Raises :class:`KVConflictError` when it
+        aborted without effect (retry), :class:`KVUnavailableError` when its
+        outcome is unknown. Transactional writes go to each key's primary
+        replica only, bypassing the session's quorum.
+        """
+        ws: list[dict[str, Any]] = []
+        for w in writes:
+            key, value = w[0], w[1]
+            data = value.encode() if isinstance(value, str) else bytes(value)
+            item: dict[str, Any] = {"key": key, "value": base64.b64encode(data).decode()}
+            if len(w) > 2 and w[2]:
+                item["add"] = True
+            ws.append(item)
+        i = random.randrange(len(self.peers)) if server is None else server
+        out = self._call(self.peers[i], "POST", "/v1/kv/txn", {"reads": list(reads), "writes": ws}, timeout=timeout)
+        return {k: [Sibling.from_json(s) for s in v or []] for k, v in (out.get("reads") or {}).items()}
 
     def candidates(self, server: int, after: int = 0, limit: int = 1024) -> dict[str, Any]:
         """One page of server ``server``'s detector candidates (monitoring)."""
