@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	kronosclient "github.com/weft-db/weft/client/kronos"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -235,10 +234,7 @@ func (p *TxnParticipant) Pending() int { return len(p.txns) }
 // (nil: yes; ErrTxnConflict: no; other errors: the oracle failed, also no).
 func Vote(ctx context.Context, o order.Oracle, prevs []vclock.Stamp, t vclock.Stamp) error {
 	if err := order.Must(ctx, o, prevs, t); err != nil {
-		// A Kronos reached over the network (order.Remote) answers a
-		// refused must pair as the client's ErrMustConflict, which
-		// order.Must does not turn into ErrStale.
-		if errors.Is(err, order.ErrStale) || errors.Is(err, kronosclient.ErrMustConflict) {
+		if errors.Is(err, order.ErrStale) {
 			return fmt.Errorf("%w: %v", ErrTxnConflict, err)
 		}
 		return err

@@ -56,6 +56,14 @@ func (r Remote) assign(ctx context.Context, as []kronos.Assignment) ([]kronos.As
 	}
 	res, err := r.C.AssignOrder(ctx, req)
 	if err != nil {
+		// A contradicted must pair is the in-process Kronos's error, so
+		// callers (order.Must: ErrStale) tell it from a failure.
+		var ce *kc.Error
+		if errors.As(err, &ce) && ce.Code == kc.CodeMustConflict {
+			if o, oerr := fromClientOrder(ce.Actual); oerr == nil {
+				return nil, &kronos.ConflictError{Index: ce.PairIndex, Actual: o}
+			}
+		}
 		return nil, err
 	}
 	if len(res) != len(as) {

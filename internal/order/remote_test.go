@@ -85,6 +85,13 @@ func TestRemoteMatchesLocal(t *testing.T) {
 			t.Fatalf("batch %v: local error %v, remote error %v", batch, werr, gerr)
 		}
 		if werr != nil {
+			// A contradicted must pair is the same error both ways, so
+			// order.Must says ErrStale (retry with a fresh stamp) for a
+			// remote Kronos too.
+			var wce, gce *kronos.ConflictError
+			if errors.As(werr, &wce) != errors.As(gerr, &gce) || (wce != nil && *wce != *gce) {
+				t.Fatalf("batch %v: local error %v, remote error %v", batch, werr, gerr)
+			}
 			contradicted++
 			continue
 		}
@@ -97,7 +104,7 @@ func TestRemoteMatchesLocal(t *testing.T) {
 			}
 		}
 	}
-	if concurrent == 0 || reversed == 0 {
+	if concurrent == 0 || reversed == 0 || contradicted == 0 {
 		t.Fatalf("the workload exercised too little: %d assignments, %d reversed", concurrent, reversed)
 	}
 	t.Logf("%d assignments, %d reversed preferences, %d contradicted batches", concurrent, reversed, contradicted)
