@@ -55,6 +55,10 @@ func (c *client) next() {
 	if w.stopping {
 		return
 	}
+	if w.quiescing {
+		w.parked = append(w.parked, c) // resumed after the graph check
+		return
+	}
 	c.op++
 	op := c.op
 	c.mops, c.reads, c.sent = nil, map[int64]readResult{}, false
@@ -117,7 +121,7 @@ func (w *world) stampReads(s *server, g int, c *client, op int, keys []int64) {
 	t := s.gks[g].Stamp()
 	w.answer(s, g, t, func() { w.toClient(c.id, func() { c.snapshotStable(op) }) })
 	for _, k := range keys {
-		n := s.shards[txn.ShardOf(vertexOf(k), uint32(w.cfg.Shards))]
+		n := s.shards[txn.ShardOf(vertexOf(k), uint32(s.nshards))]
 		task := &readTask{w: w, c: c, op: op, key: k}
 		w.after(w.linkDelay(gkNode(g), shardID(n.id)), func() {
 			if w.srv != s {
@@ -239,53 +243,119 @@ func (w *world) commitStamped(s *server, g int, c *client, op int, reads []txn.R
 	if err != nil {
 		panic(err)
 	}
-	defer st.Discard()
 	ts, err := s.gks[g].BeginCommit()
 	if err != nil {
+		st.Discard()
 		reply(check.Fail) // overloaded: nothing happened
 		return
 	}
-	res, err := txn.Exec{Shards: uint32(w.cfg.Shards)}.Run(st, ts, reads, ops)
-	if err == nil {
-		// As the engine does: the shards it writes are declared before
-		// the durable commit, so NOPs to others pass it.
-		declared := txn.ShardsOf(res.Ops)
-		if w.cfg.PlantBadDeclare {
-			declared = nil
-		}
-		if err := s.gks[g].Declare(ts, declared); err != nil {
-			panic(err)
-		}
-		w.dispatch(s, g)
-		err = st.Commit(ctx, func(cr store.Critical) error {
-			return gatekeeper.OrderAfterAccess(ctx, s.oracle, cr, ts, res.Access)
-		})
-	}
+	res, err := txn.Exec{Shards: uint32(s.nshards)}.Run(st, ts, reads, ops)
 	if err != nil {
-		if !errors.Is(err, txn.ErrAborted) && !store.IsRetryable(err) {
-			panic(fmt.Sprintf("sim: commit: %v", err))
+		st.Discard()
+		w.aborted(s, g, ts, err, reply)
+		return
+	}
+	// As the engine does: the shards it writes are declared before the
+	// durable commit, so NOPs to others pass it.
+	declared := txn.ShardsOf(res.Ops)
+	if w.cfg.PlantBadDeclare {
+		declared = nil
+	}
+	if err := s.gks[g].Declare(ts, declared); err != nil {
+		panic(err)
+	}
+	w.dispatch(s, g)
+	p := &pendingCommit{s: s, g: g, st: st, ts: ts, res: res, reply: reply}
+	if w.cfg.ReconfigEvery == 0 {
+		w.critical(p) // in the same event, as before reconfigurations existed
+		return
+	}
+	// On its way to the store: an epoch change may come first (reconfig).
+	w.addPending(s, p)
+	w.after(int64(w.rng.IntN(w.cfg.DelayMax)), func() {
+		if !p.zombie {
+			w.critical(p)
 		}
-		w.stats.Aborts++
-		if err := s.gks[g].Resolve(ts, nil); err != nil {
-			panic(err)
+	})
+}
+
+// pendingCommit is a commit executed on its store transaction and declared
+// to its gatekeeper whose critical section has not run yet.
+type pendingCommit struct {
+	s     *server
+	g     int
+	st    store.Txn
+	ts    vclock.Stamp
+	res   *txn.Result
+	reply func(check.Type)
+	// done: the critical section ran (or the process died); zombie: the
+	// epoch changed first and left it to the fence (reconfig).
+	done, zombie bool
+}
+
+// critical is the commit's critical section on the store: the epoch fence
+// (unless PlantNoFence), the order after the last accesses (Kronos when
+// concurrent), durability; then, in a later event, the hand-off to the
+// shards, and the client hears back once it is handed
+// (gatekeeper.Core.Acked). A zombie — a commit of an epoch that has ended
+// — runs the same code: the fence refuses it.
+func (w *world) critical(p *pendingCommit) {
+	if p.done {
+		return
+	}
+	p.done = true
+	s, g, ts := p.s, p.g, p.ts
+	if w.st != s.st {
+		return // the process crashed with it: nothing reached the store
+	}
+	err := p.st.Commit(ctx, func(cr store.Critical) error {
+		if !w.cfg.PlantNoFence {
+			if err := gatekeeper.CheckFence(cr, s.epoch); err != nil {
+				return err
+			}
 		}
-		w.dispatch(s, g)
-		reply(check.Fail)
+		return gatekeeper.OrderAfterAccess(ctx, s.oracle, cr, ts, p.res.Access)
+	})
+	p.st.Discard()
+	if err != nil {
+		w.aborted(s, g, ts, err, p.reply)
 		return
 	}
 	w.stats.Commits++
+	if w.srv != s {
+		w.stats.ZombiesLanded++ // only without the fence: durable, yet no shard of the new epoch will see it
+	}
 	// The commit is durable; the hand-off to the shards is a later event,
-	// so a crash can fall between them (the client then never hears).
+	// so a crash or an epoch change can fall between them (the client then
+	// never hears).
 	w.after(int64(w.rng.IntN(3)), func() {
 		if w.srv != s {
 			return
 		}
-		s.acks[g][ts.Seq()] = func() { reply(check.OK) }
-		if err := s.gks[g].Resolve(ts, res.Ops); err != nil {
+		s.acks[g][ts.Seq()] = func() { p.reply(check.OK) }
+		if err := s.gks[g].Resolve(ts, p.res.Ops); err != nil {
 			panic(err)
 		}
 		w.dispatch(s, g)
 	})
+}
+
+// aborted resolves a commit that wrote nothing (an OCC abort, a retryable
+// store error, or the epoch fence) and tells its client: a definite failure.
+func (w *world) aborted(s *server, g int, ts vclock.Stamp, err error, reply func(check.Type)) {
+	switch {
+	case errors.Is(err, gatekeeper.ErrFenced):
+		w.stats.Fenced++
+	case errors.Is(err, txn.ErrAborted) || store.IsRetryable(err):
+	default:
+		panic(fmt.Sprintf("sim: commit: %v", err))
+	}
+	w.stats.Aborts++
+	if err := s.gks[g].Resolve(ts, nil); err != nil {
+		panic(err)
+	}
+	w.dispatch(s, g)
+	reply(check.Fail)
 }
 
 // snapshotStable: every gatekeeper has merged the snapshot's stamp, so a

@@ -59,6 +59,14 @@ type Config struct {
 	Notes bool
 	// OracleCacheMax bounds each shard's cache of Kronos answers.
 	OracleCacheMax int
+	// ReconfigEvery is the mean number of ticks between reconfigurations
+	// (0: none): the world moves to a new configuration epoch on the same
+	// store, replacing a member or adding a shard (up to cfg.Shards+3);
+	// commits of the old epoch still on their way to the store drain or
+	// reach it later as zombies, which the epoch fence must refuse
+	// (reconfig.go). It also puts every commit's critical section in an
+	// event of its own, up to DelayMax ticks after its execution.
+	ReconfigEvery int
 
 	// Planted bugs, for showing that the checkers catch them.
 	//
@@ -74,6 +82,10 @@ type Config struct {
 	// PlantNoPeerAck, in cluster mode, answers clients without waiting for
 	// peers to merge the answered stamps (gatekeeper.Config.PeerAck off).
 	PlantNoPeerAck bool
+	// PlantNoFence skips gatekeeper.CheckFence in the commit's critical
+	// section: a zombie commit of an ended epoch lands in the store after
+	// the new epoch's shards rebuilt from it.
+	PlantNoFence bool
 }
 
 // Draw returns the configuration seed chooses (swarm testing: every seed
@@ -108,6 +120,11 @@ func Draw(seed uint64, ops int) Config {
 	if r.IntN(2) == 0 {
 		c.ClogEvery = 300 + r.IntN(2000)
 	}
+	// Drawn last, so that the fields above stay what they were for every
+	// seed before reconfigurations existed.
+	if r.IntN(4) == 0 {
+		c.ReconfigEvery = 800 + r.IntN(3000)
+	}
 	return c
 }
 
@@ -122,12 +139,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sim: clients, keys and ops must be positive")
 	case c.DelayMax < 1:
 		return fmt.Errorf("sim: DelayMax must be at least 1")
+	case c.ReconfigEvery < 0:
+		return fmt.Errorf("sim: ReconfigEvery must not be negative")
 	}
 	return nil
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d notes=%v cache=%d",
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d notes=%v cache=%d",
 		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.AnnounceEvery, c.Duplicate,
-		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.Notes, c.OracleCacheMax)
+		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.Notes, c.OracleCacheMax)
 }

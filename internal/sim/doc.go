@@ -7,7 +7,8 @@
 //
 // The same code as the engine runs: gatekeeper.Core (stamping, FIFO
 // hand-off, NOPs and notes), gatekeeper.OrderAfterAccess (the commit's
-// ordering after last accesses), txn.Exec on the store, shard.Core
+// ordering after last accesses), gatekeeper.RaiseFence and CheckFence
+// (the epoch fence), txn.Exec on the store, shard.Core
 // (scheduling), shard.Apply, shard.ReadOrderer and shard.Recover. Only the
 // shells differ: here every message is an event with a random delay, so
 // reads overtake writes, gatekeeper→shard entries arrive out of order and
@@ -18,13 +19,21 @@
 // a random part of the rest; restart in a new epoch with the shards
 // rebuilt from the store), client partitions (requests and replies lost;
 // clients time out, and a commit whose answer is lost is indeterminate),
-// duplicated and reordered deliveries. Swarm testing: Draw gives each seed
-// its own cluster shape (1–5 gatekeepers, 1–8 shards), workload and fault
-// mix. A run has a safety phase with faults and a liveness phase with them
+// duplicated and reordered deliveries, and reconfigurations (reconfig.go:
+// the cluster moves to a new configuration epoch on the same store, a
+// member replaced or a shard added; old-epoch commits still on their way to
+// the store reach it after the new epoch's shards rebuilt, and the epoch
+// fence, gatekeeper.CheckFence, must refuse them). Swarm testing: Draw
+// gives each seed its own cluster shape (1–5 gatekeepers, 1–8 shards),
+// workload and fault mix. A run has a safety phase with faults and a liveness phase with them
 // healed, in which every client must complete more operations; then
-// check.CheckListAppend decides strict serializability of the history.
+// check.CheckListAppend decides strict serializability of the history, and
+// the graph-equals-store checker (graphVersusStore: every shard's graph at
+// the latest stamp holds exactly what the store says it owns) runs at the
+// end and after every reconfiguration, once nothing is in flight.
 //
 // A seed replays exactly: go test ./internal/sim -run TestSimulation
 // -sim.seed=N. Not yet simulated: node programs spanning shards, garbage
-// collection, and (until the cluster exists) failures of single roles.
+// collection, and failures of single roles (a gatekeeper or shard
+// process dying alone).
 package sim

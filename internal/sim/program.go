@@ -100,9 +100,12 @@ func (w *world) setup() error {
 	for k := 0; k+1 < w.cfg.Keys; k++ {
 		ops = append(ops, txn.Op{Kind: txn.CreateEdge, Vertex: vertexOf(int64(k)), Edge: chainEdge, Dst: vertexOf(int64(k + 1))})
 	}
-	res, err := txn.Exec{Shards: uint32(w.cfg.Shards)}.Run(st, ts, nil, ops)
+	res, err := txn.Exec{Shards: uint32(s.nshards)}.Run(st, ts, nil, ops)
 	if err == nil {
 		err = st.Commit(ctx, func(cr store.Critical) error {
+			if err := gatekeeper.CheckFence(cr, s.epoch); err != nil {
+				return err
+			}
 			return gatekeeper.OrderAfterAccess(ctx, s.oracle, cr, ts, res.Access)
 		})
 	}
@@ -153,7 +156,9 @@ func (w *world) startProgram(s *server, g int, c *client, op int) {
 	})
 }
 
-func (w *world) shardOf(h string) int { return int(txn.ShardOf(h, uint32(w.cfg.Shards))) }
+// shardOf places h under the current configuration's shard count (the
+// programs of an older configuration's server are dropped with it).
+func (w *world) shardOf(h string) int { return int(txn.ShardOf(h, uint32(w.nshards))) }
 
 // send delivers batches to their shards as tasks at the program's stamp.
 func (r *progRun) send(from int, batches []nodeprog.Batch) {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/weft-db/weft/internal/check"
 )
@@ -12,15 +13,30 @@ type Result struct {
 	Stats   Stats
 	History check.History
 	Check   check.Result
+	// GraphDiffs are the graph-equals-store checker's findings (at most
+	// graphDiffsMax): a shard's graph differing from what the store says
+	// it owns, after a reconfiguration or at the end of the run.
+	GraphDiffs []string
 }
 
-// Valid reports a run without anomalies.
-func (r *Result) Valid() bool { return r.Check.Valid }
+// Valid reports a run without anomalies: a strictly serializable history
+// and every shard's graph equal to the store.
+func (r *Result) Valid() bool { return r.Check.Valid && len(r.GraphDiffs) == 0 }
 
 func (r *Result) String() string {
-	return fmt.Sprintf("%s\n  %d events, %d ops (%d ok, %d fail, %d info), %d commits, %d aborts, %d reads, %d crashes, %d partitions, %d NOP requests, %d notes, %d duplicates\n  %s",
+	s := fmt.Sprintf("%s\n  %d events, %d ops (%d ok, %d fail, %d info), %d commits, %d aborts, %d reads, %d crashes, %d partitions, %d NOP requests, %d notes, %d duplicates\n  %d reconfigurations, %d zombie commits (%d fenced, %d landed), %d graph checks\n  %s",
 		r.Config, r.Stats.Events, r.Stats.Ops, r.Stats.OK, r.Stats.Fail, r.Stats.Info, r.Stats.Commits, r.Stats.Aborts,
-		r.Stats.Reads, r.Stats.Crashes, r.Stats.Partitions, r.Stats.NopRequests, r.Stats.Notes, r.Stats.Duplicates, r.Check.String())
+		r.Stats.Reads, r.Stats.Crashes, r.Stats.Partitions, r.Stats.NopRequests, r.Stats.Notes, r.Stats.Duplicates,
+		r.Stats.Reconfigs, r.Stats.Zombies, r.Stats.Fenced, r.Stats.ZombiesLanded, r.Stats.GraphChecks, r.Check.String())
+	return s + diffsString(r.GraphDiffs)
+}
+
+// diffsString renders the graph checker's findings ("" when none).
+func diffsString(diffs []string) string {
+	if len(diffs) == 0 {
+		return ""
+	}
+	return "\n  graph ≠ store:\n    " + strings.Join(diffs, "\n    ")
 }
 
 // eventsPerOpMax bounds a run: a simulation that needs more events than
@@ -53,7 +69,7 @@ func Run(cfg Config) (res *Result, err error) {
 	budget := eventsPerOpMax * (cfg.Ops + cfg.Clients*cfg.LivenessOps)
 	for w.stats.OK+w.stats.Fail+w.stats.Info < cfg.Ops {
 		if !w.step() || w.events > budget {
-			return nil, fmt.Errorf("%w: %s: the safety phase stalled after %d events, %d operations done", errLiveness, cfg, w.events, w.stats.OK+w.stats.Fail+w.stats.Info)
+			return nil, fmt.Errorf("%w: %s: the safety phase stalled after %d events, %d operations done%s", errLiveness, cfg, w.events, w.stats.OK+w.stats.Fail+w.stats.Info, diffsString(w.graphDiffs))
 		}
 	}
 	w.heal()
@@ -67,18 +83,26 @@ func Run(cfg Config) (res *Result, err error) {
 			continue
 		}
 		if !w.step() || w.events > budget {
-			return nil, fmt.Errorf("%w: %s: client %d finished %d of %d operations after the faults healed", errLiveness, cfg, i, w.clients[i].done, target[i])
+			return nil, fmt.Errorf("%w: %s: client %d finished %d of %d operations after the faults healed%s", errLiveness, cfg, i, w.clients[i].done, target[i], diffsString(w.graphDiffs))
 		}
 	}
 	// Let the operations in flight finish, so the history ends cleanly.
 	w.stopping = true
 	for w.pending() > 0 {
 		if !w.step() {
-			return nil, fmt.Errorf("%w: %s: %d operations never finished", errLiveness, cfg, w.pending())
+			return nil, fmt.Errorf("%w: %s: %d operations never finished%s", errLiveness, cfg, w.pending(), diffsString(w.graphDiffs))
 		}
 	}
+	// And until nothing is in flight to the store or the shards: then the
+	// graphs must equal the store.
+	for !w.quiescent() {
+		if !w.step() || w.events > budget {
+			return nil, fmt.Errorf("%w: %s: the shards never caught up with the store%s", errLiveness, cfg, diffsString(w.graphDiffs))
+		}
+	}
+	w.checkGraphs()
 	w.stats.Events = w.events
-	res = &Result{Config: cfg, Stats: w.stats, History: w.rec.History()}
+	res = &Result{Config: cfg, Stats: w.stats, History: w.rec.History(), GraphDiffs: w.graphDiffs}
 	res.Stats.KronosCalls = int(w.kronosCalls())
 	res.Check, err = check.CheckListAppend(res.History)
 	if err != nil {

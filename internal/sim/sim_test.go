@@ -92,10 +92,13 @@ func TestSimulation(t *testing.T) {
 		total.Duplicates += r.Stats.Duplicates
 		total.ProgramsOK += r.Stats.ProgramsOK
 		total.Clogs += r.Stats.Clogs
+		total.Reconfigs += r.Stats.Reconfigs
+		total.Fenced += r.Stats.Fenced
+		total.GraphChecks += r.Stats.GraphChecks
 	}
-	t.Logf("%d seeds: %d events, %d operations (%d ok, %d fail, %d info), %d commits, %d shard reads, %d crashes, %d partitions, %d swizzle-clogs, %d notes, %d duplicate deliveries, %d node programs answered; no anomalies",
-		n, total.Events, total.Ops, total.OK, total.Fail, total.Info, total.Commits, total.Reads, total.Crashes, total.Partitions, total.Clogs, total.Notes, total.Duplicates, total.ProgramsOK)
-	if n == seeds && seeds >= 20 && (total.Crashes == 0 || total.Partitions == 0 || total.Info == 0 || total.ProgramsOK == 0 || total.Clogs == 0) {
+	t.Logf("%d seeds: %d events, %d operations (%d ok, %d fail, %d info), %d commits, %d shard reads, %d crashes, %d partitions, %d swizzle-clogs, %d reconfigurations (%d zombie commits fenced), %d graph checks, %d notes, %d duplicate deliveries, %d node programs answered; no anomalies",
+		n, total.Events, total.Ops, total.OK, total.Fail, total.Info, total.Commits, total.Reads, total.Crashes, total.Partitions, total.Clogs, total.Reconfigs, total.Fenced, total.GraphChecks, total.Notes, total.Duplicates, total.ProgramsOK)
+	if n == seeds && seeds >= 20 && (total.Crashes == 0 || total.Partitions == 0 || total.Info == 0 || total.ProgramsOK == 0 || total.Clogs == 0 || total.Reconfigs == 0) {
 		t.Fatalf("the swarm injected no faults worth the name: %+v", total)
 	}
 }
@@ -110,6 +113,9 @@ func firstCaught(t *testing.T, limit int, mk func(seed uint64) Config) string {
 			return fmt.Sprintf("seed %d: %v", seed, err)
 		}
 		if !res.Valid() {
+			if len(res.GraphDiffs) > 0 {
+				return fmt.Sprintf("seed %d: graph ≠ store: %s", seed, res.GraphDiffs[0])
+			}
 			return fmt.Sprintf("seed %d: %s", seed, res.Check.Types())
 		}
 	}
@@ -123,6 +129,7 @@ func TestPlantedSkipRefineIsCaught(t *testing.T) {
 	got := firstCaught(t, 20, func(seed uint64) Config {
 		c := Draw(seed, 400)
 		c.Gatekeepers, c.Keys, c.CrashEvery, c.PartitionEvery, c.ReadOnly, c.SyncLagMax = 3, 3, 0, 0, 0.3, 30
+		c.ReconfigEvery = 0 // TestPlantedNoFenceIsCaught plants with reconfigurations
 		c.PlantSkipRefine = true
 		return c
 	})
@@ -138,6 +145,7 @@ func TestPlantedNoSyncIsCaught(t *testing.T) {
 	got := firstCaught(t, 20, func(seed uint64) Config {
 		c := Draw(seed, 400)
 		c.Keys, c.CrashEvery, c.PartitionEvery = 3, 200, 0
+		c.ReconfigEvery = 0 // TestPlantedNoFenceIsCaught plants with reconfigurations
 		c.PlantNoSync = true
 		return c
 	})
@@ -154,6 +162,7 @@ func TestPlantedNoPeerAckIsCaught(t *testing.T) {
 	got := firstCaught(t, 20, func(seed uint64) Config {
 		c := Draw(seed, 2500)
 		c.Gatekeepers, c.Shards, c.Clients, c.CrashEvery, c.PartitionEvery, c.Programs = 3, 2, 5, 0, 0, 0.3
+		c.ReconfigEvery = 0 // TestPlantedNoFenceIsCaught plants with reconfigurations
 		c.AnnounceEvery, c.Notes, c.PlantNoPeerAck = 100, false, true
 		return c
 	})
@@ -170,6 +179,7 @@ func TestPlantedBadDeclareIsCaught(t *testing.T) {
 	got := firstCaught(t, 20, func(seed uint64) Config {
 		c := Draw(seed, 400)
 		c.Keys, c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReadOnly = 3, 0, 0, 0, 0.3
+		c.ReconfigEvery = 0 // TestPlantedNoFenceIsCaught plants with reconfigurations
 		c.PlantBadDeclare = true
 		return c
 	})

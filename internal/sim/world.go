@@ -57,14 +57,27 @@ type world struct {
 	queue  events
 	events int // events run
 
-	srv     *server
-	fs      *vfs.MemFS // the store's disk; survives crashes as a crash clone
-	epoch   uint64
+	srv   *server
+	fs    *vfs.MemFS    // the store's disk; survives crashes as a crash clone
+	st    *pstore.Store // the open store (nil while the process is down); reconfigurations keep it
+	epoch uint64
+	// nshards is the current configuration's shard count: cfg.Shards until a
+	// reconfiguration adds shards.
+	nshards int
 	clients []*client
 	rec     check.Recorder
 	nextVal int64
 
 	stopping bool // clients start no new operations
+
+	// Reconfiguration (reconfig.go): old-epoch commits still on their way
+	// to the store, whether clients are held for a graph check, the
+	// clients held, and the graph-equals-store mismatches found.
+	zombies       int
+	reconfigArmed bool // a reconfiguration waits for the next commit in flight
+	quiescing     bool
+	parked        []*client
+	graphDiffs    []string
 
 	// faults
 	faultsOn    bool
@@ -82,15 +95,26 @@ type Stats struct {
 	Duplicates, KronosCalls, Recovered int
 	Programs, ProgramsOK, Clogs        int
 	Announces                          int
+	// Reconfigurations, old-epoch commits left to the fence (Zombies),
+	// commits refused by the fence, zombies that committed anyway (only
+	// with PlantNoFence), and graph-equals-store checks run.
+	Reconfigs, Zombies, Fenced int
+	ZombiesLanded, GraphChecks int
+	ShardsAdded                int
 }
 
 // server is the process: it dies with a crash and comes back in a new epoch.
 type server struct {
-	epoch  uint64
-	st     *pstore.Store
-	oracle *order.Local
-	gks    []*gatekeeper.Core
-	shards []*shardNode
+	epoch   uint64
+	nshards int // the configuration's shard count (txn.ShardOf)
+	// pending are commits executed and declared whose store critical
+	// section is a later event (only with reconfigurations: the window in
+	// which an epoch change leaves them in flight).
+	pending []*pendingCommit
+	st      *pstore.Store
+	oracle  *order.Local
+	gks     []*gatekeeper.Core
+	shards  []*shardNode
 	// inTransit counts entries sent and not yet delivered, per
 	// (gatekeeper, shard): a note may only be sent on an empty channel.
 	inTransit map[[2]int]int
@@ -109,13 +133,16 @@ type shardNode struct {
 	core   *shard.Core
 	part   shard.Partition
 	runner *nodeprog.Runner
+	// sent counts write entries the gatekeepers emitted for this shard,
+	// applied those it applied: equal once nothing is in flight to it.
+	sent, applied int
 }
 
 func newWorld(cfg Config) (*world, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	w := &world{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x51)), fs: vfs.NewCrashableMem(),
+	w := &world{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x51)), fs: vfs.NewCrashableMem(), nshards: cfg.Shards,
 		faultsOn: true, partitioned: make([]bool, cfg.Clients), deaf: make([]bool, cfg.Clients), clogged: map[[2]int]int64{}}
 	if err := w.start(); err != nil {
 		return nil, err
@@ -165,12 +192,12 @@ func (w *world) swizzle() {
 	w.stats.Clogs++
 	var links [][2]int
 	for g := 0; g < w.cfg.Gatekeepers; g++ {
-		for s := 0; s < w.cfg.Shards; s++ {
+		for s := 0; s < w.nshards; s++ {
 			links = append(links, [2]int{gkNode(g), shardID(s)}, [2]int{shardID(s), gkNode(g)})
 		}
 	}
-	for s := 0; s < w.cfg.Shards; s++ {
-		for t := 0; t < w.cfg.Shards; t++ {
+	for s := 0; s < w.nshards; s++ {
+		for t := 0; t < w.nshards; t++ {
 			if s != t {
 				links = append(links, [2]int{shardID(s), shardID(t)})
 			}
@@ -195,6 +222,9 @@ func (w *world) step() bool {
 	w.now = e.at
 	w.events++
 	e.fn()
+	if w.quiescing && w.quiescent() {
+		w.resume()
+	}
 	return true
 }
 
@@ -213,20 +243,29 @@ func (w *world) start() error {
 	if err != nil {
 		return err
 	}
-	s := &server{epoch: w.epoch, st: st, oracle: oracle, inTransit: map[[2]int]int{}}
+	return w.boot(st, oracle)
+}
+
+// boot starts the server of epoch w.epoch on an open store: gatekeepers
+// with fresh clocks, shards with the configuration's count, which raise the
+// store's epoch fence (gatekeeper.RaiseFence, as the engine's shards and
+// gatekeepers do before they read the store) and rebuild from it. A
+// restart after a crash and a reconfiguration both come here.
+func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
+	s := &server{epoch: w.epoch, nshards: w.nshards, st: st, oracle: oracle, inTransit: map[[2]int]int{}}
 	var shardOracle order.Oracle = oracle
 	if w.cfg.PlantSkipRefine {
 		shardOracle = skipRefine{Oracle: oracle, rng: w.rng}
 	}
 	for i := 0; i < w.cfg.Gatekeepers; i++ {
 		s.gks = append(s.gks, gatekeeper.New(gatekeeper.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers,
-			Shards: w.cfg.Shards, Epoch: w.epoch, InflightMax: 64, PeerAck: w.cfg.AnnounceEvery > 0 && !w.cfg.PlantNoPeerAck}))
+			Shards: s.nshards, Epoch: w.epoch, InflightMax: 64, PeerAck: w.cfg.AnnounceEvery > 0 && !w.cfg.PlantNoPeerAck}))
 		s.acks = append(s.acks, map[uint64]func(){})
 		s.held = append(s.held, map[uint64]func(){})
 		s.announcing = append(s.announcing, false)
 	}
 	gcfg := graph.DefaultConfig()
-	for i := 0; i < w.cfg.Shards; i++ {
+	for i := 0; i < s.nshards; i++ {
 		runner, err := nodeprog.NewRunner(registry, i, nodeprog.Config{})
 		if err != nil {
 			return err
@@ -234,7 +273,10 @@ func (w *world) start() error {
 		n := &shardNode{id: i, part: shard.Partition{Graph: graph.New(gcfg), Alias: graph.NewAliasIndex(gcfg)}, runner: runner}
 		n.core = shard.New(shard.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers, ReorderMax: 1 << 12, TasksMax: 1 << 12},
 			order.NewResolver(shardOracle, max(1, w.cfg.OracleCacheMax)))
-		n.core.Apply = func(e gatekeeper.Entry) error { return shard.Apply(n.part.Graph, n.part.Alias, e.Ops, e.Stamp) }
+		n.core.Apply = func(e gatekeeper.Entry) error {
+			n.applied++
+			return shard.Apply(n.part.Graph, n.part.Alias, e.Ops, e.Stamp)
+		}
 		n.core.Run = func(t shard.Task) error {
 			switch p := t.Payload.(type) {
 			case *readTask:
@@ -246,6 +288,11 @@ func (w *world) start() error {
 		}
 		s.shards = append(s.shards, n)
 	}
+	// The fence first: an old-epoch commit either is in the store the
+	// rebuild reads, or never commits (unless PlantNoFence skips the check).
+	if err := gatekeeper.RaiseFence(ctx, st, w.epoch); err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
 	t, err := st.Begin()
 	if err != nil {
 		return err
@@ -254,11 +301,11 @@ func (w *world) start() error {
 	start := vclock.Stamp{Clock: vclock.New(w.epoch, w.cfg.Gatekeepers)}
 	if err := shard.Recover(t, start, func(h string) shard.Partition {
 		w.stats.Recovered++
-		return s.shards[txn.ShardOf(h, uint32(w.cfg.Shards))].part
+		return s.shards[txn.ShardOf(h, uint32(s.nshards))].part
 	}); err != nil {
 		return fmt.Errorf("sim: recovery: %w", err)
 	}
-	w.srv = s
+	w.srv, w.st = s, st
 	if w.cfg.AnnounceEvery > 0 {
 		for g := range s.gks {
 			w.after(int64(w.rng.IntN(w.cfg.AnnounceEvery)), func() { w.announce(s, g) })
@@ -345,7 +392,7 @@ func (w *world) crash() {
 	clone := w.fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: w.rng.IntN(101),
 		RNG: rand.New(rand.NewPCG(w.rng.Uint64(), 0))})
 	_ = w.srv.st.Close() // its goroutines stop; what it wrote after the clone is gone with it
-	w.srv, w.fs = nil, clone
+	w.srv, w.st, w.fs = nil, nil, clone
 	w.after(20+int64(w.rng.IntN(100)), w.restart)
 }
 
@@ -374,6 +421,9 @@ func (w *world) scheduleFaults() {
 	}
 	if w.cfg.ClogEvery > 0 {
 		w.after(int64(w.rng.IntN(2*w.cfg.ClogEvery)), w.swizzle)
+	}
+	if w.cfg.ReconfigEvery > 0 {
+		w.scheduleReconfig()
 	}
 }
 
@@ -501,6 +551,9 @@ func (w *world) dispatch(s *server, g int) {
 }
 
 func (w *world) sendEntry(s *server, g int, d gatekeeper.Delivery) {
+	if !d.Entry.Nop {
+		s.shards[d.Shard].sent++
+	}
 	key := [2]int{g, int(d.Shard)}
 	s.inTransit[key]++
 	deliver := func(first bool) {
