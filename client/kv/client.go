@@ -430,7 +430,9 @@ type TxnResult = ikv.TxnResponse
 // (any server coordinates; −1 picks one at random). A transaction that
 // conflicts fails with ErrTxnConflict and had no effect; one that fails
 // with ErrUnavailable may or may not have committed. Transactions bypass
-// the session's quorum: each key's part runs on its primary replica only.
+// the session's quorum: each key's part runs on its primary replica, which
+// answers once W replicas of the key hold its writes (the server's W) and
+// pushes them to the rest of the key's N replicas.
 func (c *Client) Txn(ctx context.Context, server int, reads []string, writes []TxnWrite) (TxnResult, error) {
 	var out TxnResult
 	if server < 0 {
@@ -440,5 +442,30 @@ func (c *Client) Txn(ctx context.Context, server int, reads []string, writes []T
 		return out, fmt.Errorf("%w: no server %d", ErrInvalid, server)
 	}
 	err := c.call(ctx, c.peers[server], http.MethodPost, "/v1/kv/txn", ikv.TxnRequest{Reads: reads, Writes: writes}, &out)
+	return out, err
+}
+
+// GetReplica reads key's siblings from one server only (R = 1 directed at
+// that replica), bypassing the session's quorum and read repair: for
+// checking what each replica holds.
+func (c *Client) GetReplica(ctx context.Context, server int, key string) ([]Sibling, error) {
+	if server < 0 || server >= len(c.peers) {
+		return nil, fmt.Errorf("%w: no server %d", ErrInvalid, server)
+	}
+	var out ikv.GetResponse
+	if err := c.call(ctx, c.peers[server], http.MethodPost, "/v1/kv/get", ikv.GetRequest{Key: key}, &out); err != nil {
+		return nil, err
+	}
+	return out.Siblings, nil
+}
+
+// ServerStats fetches one server's counters (GET /v1/kv/stats), among them
+// its transactional outbox (writes not yet acknowledged by a replica).
+func (c *Client) ServerStats(ctx context.Context, server int) (ikv.ServerStats, error) {
+	var out ikv.ServerStats
+	if server < 0 || server >= len(c.peers) {
+		return out, fmt.Errorf("%w: no server %d", ErrInvalid, server)
+	}
+	err := c.call(ctx, c.peers[server], http.MethodGet, "/v1/kv/stats", nil, &out)
 	return out, err
 }

@@ -126,7 +126,9 @@ SIGINT or SIGTERM stops it.`,
 	f.DurationVar(&cfg.FlushEvery, "flush-every", cfg.FlushEvery, "detector heartbeat period (0: none)")
 	f.StringVar(&kronosAddrs, "kronos", "", "Kronos replica addresses, comma-separated: enables multi-key transactions (POST /v1/kv/txn); every server must name the same group")
 	f.IntVar(&cfg.TxnPendingMax, "txn-pending-max", cfg.TxnPendingMax, "transactions prepared here and not yet run before OVERLOADED")
-	f.DurationVar(&cfg.TxnTimeout, "txn-timeout", cfg.TxnTimeout, "bound on a transaction's prepare round and on each wait for a committed part to run")
+	f.DurationVar(&cfg.TxnTimeout, "txn-timeout", cfg.TxnTimeout, "bound on a transaction's prepare round, on each wait for a committed part to run and for W replicas to hold its writes")
+	f.IntVar(&cfg.OutboxMax, "outbox-max", cfg.OutboxMax, "transactional writes stored here and not yet acknowledged by another replica before new transactions are refused OVERLOADED")
+	f.DurationVar(&cfg.OutboxRetry, "outbox-retry", cfg.OutboxRetry, "how often unacknowledged transactional writes are pushed again to their replicas")
 	return cmd
 }
 

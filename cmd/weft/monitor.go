@@ -40,6 +40,10 @@ acknowledged or not), and resumes them in a new rollback generation.
 
   weft monitor --spec preds.yaml --servers 127.0.0.1:7600,127.0.0.1:7601 --rollback
 
+With --data-dir a restarted monitor reports no violation twice: it replays
+the candidates the servers still retain and drops those it already reported
+(stored, fsynced, before each report).
+
 HTTP (--addr): GET /v1/monitor/violations, /v1/monitor/rollbacks,
 /v1/monitor/stats, /metrics (Prometheus text), /healthz. Violations are also
 logged (structured, to stderr). SIGINT or SIGTERM stops it.`,
@@ -84,6 +88,7 @@ logged (structured, to stderr). SIGINT or SIGTERM stops it.`,
 	f.StringVar(&addr, "addr", "127.0.0.1:7700", "HTTP listen address for violations and metrics")
 	f.DurationVar(&epsilon, "epsilon", time.Duration(cfg.Monitor.Epsilon), "HVC ε: must equal the servers' --epsilon")
 	f.IntVar(&cfg.Monitor.QueueMax, "queue-max", cfg.Monitor.QueueMax, "candidates a monitor buffers per server")
+	f.StringVar(&cfg.DataDir, "data-dir", "", "directory for the monitor's state (the violations reported), so that a restarted monitor reports none twice (empty: none kept)")
 	f.DurationVar(&cfg.PollWait, "poll-wait", cfg.PollWait, "how long one candidate fetch waits on a server (long poll)")
 	f.BoolVar(&cfg.Rollback, "rollback", false, "roll every server back to the cut before each violation")
 	f.DurationVar(&cfg.RollbackTimeout, "rollback-timeout", cfg.RollbackTimeout, "bound on each call of a rollback")

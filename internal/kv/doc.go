@@ -76,7 +76,12 @@
 //     re-run after a crash skips what it wrote (Add writes are not run
 //     twice), and the last write's batch records it as the last
 //     transaction run on its keys (reloaded after a restart, so later
-//     transactions are still ordered after it). Presumed abort: the coordinator stores a commit with fsync
+//     transactions are still ordered after it). Each write's batch also
+//     stores one outbox record per other replica of the key
+//     (txn_outbox.go); the primary pushes them as POST /v1/kv/put with its
+//     stamp, deletes each once acknowledged, retries the rest every
+//     OutboxRetry (durable across restarts), and answers the decide call
+//     only once W replicas of each written key hold the write. Presumed abort: the coordinator stores a commit with fsync
 //     before telling anyone; a part undecided for TxnTimeout (or reloaded
 //     after a restart) asks its coordinator (POST /v1/kv/txn/status), and
 //     one that no longer runs the transaction and has no commit record
@@ -92,6 +97,10 @@
 //     (since, or earlier for writes straddling it: POST /v1/kv/admin/late
 //     and /early), check every window reaches T, restore C(T) everywhere as
 //     generation g+1, resume.
+//     With DataDir (watcher_state.go) it stores every reported
+//     violation's identity (fsynced before the report): a restarted
+//     watcher replays the candidates the servers retain from index 0 and
+//     drops the violations it already reported (counted as Duplicates).
 //     Detection latency is the watcher's clock at detection less the start
 //     of the latest state in the cut (the PUT that completed the
 //     violation): exact for servers on the watcher's machine. A server
@@ -135,8 +144,9 @@
 //
 // Quorums are strict: round 2 asks only the key's own
 // replicas (no sloppy quorum or hinted handoff), so a key with fewer than W
-// live replicas refuses writes. Replicas never talk to each other: there is
-// no anti-entropy besides read repair.
+// live replicas refuses writes. Replicas talk to each other only to push
+// transactional writes (the outbox): there is no anti-entropy besides read
+// repair.
 //
 // # Invariants (checked with -tags invariants, and by the tests)
 //
@@ -147,7 +157,8 @@
 //     (the clock lock), so CutTime is monotone along the window;
 //   - every queue and buffer is bounded: SiblingsMax, VersionEntriesMax,
 //     CandidatesMax, RequestsMax (OVERLOADED), pending transactions
-//     (TxnPendingMax),
+//     (TxnPendingMax), the transactional outbox (OutboxMax), the watcher's
+//     stored violation identities (ReportedMax),
 //     WindowMax, the watcher's BatchesMax, ViolationsKept, LatenciesMax.
 //
 // # Concurrency
@@ -193,11 +204,16 @@
 //
 // # Transactions: limits
 //
-// A transaction's part runs on its key's primary replica only: its writes
-// are not replicated to the other N−1 replicas, and a quorum GET of a key
-// written transactionally may miss them (read such keys with
-// transactions); while a primary is down, transactions on its keys fail
-// (nothing is applied anywhere). Two-phase commit blocks: a part whose
+// A transaction's part runs (and its reads read) on its key's primary;
+// its writes reach the other N−1 replicas through the primary's durable
+// outbox, W of them before the client is answered, the rest eventually (a
+// quorum GET with R + W > N sees an acknowledged transaction). If fewer
+// than W acknowledge within TxnTimeout the client gets UNAVAILABLE for a
+// transaction committed on its primary. A replica holding an eventual-mode
+// sibling the primary never saw keeps it beside the transactional write.
+// While a primary is down, transactions on its keys fail (nothing is
+// applied anywhere): there is no failover of the primary role. The outbox
+// holds at most OutboxMax records (beyond: new parts OVERLOADED). Two-phase commit blocks: a part whose
 // coordinator is down keeps its keys until the coordinator returns. An
 // Add write to a value
 // that is not a decimal integer fails at run time, after the commit: that
@@ -210,10 +226,10 @@
 //
 // # Not yet
 //
-// Replication of transactional writes to the other N−1 replicas; deletes
-// (tombstones); membership changes (the ring is fixed by --peers);
-// anti-entropy (only read repair); monitors that survive their own restart
-// (the watcher starts over from the servers' buffered candidates);
-// selective rollback of only the clients involved (the rollback simulation
-// checks whole-store rollback).
+// Deletes (tombstones); membership changes (the ring is fixed by --peers);
+// anti-entropy (only read repair and the transactional outbox); failover
+// of a transaction primary; a restarted monitor's duplicates found through
+// a different cut are not identified (watcher_state.go); selective rollback
+// of only the clients involved (the rollback simulation checks whole-store
+// rollback).
 package kv

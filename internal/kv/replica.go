@@ -58,6 +58,11 @@ type Replica struct {
 
 	closed atomic.Bool
 	stats  replicaCounters
+
+	// The transactional writes' outbox (txn_outbox.go): the next record's
+	// sequence number and how many records it holds.
+	outNext atomic.Uint64
+	outLen  atomic.Int64
 }
 
 type replicaCounters struct {
@@ -100,6 +105,10 @@ func OpenReplica(cfg ReplicaConfig) (*Replica, error) {
 		r.wopt = pebble.Sync
 	}
 	if err := r.openWindow(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := r.openOutbox(); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -170,7 +179,7 @@ func (r *Replica) Put(key string, s Sibling, from vclock.HVC) (Outcome, vclock.H
 
 // put is Put with extra writes committed in the same batch as the PUT
 // (whatever its outcome): the transactional mode's markers (txn_store.go).
-func (r *Replica) put(key string, s Sibling, from vclock.HVC, extra func(b *pebble.Batch)) (Outcome, vclock.HVC, error) {
+func (r *Replica) put(key string, s Sibling, from vclock.HVC, extra func(b *pebble.Batch, at vclock.HVC)) (Outcome, vclock.HVC, error) {
 	if err := r.checkPut(key, s, from); err != nil {
 		return 0, vclock.HVC{}, err
 	}
@@ -215,7 +224,7 @@ func (r *Replica) put(key string, s Sibling, from vclock.HVC, extra func(b *pebb
 	if o != Applied && extra != nil {
 		b := r.db.NewBatch()
 		defer b.Close()
-		extra(b)
+		extra(b, at)
 		if err := b.Commit(r.wopt); err != nil {
 			return 0, vclock.HVC{}, fmt.Errorf("%w: write %q: %v", ErrUnavailable, key, err)
 		}
@@ -224,11 +233,11 @@ func (r *Replica) put(key string, s Sibling, from vclock.HVC, extra func(b *pebb
 }
 
 // write stores key's new siblings and the PUT's undo record in one batch.
-func (r *Replica) write(key string, next []Sibling, rec histRecord, seq uint64, extra func(*pebble.Batch)) error {
+func (r *Replica) write(key string, next []Sibling, rec histRecord, seq uint64, extra func(*pebble.Batch, vclock.HVC)) error {
 	b := r.db.NewBatch()
 	defer b.Close()
 	if extra != nil {
-		extra(b)
+		extra(b, rec.At)
 	}
 	_ = b.Set(pebbleKey(key), AppendSiblings(nil, next), nil)
 	if r.cfg.WindowMax > 0 {

@@ -68,8 +68,20 @@ type ServerConfig struct {
 	// or aborted (beyond: OVERLOADED). Default 1024.
 	TxnPendingMax int
 	// TxnTimeout bounds a transaction's prepare round (including Kronos)
-	// and each wait for a committed part to run. Default 10 s.
+	// and each wait for a committed part to run (and for W replicas to
+	// acknowledge its writes). Default 10 s.
 	TxnTimeout time.Duration
+	// OutboxMax bounds the transactional writes stored here and not yet
+	// acknowledged by another replica (txn_outbox.go); at or beyond it new
+	// transaction parts are refused OVERLOADED until the outbox drains.
+	// Default 65536 records.
+	OutboxMax int
+	// OutboxRetry is how often the outbox pusher retries unacknowledged
+	// records. Default 200 ms.
+	OutboxRetry time.Duration
+
+	// outboxSend replaces the outbox's POST /v1/kv/put (tests: loss).
+	outboxSend pushFunc
 }
 
 // DefaultServerConfig returns the defaults documented on ServerConfig.
@@ -78,6 +90,7 @@ func DefaultServerConfig() ServerConfig {
 		N: 3, VNodes: 64, R: 2, W: 2, Replica: DefaultReplicaConfig(),
 		CandidatesMax: 1 << 16, FlushEvery: time.Second, RequestsMax: 1024, ShutdownTimeout: time.Second,
 		PauseTimeout: 30 * time.Second, TxnPendingMax: 1024, TxnTimeout: 10 * time.Second,
+		OutboxMax: 1 << 16, OutboxRetry: 200 * time.Millisecond,
 	}
 }
 
@@ -121,6 +134,9 @@ func (c ServerConfig) Validate() error {
 	if c.TxnPendingMax < 1 || c.TxnTimeout <= 0 {
 		return fmt.Errorf("kv: TxnPendingMax %d and TxnTimeout %v must be positive", c.TxnPendingMax, c.TxnTimeout)
 	}
+	if c.OutboxMax < 1 || c.OutboxRetry <= 0 {
+		return fmt.Errorf("kv: OutboxMax %d and OutboxRetry %v must be positive", c.OutboxMax, c.OutboxRetry)
+	}
 	if c.Spec != nil && c.Spec.Servers != len(c.Peers) {
 		return fmt.Errorf("kv: the predicate spec names %d servers, the ring has %d", c.Spec.Servers, len(c.Peers))
 	}
@@ -156,6 +172,7 @@ type Server struct {
 	advice     atomic.Pointer[Advice]
 
 	txn *txnShell // the transactional mode (txn_server.go)
+	out *outbox   // its writes' pusher (txn_outbox.go)
 }
 
 // NewServer opens the replica (and detector) of cfg.
@@ -172,6 +189,10 @@ func NewServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: log, ring: ring, sem: make(chan struct{}, cfg.RequestsMax), stop: make(chan struct{}), txn: newTxnShell(cfg.TxnPendingMax)}
+	s.out = newOutbox(cfg.outboxSend)
+	if s.out.send == nil {
+		s.out.send = s.sendPut
+	}
 	if cfg.Spec != nil {
 		if s.det, err = NewDetector(cfg.Spec, cfg.Replica.Self, vclock.HVC{}, cfg.CandidatesMax); err != nil {
 			return nil, err
@@ -249,8 +270,9 @@ func (s *Server) Start() error {
 		s.wg.Add(1)
 		go s.heartbeat()
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.txnJanitor()
+	go s.outboxPusher()
 	return nil
 }
 
@@ -375,7 +397,10 @@ func (s *Server) stats(*http.Request) (any, error) {
 	s.gate.RLock()
 	paused := s.paused
 	s.gate.RUnlock()
-	out := ServerStats{Replica: s.rep.Stats(), Window: s.rep.Window(), Paused: paused}
+	s.out.mu.Lock()
+	ob := OutboxStats{Len: s.rep.OutboxLen(), Pushed: s.out.pushed, Failed: s.out.failed}
+	s.out.mu.Unlock()
+	out := ServerStats{Replica: s.rep.Stats(), Window: s.rep.Window(), Paused: paused, Outbox: ob}
 	if s.det != nil {
 		st := s.det.Stats()
 		out.Detector = &st
@@ -389,6 +414,14 @@ type ServerStats struct {
 	Window   WindowStats    `json:"window"`
 	Paused   bool           `json:"paused"`
 	Detector *DetectorStats `json:"detector,omitempty"`
+	Outbox   OutboxStats    `json:"outbox"`
+}
+
+// OutboxStats describes the transactional writes' outbox (txn_outbox.go).
+type OutboxStats struct {
+	Len    int    `json:"len"`    // records not yet acknowledged by their replica
+	Pushed uint64 `json:"pushed"` // records acknowledged since the server started
+	Failed uint64 `json:"failed"` // pushes that failed (and were retried)
 }
 
 // candidatesPageMax bounds one page of candidates.

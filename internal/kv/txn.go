@@ -44,8 +44,8 @@ import (
 //
 // These cores hold no durable state; the shell (txn_server.go,
 // txn_store.go) stores prepared parts and commit decisions and recovers
-// them after a crash. Writes go to the primary replica only (replicating
-// them to the other N−1 is not done); the Kronos clock events are not yet
+// them after a crash, and replicate each write to the key's other N−1
+// replicas through a durable outbox (txn_outbox.go); the Kronos clock events are not yet
 // released (order.Local.Cleanup) — participants would first have to forget
 // applied-transaction entries below the watermark. The participant keeps
 // one entry per key ever used transactionally (and the shell one record

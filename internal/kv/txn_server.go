@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -116,6 +117,7 @@ type undecidedTxn struct {
 
 type txnResult struct {
 	reads map[string][]Sibling
+	out   []outboxEntry // the part's writes still to push
 	err   error
 }
 
@@ -335,6 +337,9 @@ func (s *Server) txnPrepare(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n := s.rep.OutboxLen(); n >= s.cfg.OutboxMax && len(req.Writes) > 0 {
+		return nil, fmt.Errorf("%w: %d transactional writes wait for their replicas", ErrOverloaded, n)
+	}
 	s.txn.mu.Lock()
 	prevs, err := s.txn.part.Prepare(id, req.Reads, txnWrites(req.Writes))
 	if err == nil {
@@ -402,6 +407,9 @@ func (s *Server) txnDecide(r *http.Request) (any, error) {
 	if res.err != nil {
 		return nil, res.err
 	}
+	if err := s.pushQuorum(res.out, s.cfg.W); err != nil {
+		return nil, fmt.Errorf("transaction %s committed and ran on server %d: %w", id, s.cfg.Replica.Self, err)
+	}
 	return TxnDecideResponse{Reads: res.reads}, nil
 }
 
@@ -412,18 +420,26 @@ func (s *Server) txnDecide(r *http.Request) (any, error) {
 func (s *Server) runReadyLocked() {
 	for _, e := range s.txn.part.Ready() {
 		key := stampKey(e.Txn)
-		reads, err := s.rep.ExecTxnDurable(e, s.txn.seqOf[key])
+		reads, out, err := s.rep.ExecTxnDurable(e, s.txn.seqOf[key], s.otherReplicas)
 		delete(s.txn.seqOf, key)
 		if err != nil {
 			s.log.Error("kv: committed transaction failed to run", "role", "kv", "node", s.cfg.Replica.Self, "tx", e.Txn.String(), "err", err)
 		}
 		if w, ok := s.txn.waiters[key]; ok {
-			s.txn.results[key] = txnResult{reads: reads, err: err}
+			s.txn.results[key] = txnResult{reads: reads, out: out, err: err}
 			delete(s.txn.waiters, key)
 			close(w)
+		} else if len(out) > 0 {
+			s.kickPusher() // nobody pushes them at once: the pusher does
 		}
 	}
 	s.txn.part.Advance()
+}
+
+// otherReplicas lists the replicas of key other than this server.
+func (s *Server) otherReplicas(key string) []int {
+	rs := s.ring.Replicas(nil, key, s.cfg.N)
+	return slices.DeleteFunc(rs, func(i int) bool { return i == s.cfg.Replica.Self })
 }
 
 // decideLocked records a decision on a pending part (from its coordinator

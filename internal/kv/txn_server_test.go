@@ -29,7 +29,7 @@ func txnStamp(owner uint32, n int, seq uint64) vclock.Stamp {
 }
 
 // txnCluster starts n servers on loopback sharing one in-process Kronos.
-func txnCluster(t *testing.T, n int, tweak func(*ServerConfig)) []*Server {
+func txnCluster(t testing.TB, n int, tweak func(*ServerConfig)) []*Server {
 	t.Helper()
 	oracle, err := order.NewLocal(kronos.DefaultConfig())
 	if err != nil {
@@ -226,12 +226,12 @@ func TestTxnPartRerunAfterCrashSkipsWhatItWrote(t *testing.T) {
 	}
 	// The crash: "a" written with its marker, "b" not.
 	v := Descend(nil, TxnActor(0), 1, VersionEntriesMax)
-	if _, _, err := rep.put("a", Sibling{Version: v, Value: []byte("5")}, vclock.HVC{}, func(b *pebble.Batch) {
+	if _, _, err := rep.put("a", Sibling{Version: v, Value: []byte("5")}, vclock.HVC{}, func(b *pebble.Batch, _ vclock.HVC) {
 		_ = b.Set(txnWroteKey(stampKey(id), "a"), []byte{1}, nil)
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rep.ExecTxnDurable(e, 3); err != nil {
+	if _, _, err := rep.ExecTxnDurable(e, 3, nil); err != nil {
 		t.Fatal(err)
 	}
 	vals, err := rep.Values([]string{"a", "b"})

@@ -173,12 +173,17 @@ func (r *Replica) hasMeta(key []byte) (bool, error) {
 // also deletes the prepared record seq and every marker. Reads are taken
 // before any write; a part re-run after a crash reads what its own
 // earlier writes left (nobody waits for those reads any more).
-func (r *Replica) ExecTxnDurable(e TxnExec, seq uint64) (map[string][]Sibling, error) {
+//
+// others names the other replicas of a key (nil: none): each write's batch
+// also stores one outbox record per other replica (txn_outbox.go), so the
+// write reaches them even if this server crashes right after; the records
+// written are returned for the caller to push at once.
+func (r *Replica) ExecTxnDurable(e TxnExec, seq uint64, others func(key string) []int) (map[string][]Sibling, []outboxEntry, error) {
 	reads := make(map[string][]Sibling, len(e.Reads))
 	for _, k := range e.Reads {
 		sibs, _, err := r.Get(k, vclock.HVC{})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		reads[k] = sibs
 	}
@@ -186,7 +191,7 @@ func (r *Replica) ExecTxnDurable(e TxnExec, seq uint64) (map[string][]Sibling, e
 	actor := TxnActor(r.cfg.Self)
 	stamp, err := json.Marshal(toStampJSON(e.Txn))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cleanup := func(b *pebble.Batch) {
 		_ = b.Delete(txnPreparedKey(seq), nil)
@@ -198,46 +203,57 @@ func (r *Replica) ExecTxnDurable(e TxnExec, seq uint64) (map[string][]Sibling, e
 			_ = b.Set(txnAppliedKey(w.Key), stamp, nil)
 		}
 	}
+	var pushed []outboxEntry
 	for i, w := range e.Writes {
 		done, err := r.hasMeta(txnWroteKey(id, w.Key))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		last := i == len(e.Writes)-1
 		if done {
 			if last {
 				if err := r.batch(cleanup); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			continue
 		}
 		cur, _, err := r.Get(w.Key, vclock.HVC{})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		value := w.Value
 		if w.Add {
 			if value, err = addDecimal(currentValue(cur), string(w.Value)); err != nil {
-				return nil, fmt.Errorf("key %q: %w", w.Key, err)
+				return nil, nil, fmt.Errorf("key %q: %w", w.Key, err)
 			}
 		}
 		ctx := Versions(cur)
-		v := Descend(ctx, actor, NextCounter(0, ctx, actor), VersionEntriesMax)
-		extra := func(b *pebble.Batch) { _ = b.Set(txnWroteKey(id, w.Key), []byte{1}, nil) }
-		if last {
-			extra = cleanup
+		sib := Sibling{Version: Descend(ctx, actor, NextCounter(0, ctx, actor), VersionEntriesMax), Value: value}
+		var to []int
+		if others != nil {
+			to = others(w.Key)
 		}
-		if _, _, err := r.put(w.Key, Sibling{Version: v, Value: value}, vclock.HVC{}, extra); err != nil {
-			return nil, err
+		var made []outboxEntry
+		extra := func(b *pebble.Batch, at vclock.HVC) {
+			_ = b.Set(txnWroteKey(id, w.Key), []byte{1}, nil)
+			if last {
+				cleanup(b)
+			}
+			made = r.appendOutbox(b, made[:0], to, w.Key, sib, at)
 		}
+		if _, _, err := r.put(w.Key, sib, vclock.HVC{}, extra); err != nil {
+			return nil, nil, err
+		}
+		r.outLen.Add(int64(len(made)))
+		pushed = append(pushed, made...)
 	}
 	if len(e.Writes) == 0 {
 		if err := r.batch(cleanup); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return reads, nil
+	return reads, pushed, nil
 }
 
 func (r *Replica) batch(f func(*pebble.Batch)) error {

@@ -62,6 +62,12 @@ type WatcherConfig struct {
 	Now func() uint64
 	// HTTPClient is used for every call. Default: a pooled client.
 	HTTPClient *http.Client
+	// DataDir, if set, holds the watcher's state (watcher_state.go): the
+	// violations reported, so that a restarted watcher, which replays the
+	// candidates the servers retain, reports none of them twice. Empty:
+	// nothing is stored and a restarted watcher reports again every
+	// violation it finds in the retained candidates.
+	DataDir string
 }
 
 // DefaultWatcherConfig returns the defaults documented on WatcherConfig.
@@ -136,6 +142,8 @@ type WatcherStats struct {
 	FetchErrors   []uint64 `json:"fetch_errors"`   // per server
 	Restarts      []uint64 `json:"restarts"`       // per server incarnations seen after the first
 	StepErrors    uint64   `json:"step_errors"`    // candidates refused as malformed or out of order
+	Duplicates    uint64   `json:"duplicates"`     // violations found again by a restarted watcher's replay, not reported
+	StateErrors   uint64   `json:"state_errors"`   // failed writes of the state file (DataDir)
 	Stalls        uint64   `json:"stalls"`         // times a server's candidates waited on a full monitor queue
 	Resets        uint64   `json:"resets"`         // monitor rebuilds (restarts, rollbacks)
 	Violations    uint64   `json:"violations"`     // reported
@@ -165,6 +173,11 @@ type Watcher struct {
 	recent    []time.Time // violation times within AdviseWindow
 	advising  bool        // the advice has been (or is being) sent
 	nextID    uint64
+	// Stored state (watcher_state.go): the identities of the violations
+	// reported, and the generation stored at the last run's end.
+	reported      map[string]bool
+	reportedOrder []string
+	startGen      uint64
 
 	stop   chan struct{}
 	cancel context.CancelFunc
@@ -199,6 +212,9 @@ func NewWatcher(cfg WatcherConfig, log *slog.Logger) (*Watcher, error) {
 	w.stats = WatcherStats{Candidates: make([]uint64, n), Missed: make([]uint64, n), FetchErrors: make([]uint64, n), Restarts: make([]uint64, n)}
 	for range n {
 		w.ch = append(w.ch, make(chan fetched, cfg.BatchesMax))
+	}
+	if err := w.loadState(); err != nil {
+		return nil, err
 	}
 	return w, nil
 }
@@ -385,7 +401,11 @@ func (w *Watcher) drain(set *monitor.Set, st []loopState, gen uint64) (*monitor.
 				}
 				w.count(func(s *WatcherStats) { s.Candidates[i]++ })
 				if vs := set.Ready(); len(vs) > 0 {
-					g, rolled := w.handleViolations(vs, gen)
+					boots := make([]uint64, len(st))
+					for j := range st {
+						boots[j] = st[j].boot
+					}
+					g, rolled := w.handleViolations(vs, gen, boots)
 					set.Advance()
 					if rolled {
 						return w.reset(st), g, true
@@ -407,11 +427,23 @@ func (w *Watcher) drain(set *monitor.Set, st []loopState, gen uint64) (*monitor.
 // handleViolations records each violation and, if configured, rolls back (once
 // for the batch: the earliest Since covers them all). It returns the
 // generation now in force and whether a rollback happened.
-func (w *Watcher) handleViolations(vs []monitor.Violation, gen uint64) (uint64, bool) {
+//
+// With a DataDir, a violation whose identity is stored (reported before
+// the watcher restarted) is counted as a duplicate and skipped; a new one
+// is stored durably before it is listed, logged or rolled back.
+func (w *Watcher) handleViolations(vs []monitor.Violation, gen uint64, boots []uint64) (uint64, bool) {
 	now := w.cfg.Now()
 	before := uint64(0)
 	ids := make([]uint64, 0, len(vs))
-	for k, v := range vs {
+	for _, v := range vs {
+		key := violationKey(v, gen, boots)
+		w.mu.Lock()
+		dup := w.reported[key]
+		w.mu.Unlock()
+		if dup {
+			w.count(func(s *WatcherStats) { s.Duplicates++ })
+			continue
+		}
 		r := ViolationReport{Predicate: v.Name, Clause: v.Clause, Since: v.Since, DetectedAt: now}
 		for _, c := range v.Cut {
 			r.Cut = append(r.Cut, CandidateJSON{Server: c.Server, Seq: c.Seq, Start: ToHVCJSON(c.Start), End: ToHVCJSON(c.End),
@@ -421,15 +453,18 @@ func (w *Watcher) handleViolations(vs []monitor.Violation, gen uint64) (uint64, 
 		if now > r.Completed {
 			r.LatencyNs = now - r.Completed
 		}
-		if k == 0 || v.Since < before {
+		if len(ids) == 0 || v.Since < before {
 			before = v.Since
 		}
-		ids = append(ids, w.record(r))
+		ids = append(ids, w.record(r, key, gen))
 		w.log.Warn("monitor: violation", "role", "monitor", "predicate", v.Name, "clause", v.Clause,
 			"since", v.Since, "latency", time.Duration(r.LatencyNs), "cut", cutLabel(v.Cut))
 	}
-	w.maybeAdvise(len(vs))
-	if !w.cfg.Rollback {
+	if len(ids) == 0 {
+		return gen, false
+	}
+	w.maybeAdvise(len(ids))
+	if !w.cfg.Rollback || gen < w.startGen {
 		return gen, false
 	}
 	rb := w.rollback(gen, before, ids[0])
@@ -438,6 +473,10 @@ func (w *Watcher) handleViolations(vs []monitor.Violation, gen uint64) (uint64, 
 	if rb.OK {
 		w.stats.Rollbacks++
 		w.stats.Gen = rb.Gen
+		if err := w.saveStateLocked(rb.Gen); err != nil {
+			w.stats.StateErrors++
+			w.log.Error("monitor: storing the generation failed", "role", "monitor", "err", err)
+		}
 		for k := range w.viols {
 			for _, id := range ids {
 				if w.viols[k].ID == id {
@@ -468,7 +507,9 @@ func cutLabel(cut []monitor.Candidate) string {
 	return string(b)
 }
 
-func (w *Watcher) record(r ViolationReport) uint64 {
+// record lists a new violation under the next id and, with a DataDir,
+// stores it (with its identity key) before anyone sees it.
+func (w *Watcher) record(r ViolationReport, key string, gen uint64) uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	r.ID = w.nextID
@@ -479,6 +520,13 @@ func (w *Watcher) record(r ViolationReport) uint64 {
 	}
 	w.hist.add(r.LatencyNs)
 	w.stats.Violations++
+	if w.cfg.DataDir != "" {
+		w.rememberLocked(key)
+		if err := w.saveStateLocked(max(gen, w.stats.Gen)); err != nil {
+			w.stats.StateErrors++
+			w.log.Error("monitor: storing the violation failed; a restart may report it again", "role", "monitor", "err", err)
+		}
+	}
 	return r.ID
 }
 

@@ -460,8 +460,10 @@ class KVClient:
         random one). Returns each read key's siblings at the transaction's
         place in the serial order. Raises :class:`KVConflictError` when it
         aborted without effect (retry), :class:`KVUnavailableError` when its
-        outcome is unknown. Transactional writes go to each key's primary
-        replica only, bypassing the session's quorum.
+        outcome is unknown. Transactional writes run on each key's primary
+        replica, bypassing the session's quorum; the primary answers once W
+        replicas of the key hold them (the servers' ``--w``) and pushes them
+        to the rest of the key's N replicas from a durable outbox.
         """
         ws: list[dict[str, Any]] = []
         for w in writes:
@@ -474,6 +476,17 @@ class KVClient:
         i = random.randrange(len(self.peers)) if server is None else server
         out = self._call(self.peers[i], "POST", "/v1/kv/txn", {"reads": list(reads), "writes": ws}, timeout=timeout)
         return {k: [Sibling.from_json(s) for s in v or []] for k, v in (out.get("reads") or {}).items()}
+
+    def get_replica(self, server: int, key: str) -> list[Sibling]:
+        """``key``'s siblings on server ``server`` alone (R = 1 directed at
+        one replica; no read repair): for checking what each replica holds."""
+        out = self._call(self.peers[server], "POST", "/v1/kv/get", {"key": key}, timeout=2 * self._round)
+        return [Sibling.from_json(s) for s in out.get("siblings") or []]
+
+    def stats(self, server: int) -> dict[str, Any]:
+        """Server ``server``'s counters (``GET /v1/kv/stats``), among them
+        ``outbox``: transactional writes not yet acknowledged by a replica."""
+        return self._call(self.peers[server], "GET", "/v1/kv/stats", None, timeout=2 * self._round)
 
     def candidates(self, server: int, after: int = 0, limit: int = 1024) -> dict[str, Any]:
         """One page of server ``server``'s detector candidates (monitoring)."""
