@@ -1,12 +1,10 @@
 package kv
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -292,34 +290,7 @@ func (s *Server) abortAll(id vclock.Stamp, parts []TxnPart) {
 
 // txnCall posts one JSON request to server i (itself included).
 func (s *Server) txnCall(ctx context.Context, i int, path string, in, out any) error {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+s.cfg.Peers[i]+path, bytes.NewReader(b))
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	resp, err := s.txn.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("%w: server %d: %v", ErrUnavailable, i, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("%w: server %d: %v", ErrUnavailable, i, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e ErrorJSON
-		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
-			return fmt.Errorf("%w: server %d: HTTP %d", ErrUnavailable, i, resp.StatusCode)
-		}
-		return ErrorOf(e.Error.Code, e.Error.Message)
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%w: server %d: bad answer: %v", ErrUnavailable, i, err)
-	}
-	return nil
+	return exchangeJSON(ctx, s.txn.hc, http.MethodPost, s.cfg.Peers[i], path, in, out, 64<<20)
 }
 
 // txnPrepare runs POST /v1/kv/txn/prepare: queue the part, then ask Kronos

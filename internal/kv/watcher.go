@@ -740,6 +740,13 @@ func (w *Watcher) Latencies() []uint64 {
 func (w *Watcher) call(ctx context.Context, addr, method, path string, in, out any, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	return exchangeJSON(ctx, w.hc, method, addr, path, in, out, 256<<20)
+}
+
+// exchangeJSON sends in (nil: no body) as JSON to http://addr+path and
+// decodes a 200 answer of at most limit bytes into out; an error body in
+// the server's shape is that error, anything else ErrUnavailable.
+func exchangeJSON(ctx context.Context, hc *http.Client, method, addr, path string, in, out any, limit int64) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -752,12 +759,12 @@ func (w *Watcher) call(ctx context.Context, addr, method, path string, in, out a
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	resp, err := w.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrUnavailable, addr, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrUnavailable, addr, err)
 	}
