@@ -33,11 +33,6 @@ type DB struct {
 	shards []*shardNode
 	// published holds each gatekeeper's latest own counter (see gkNode.sync).
 	published []atomic.Uint64
-	// handoffs counts hand-offs of committed transactions to the shards,
-	// raised before the entries are pushed (so before anyone can see them
-	// or hear of them): a read may share an earlier read's stamp only while
-	// it has not moved (gkNode.stampRead).
-	handoffs atomic.Uint64
 	// delivered holds, per gatekeeper, a clock it had when it was idle:
 	// every entry it stamped before was in the shards' inboxes, and its
 	// later stamps follow the clock. A NOP without a message, read by the

@@ -28,14 +28,6 @@ func (db *DB) gcLoop() {
 }
 
 func (db *DB) advanceWatermark(now time.Time) {
-	// Shared read stamps stop being handed out (each held one reference):
-	// later reads take fresh stamps, and reads holding the old ones keep
-	// their own references.
-	for _, g := range db.gks {
-		g.mu.Lock()
-		g.dropShared()
-		g.mu.Unlock()
-	}
 	// A NOP (or, from an idle gatekeeper, a delivered note) from every
 	// gatekeeper to every shard keeps idle queues moving, so their
 	// positions do not hold the watermark back (NOPs coalesce).

@@ -25,23 +25,10 @@ type gkNode struct {
 	// closed when its entries have been handed to the shards.
 	acks  map[uint64]chan struct{}
 	progs map[nodeprog.ProgID]*progRun
-	// reading counts in-flight reads per key (a stamp's sequence number,
-	// or a holdRead key); the GC watermark stays below them.
-	reading map[uint64]readHold
+	// reading counts in-flight reads per stamp sequence (snapshot reads and
+	// programs); the GC watermark stays below them.
+	reading map[uint64]vclock.Stamp
 	nextID  uint64
-	// shared is the last fresh read stamp and the hand-off count when it
-	// was taken; it holds one reference in reading while set.
-	shared struct {
-		ok       bool
-		stamp    vclock.Stamp
-		handoffs uint64
-	}
-}
-
-// readHold is one key's in-flight reads.
-type readHold struct {
-	stamp vclock.Stamp
-	n     int
 }
 
 type progRun struct {
@@ -97,7 +84,7 @@ func newGK(db *DB, id int) *gkNode {
 		db: db, id: id,
 		core: gatekeeper.New(gatekeeper.Config{ID: uint32(id), Gatekeepers: db.cfg.Gatekeepers, Shards: db.cfg.Shards,
 			Epoch: db.epoch, InflightMax: 1 << 14}),
-		acks: map[uint64]chan struct{}{}, progs: map[nodeprog.ProgID]*progRun{}, reading: map[uint64]readHold{},
+		acks: map[uint64]chan struct{}{}, progs: map[nodeprog.ProgID]*progRun{}, reading: map[uint64]vclock.Stamp{},
 	}
 }
 
@@ -131,14 +118,7 @@ func (g *gkNode) noteDelivered(c *vclock.Clock) {
 // the commits whose entries went out. Called with mu held, so that two
 // dispatches of one gatekeeper never interleave (FIFO per shard).
 func (g *gkNode) dispatch() {
-	ready := g.core.Ready()
-	for _, d := range ready {
-		if !d.Entry.Nop {
-			g.db.handoffs.Add(1) // before any push: see stampRead
-			break
-		}
-	}
-	for _, d := range ready {
+	for _, d := range g.core.Ready() {
 		g.db.shards[d.Shard].push(d.Entry)
 	}
 	for _, s := range g.core.Acked() {
@@ -169,62 +149,15 @@ func (g *gkNode) requestNop(shard uint32, c vclock.Clock) (noted bool) {
 
 // stampRead returns a fresh stamp for a snapshot or program and registers it
 // as in flight (release with endRead).
-//
-// Reads share a stamp while no committed transaction has been handed to the
-// shards since it was taken (DB.handoffs, raised before the first push of a
-// hand-off): every transaction acknowledged, or visible to a finished read,
-// before this read began is then already at or before that stamp. So reads
-// during a commit's fsync do not wait for it (the commit, stamped later,
-// is after them), and the NOP or note that let one of them run at a shard
-// lets the others run too. The shared stamp is an earlier read's exact
-// stamp, so Kronos still names one clock per gatekeeper counter; it holds a
-// reference (keeping the GC watermark at or below it) until replaced, or
-// until the next watermark round ends the sharing (advanceWatermark).
 func (g *gkNode) stampRead() vclock.Stamp {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	h := g.db.handoffs.Load()
-	if g.shared.ok && g.shared.handoffs == h {
-		g.hold(g.shared.stamp.Seq(), g.shared.stamp)
-		return g.shared.stamp
-	}
 	g.sync()
 	s := g.core.Stamp()
 	g.publish(s)
 	g.noteDelivered(&s.Clock)
-	g.dropShared()
-	g.shared.ok, g.shared.stamp, g.shared.handoffs = true, s, h
-	g.hold(s.Seq(), s) // the cache's reference
-	g.hold(s.Seq(), s) // the caller's
+	g.reading[s.Seq()] = s
 	return s
-}
-
-// dropShared ends the shared read stamp, releasing its reference. Called
-// with mu held.
-func (g *gkNode) dropShared() {
-	if g.shared.ok {
-		g.release(g.shared.stamp.Seq())
-		g.shared.ok = false
-	}
-}
-
-// hold and release count a read key's references. Called with mu held.
-func (g *gkNode) hold(key uint64, s vclock.Stamp) {
-	r := g.reading[key]
-	if r.n == 0 {
-		r.stamp = s
-	}
-	r.n++
-	g.reading[key] = r
-}
-
-func (g *gkNode) release(key uint64) {
-	if r := g.reading[key]; r.n > 1 {
-		r.n--
-		g.reading[key] = r
-	} else {
-		delete(g.reading, key)
-	}
 }
 
 // holdRead registers an existing snapshot stamp as in flight; ok is false
@@ -235,13 +168,13 @@ func (g *gkNode) holdRead(s vclock.Stamp, key uint64) bool {
 	if !g.db.readable(s) {
 		return false
 	}
-	g.hold(key, s)
+	g.reading[key] = s
 	return true
 }
 
 func (g *gkNode) endRead(key uint64) {
 	g.mu.Lock()
-	g.release(key)
+	delete(g.reading, key)
 	g.mu.Unlock()
 }
 
@@ -421,8 +354,8 @@ func (g *gkNode) inflightMin(m *vclock.Clock) {
 	for _, s := range g.core.Inflight() {
 		minInto(m, s.Clock)
 	}
-	for _, r := range g.reading {
-		minInto(m, r.stamp.Clock)
+	for _, s := range g.reading {
+		minInto(m, s.Clock)
 	}
 	for _, r := range g.progs {
 		minInto(m, r.stamp.Clock)

@@ -118,7 +118,7 @@ func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
 }
 
 func (w *world) stampReads(s *server, g int, c *client, op int, keys []int64) {
-	t := w.readStamp(s, g)
+	t := s.gks[g].Stamp()
 	w.answer(s, g, t, func() { w.toClient(c.id, func() { c.snapshotStable(op) }) })
 	for _, k := range keys {
 		n := s.shards[txn.ShardOf(vertexOf(k), uint32(s.nshards))]
@@ -133,29 +133,6 @@ func (w *world) stampReads(s *server, g int, c *client, op int, keys []int64) {
 			w.stepShard(s, n)
 		})
 	}
-}
-
-// readStamp is a snapshot stamp from gatekeeper g. In one process (as the
-// engine does) a gatekeeper's snapshots share one stamp while no committed
-// transaction has been handed to the shards since it was taken: everything
-// acknowledged, or seen by a finished read, is then at or before it, and
-// commits stamped since (in flight) are after it, so reads do not wait for
-// them. PlantStaleShare keeps sharing across hand-offs (a snapshot then
-// misses acknowledged transactions).
-func (w *world) readStamp(s *server, g int) vclock.Stamp {
-	if w.cfg.AnnounceEvery > 0 {
-		return s.gks[g].Stamp()
-	}
-	if s.shared == nil {
-		s.shared = make([]sharedRead, len(s.gks))
-	}
-	sh := &s.shared[g]
-	if sh.ok && (sh.handoffs == s.handoffs || w.cfg.PlantStaleShare) {
-		return sh.stamp
-	}
-	t := s.gks[g].Stamp()
-	*sh = sharedRead{ok: true, stamp: t, handoffs: s.handoffs}
-	return t
 }
 
 // readTask reads one key at the snapshot on its shard.

@@ -79,9 +79,6 @@ type Config struct {
 	// PlantBadDeclare declares every in-flight transaction to write no
 	// shard, so NOPs and notes overtake its writes.
 	PlantBadDeclare bool
-	// PlantStaleShare lets a gatekeeper's snapshots share a stamp across
-	// hand-offs of committed transactions (one process only).
-	PlantStaleShare bool
 	// PlantNoPeerAck, in cluster mode, answers clients without waiting for
 	// peers to merge the answered stamps (gatekeeper.Config.PeerAck off).
 	PlantNoPeerAck bool

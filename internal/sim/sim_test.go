@@ -188,21 +188,3 @@ func TestPlantedBadDeclareIsCaught(t *testing.T) {
 	}
 	t.Logf("caught: %s", got)
 }
-
-// TestPlantedStaleShareIsCaught: snapshots that keep sharing a stamp after
-// committed transactions were handed to the shards miss acknowledged
-// writes (a stale read after a commit's acknowledgement); the checker must
-// notice.
-func TestPlantedStaleShareIsCaught(t *testing.T) {
-	got := firstCaught(t, 20, func(seed uint64) Config {
-		c := Draw(seed, 400)
-		c.Keys, c.CrashEvery, c.PartitionEvery, c.ReadOnly = 3, 0, 0, 0.3
-		c.ReconfigEvery, c.AnnounceEvery = 0, 0
-		c.PlantStaleShare = true
-		return c
-	})
-	if got == "" {
-		t.Fatal("20 seeds of snapshots sharing stale stamps went unnoticed")
-	}
-	t.Logf("caught: %s", got)
-}

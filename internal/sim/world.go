@@ -126,17 +126,6 @@ type server struct {
 	held       []map[uint64]func()
 	nextHold   uint64
 	announcing []bool
-	// One process (AnnounceEvery == 0): hand-offs of committed
-	// transactions so far, and per gatekeeper the read stamp its reads
-	// share while that count stands (engine.gkNode.stampRead).
-	handoffs uint64
-	shared   []sharedRead
-}
-
-type sharedRead struct {
-	ok       bool
-	stamp    vclock.Stamp
-	handoffs uint64
 }
 
 type shardNode struct {
@@ -542,14 +531,7 @@ func (w *world) syncThen(s *server, g int, fn func()) {
 // dispatch sends gatekeeper g's deliveries to the shards (each over the
 // network, possibly twice) and answers the clients whose commits went out.
 func (w *world) dispatch(s *server, g int) {
-	ready := s.gks[g].Ready()
-	for _, d := range ready {
-		if !d.Entry.Nop {
-			s.handoffs++ // before the entries leave: see stampReads
-			break
-		}
-	}
-	for _, d := range ready {
+	for _, d := range s.gks[g].Ready() {
 		w.sendEntry(s, g, d)
 	}
 	for _, st := range s.gks[g].Acked() {
