@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,7 +13,6 @@ import (
 
 	kvclient "github.com/weft-db/weft/client/kv"
 	"github.com/weft-db/weft/internal/kv"
-	"github.com/weft-db/weft/internal/testproc"
 )
 
 // TestKVTxnReplicatesToEveryReplicaWithKill (Kronos paper §3.3, writes
@@ -32,26 +29,7 @@ func TestKVTxnReplicatesToEveryReplicaWithKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
-	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
-	addrs, err := testproc.FreeAddrs(4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kronosAddr, kvAddrs := addrs[0], addrs[1:]
-	dir := t.TempDir()
-	testproc.Start(t, testproc.Spec{Name: "kronos", Path: bin, Ready: "kronos replica",
-		Args:    []string{"kronos", "--id", "1", "--addr", kronosAddr, "--data-dir", filepath.Join(dir, "kronos"), "--sync=false"},
-		LogPath: filepath.Join(dir, "kronos.log")})
-	procs := make([]*testproc.Proc, 3)
-	for i := range procs {
-		procs[i] = testproc.Start(t, testproc.Spec{
-			Name: fmt.Sprintf("kv-%d", i), Path: bin, Ready: "weft kv serving",
-			Args: []string{"kv", "serve", "--id", fmt.Sprint(i), "--peers", strings.Join(kvAddrs, ","),
-				"--data-dir", filepath.Join(dir, fmt.Sprint(i)), "--kronos", kronosAddr, "--txn-timeout", "5s",
-				"--outbox-retry", "100ms"},
-			LogPath: filepath.Join(dir, fmt.Sprintf("kv-%d.log", i)),
-		})
-	}
+	kvAddrs, procs := startKVTxnCluster(t, "--outbox-retry", "100ms")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := kvclient.Dial(ctx, kvAddrs, kvclient.Options{})

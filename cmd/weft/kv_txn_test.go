@@ -169,25 +169,7 @@ func TestKVTxnBankOverKronosWithKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
 	}
-	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
-	addrs, err := testproc.FreeAddrs(4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kronosAddr, kvAddrs := addrs[0], addrs[1:]
-	dir := t.TempDir()
-	testproc.Start(t, testproc.Spec{Name: "kronos", Path: bin, Ready: "kronos replica",
-		Args:    []string{"kronos", "--id", "1", "--addr", kronosAddr, "--data-dir", filepath.Join(dir, "kronos"), "--sync=false"},
-		LogPath: filepath.Join(dir, "kronos.log")})
-	procs := make([]*testproc.Proc, 3)
-	for i := range procs {
-		procs[i] = testproc.Start(t, testproc.Spec{
-			Name: fmt.Sprintf("kv-%d", i), Path: bin, Ready: "weft kv serving",
-			Args: []string{"kv", "serve", "--id", fmt.Sprint(i), "--peers", strings.Join(kvAddrs, ","),
-				"--data-dir", filepath.Join(dir, fmt.Sprint(i)), "--kronos", kronosAddr, "--txn-timeout", "5s"},
-			LogPath: filepath.Join(dir, fmt.Sprintf("kv-%d.log", i)),
-		})
-	}
+	kvAddrs, procs := startKVTxnCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c, err := kvclient.Dial(ctx, kvAddrs, kvclient.Options{})
@@ -295,4 +277,32 @@ func TestKVTxnBankOverKronosWithKill(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// startKVTxnCluster starts a Kronos replica and three `weft kv serve
+// --kronos` servers on loopback (extra flags appended to each server's),
+// all stopped by the test's cleanup; it returns the servers' addresses and
+// processes (restartable on their directories).
+func startKVTxnCluster(t *testing.T, extra ...string) ([]string, []*testproc.Proc) {
+	t.Helper()
+	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
+	addrs, err := testproc.FreeAddrs(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kronosAddr, kvAddrs := addrs[0], addrs[1:]
+	dir := t.TempDir()
+	testproc.Start(t, testproc.Spec{Name: "kronos", Path: bin, Ready: "kronos replica",
+		Args:    []string{"kronos", "--id", "1", "--addr", kronosAddr, "--data-dir", filepath.Join(dir, "kronos"), "--sync=false"},
+		LogPath: filepath.Join(dir, "kronos.log")})
+	procs := make([]*testproc.Proc, 3)
+	for i := range procs {
+		args := append([]string{"kv", "serve", "--id", fmt.Sprint(i), "--peers", strings.Join(kvAddrs, ","),
+			"--data-dir", filepath.Join(dir, fmt.Sprint(i)), "--kronos", kronosAddr, "--txn-timeout", "5s"}, extra...)
+		procs[i] = testproc.Start(t, testproc.Spec{
+			Name: fmt.Sprintf("kv-%d", i), Path: bin, Ready: "weft kv serving", Args: args,
+			LogPath: filepath.Join(dir, fmt.Sprintf("kv-%d.log", i)),
+		})
+	}
+	return kvAddrs, procs
 }
