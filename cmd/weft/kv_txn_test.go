@@ -160,11 +160,6 @@ func (b *txnBank) run(ctx context.Context, round string, workers, ops int, stric
 // it restarts on its directory, and every acknowledged transfer's marker
 // is still there, the balances equal the initial ones plus every
 // acknowledged transfer, and a last round of transfers and audits passes.
-//
-// The kill lands between rounds, not under load, because the participant
-// state (prepared parts and decisions) is kept in memory: a server killed
-// between its yes vote and running a committed part loses that part while
-// the other parts run (documented in internal/kv doc.go, "Not yet").
 func TestKVTxnBankOverKronosWithKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real processes")
