@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,6 +65,12 @@ type MonitorOptions struct {
 	// (with none, W = 1 saves no work on a CPU-bound machine: the client
 	// still sends every PUT to all N replicas).
 	NetDelay, NetJitter time.Duration
+	// DelayAt says where the delay is added: "proxy" (default) puts a
+	// delaying TCP proxy in front of every server; "client" delays each
+	// request and each response in the HTTP transport of the clients and
+	// the monitor (two timers per call instead of a proxy copying every
+	// byte on the same two cores as the servers).
+	DelayAt string
 	// GraphVertices and GraphDegree shape its random graph. Default 200, 4.
 	GraphVertices, GraphDegree int
 	// Seed seeds the workloads. Default 1.
@@ -100,6 +107,9 @@ func (o *MonitorOptions) defaults() {
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
+	}
+	if o.DelayAt == "" {
+		o.DelayAt = "proxy"
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -151,6 +161,9 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 	o.defaults()
 	if o.Bin == "" {
 		return nil, errors.New("bench: monitor: the weft binary (Bin) is required")
+	}
+	if o.DelayAt != "proxy" && o.DelayAt != "client" {
+		return nil, fmt.Errorf("bench: monitor: --net-delay-at is %q, want proxy or client", o.DelayAt)
 	}
 	dir := o.Dir
 	if dir == "" {
@@ -213,8 +226,9 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 			"beta": o.Beta, "epsilon_ns": o.Epsilon.Nanoseconds(), "flush_every_ms": o.FlushEvery.Milliseconds(),
 			"graph": o.Graph, "graph_vertices": o.GraphVertices, "graph_degree": o.GraphDegree, "seed": o.Seed,
 			"latency_beta": o.LatencyBeta, "net_delay_ms": float64(o.NetDelay) / 1e6, "net_jitter_ms": float64(o.NetJitter) / 1e6,
-			"workload": "synthetic conjunctive (§VI-A): one variable per server, true with probability beta on a write; GETs and PUTs of ordinary keys otherwise",
-			"servers":  "separate `weft kv serve` processes on loopback, --sync=false; the clients and the monitor run in the bench process",
+			"net_delay_at": o.DelayAt,
+			"workload":     "synthetic conjunctive (§VI-A): one variable per server, true with probability beta on a write; GETs and PUTs of ordinary keys otherwise",
+			"servers":      "separate `weft kv serve` processes on loopback, --sync=false; the clients and the monitor run in the bench process",
 		},
 		Results: res,
 		Paper: map[string]any{
@@ -370,7 +384,7 @@ func (o *MonitorOptions) startRing(dir string, n, r, w int, spec *monitor.Spec, 
 		args = append(args, "--predicates", path)
 	}
 	start := StartKVProcs
-	if o.NetDelay > 0 || o.NetJitter > 0 {
+	if o.proxied() {
 		start = StartKVProcsProxied
 	}
 	procs, err := start(o.Bin, dir, n, args...)
@@ -387,6 +401,7 @@ func (o *MonitorOptions) startRing(dir string, n, r, w int, spec *monitor.Spec, 
 	cfg.Servers, cfg.Spec, cfg.Rollback = procs.Addrs, spec, rollback
 	cfg.Monitor.Epsilon = uint64(o.Epsilon.Nanoseconds())
 	cfg.PollWait = 200 * time.Millisecond
+	cfg.HTTPClient = o.httpClient(8, 1<<32)
 	watcher, err := kv.NewWatcher(cfg, o.Log)
 	if err == nil {
 		err = watcher.Start()
@@ -398,6 +413,23 @@ func (o *MonitorOptions) startRing(dir string, n, r, w int, spec *monitor.Spec, 
 	return procs, watcher, nil
 }
 
+func (o *MonitorOptions) delayed() bool { return o.NetDelay > 0 || o.NetJitter > 0 }
+
+// proxied reports whether the delay is added by proxies in front of the
+// servers.
+func (o *MonitorOptions) proxied() bool { return o.delayed() && o.DelayAt != "client" }
+
+// httpClient is the HTTP client of one bench client or of the monitor:
+// nil (the default transport of kvclient/kv) unless the delay is added at
+// the client, then one whose transport delays each direction.
+func (o *MonitorOptions) httpClient(conns int, seed uint64) *http.Client {
+	if !o.delayed() || o.proxied() {
+		return nil
+	}
+	base := &http.Transport{MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute}
+	return &http.Client{Transport: newDelayTransport(base, o.NetDelay, o.NetJitter, o.Seed<<32^seed)}
+}
+
 // clients dials k clients with quorum (r, w) and runs f on each for
 // Duration.
 func (o *MonitorOptions) clients(ctx context.Context, addrs []string, k, r, w int, f func(context.Context, int, *kvclient.Client) error) error {
@@ -405,7 +437,8 @@ func (o *MonitorOptions) clients(ctx context.Context, addrs []string, k, r, w in
 	defer cancel()
 	cs := make([]*kvclient.Client, k)
 	for i := range cs {
-		c, err := kvclient.Dial(ctx, addrs, kvclient.Options{R: r, W: w, RoundTimeout: 200 * time.Millisecond})
+		c, err := kvclient.Dial(ctx, addrs, kvclient.Options{R: r, W: w, RoundTimeout: 200 * time.Millisecond,
+			HTTPClient: o.httpClient(64, uint64(i))})
 		if err != nil {
 			return err
 		}

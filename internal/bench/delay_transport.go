@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// delayTransport is an http.RoundTripper that adds a one-way network delay
+// to each direction of every exchange: delay plus up to jitter (uniform)
+// before the request is sent, and again after the response headers arrive.
+// It models a LAN or WAN hop for request/response protocols at the cost of
+// two timers per call, where a delaying TCP proxy would copy every byte
+// through another process-local hop and compete for the same CPUs as the
+// servers it measures.
+type delayTransport struct {
+	base          http.RoundTripper
+	delay, jitter time.Duration
+
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+func newDelayTransport(base http.RoundTripper, delay, jitter time.Duration, seed uint64) *delayTransport {
+	return &delayTransport{base: base, delay: delay, jitter: jitter, rng: rand.New(rand.NewPCG(seed, 0xde1a7))}
+}
+
+// oneWay draws one direction's delay.
+func (t *delayTransport) oneWay() time.Duration {
+	d := t.delay
+	if t.jitter > 0 {
+		t.mu.Lock()
+		d += time.Duration(t.rng.Int64N(int64(t.jitter) + 1))
+		t.mu.Unlock()
+	}
+	return d
+}
+
+func (t *delayTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := sleepCtx(req.Context(), t.oneWay()); err != nil {
+		return nil, err
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := sleepCtx(req.Context(), t.oneWay()); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	return resp, nil
+}
+
+// sleepCtx waits d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
