@@ -391,8 +391,10 @@ func (b *taoBench) account(ctx context.Context, be taoBackend, st0 *engine.Statu
 		r.KronosCallsPerTxnOrProgram = roundTo(float64(r.KronosCalls)/float64(n), 6)
 	}
 	r.NopRequests = st1.NopRequests - st0.NopRequests
+	r.PointReads = st1.PointReads - st0.PointReads
 	if r.Ops > 0 {
 		r.NopRequestsPerOp = roundTo(float64(r.NopRequests)/float64(r.Ops), 4)
+		r.PointReadsPerOp = roundTo(float64(r.PointReads)/float64(r.Ops), 4)
 	}
 	if r.Errors > 0 {
 		err = errors.Join(err, fmt.Errorf("bench: %d operations failed (first: %v)", r.Errors, r.ErrorSamples))

@@ -86,11 +86,15 @@ type taoRunStats struct {
 	// read could run (in-process runs only: the network status omits it).
 	NopRequests      uint64  `json:"nop_requests,omitempty"`
 	NopRequestsPerOp float64 `json:"nop_requests_per_op,omitempty"`
-	CPUSeconds       float64 `json:"cpu_seconds"`
-	CPUCores         float64 `json:"cpu_cores"` // CPU seconds per second of the run (clients included)
-	OpsPerCPUSecond  float64 `json:"ops_per_cpu_second"`
-	GCCycles         uint32  `json:"go_gc_cycles"`
-	GCPauseMS        float64 `json:"go_gc_pause_ms"`
+	// PointReads counts reads and programs stamped at a read point, before
+	// the commits in flight (in-process runs only, as NopRequests).
+	PointReads      uint64  `json:"point_reads,omitempty"`
+	PointReadsPerOp float64 `json:"point_reads_per_op,omitempty"`
+	CPUSeconds      float64 `json:"cpu_seconds"`
+	CPUCores        float64 `json:"cpu_cores"` // CPU seconds per second of the run (clients included)
+	OpsPerCPUSecond float64 `json:"ops_per_cpu_second"`
+	GCCycles        uint32  `json:"go_gc_cycles"`
+	GCPauseMS       float64 `json:"go_gc_pause_ms"`
 }
 
 type taoOpResult struct {

@@ -124,6 +124,9 @@ type Status struct {
 	// NopRequests counts shards asking a gatekeeper for a NOP: a read or
 	// program waited for an idle gatekeeper's queue to move past it.
 	NopRequests uint64 `json:"nop_requests"`
+	// PointReads counts snapshots and programs stamped at a read point
+	// (before the transactions in flight, so as not to wait for them).
+	PointReads uint64 `json:"point_reads"`
 }
 
 // Errors returned by the API. Bad input wraps txn.ErrInvalid, txn.ErrNotFound,

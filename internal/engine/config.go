@@ -33,6 +33,11 @@ type Config struct {
 	HistoryRetention time.Duration
 	// KeepHistory disables garbage collection of old versions entirely.
 	KeepHistory bool
+	// NoReadPoints stamps every read after all transactions in flight, so
+	// that it waits for their durable commits on its shards, instead of at
+	// the read point before the oldest of them (gatekeeper.Config.ReadPoints).
+	// For comparisons; the default (false) uses read points.
+	NoReadPoints bool
 	// GCEvery is how often the garbage-collection watermark advances
 	// (default 1s).
 	GCEvery time.Duration

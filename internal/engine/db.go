@@ -60,6 +60,7 @@ type DB struct {
 	failErr   atomic.Pointer[error]
 
 	commits, aborts, programs, applied, nops atomic.Uint64
+	pointReads                               atomic.Uint64 // reads stamped at a read point (readpoint.go)
 }
 
 type clockSample struct {
@@ -238,8 +239,8 @@ func (db *DB) Begin(ctx context.Context) (Snapshot, error) {
 		return Snapshot{}, err
 	}
 	g := db.gk()
-	s := g.stampRead()
-	g.endRead(s.Seq())
+	s, key := g.stampRead()
+	g.endRead(key)
 	return encodeSnapshot(s), nil
 }
 
@@ -248,8 +249,8 @@ func (db *DB) Begin(ctx context.Context) (Snapshot, error) {
 func (db *DB) atSnapshot(snap *Snapshot) (vclock.Stamp, func(), error) {
 	if snap == nil || snap.Token == "" {
 		g := db.gk()
-		s := g.stampRead()
-		return s, func() { g.endRead(s.Seq()) }, nil
+		s, key := g.stampRead()
+		return s, func() { g.endRead(key) }, nil
 	}
 	s, err := decodeSnapshot(*snap, len(db.gks))
 	if err != nil {
@@ -451,7 +452,8 @@ func (db *DB) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*Comm
 // Status implements API.
 func (db *DB) Status(ctx context.Context) (*Status, error) {
 	st := &Status{Gatekeepers: len(db.gks), Shards: len(db.shards), Epoch: db.epoch,
-		Commits: db.commits.Load(), Aborts: db.aborts.Load(), Programs: db.programs.Load(), NopRequests: db.nops.Load()}
+		Commits: db.commits.Load(), Aborts: db.aborts.Load(), Programs: db.programs.Load(), NopRequests: db.nops.Load(),
+		PointReads: db.pointReads.Load()}
 	st.KronosCalls, _ = db.oracle.Calls()
 	for _, s := range db.shards {
 		s.statsMu.Lock()

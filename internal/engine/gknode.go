@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/nodeprog"
@@ -29,6 +30,16 @@ type gkNode struct {
 	// programs); the GC watermark stays below them.
 	reading map[uint64]vclock.Stamp
 	nextID  uint64
+	// pointReads numbers the reads at a read point (keys of reading with
+	// bit 62 set: a point is shared, its sequence number is not a key).
+	pointReads uint64
+	// handed is the own counter of the newest transaction this gatekeeper
+	// handed to the shards, set before its entries are pushed: a read point
+	// that does not cover it must not be used (DB.readPoint).
+	handed atomic.Uint64
+	// point is the core's read point (nil: nothing in flight), set under mu
+	// whenever the in-flight transactions change, for DB.readPoint.
+	point atomic.Pointer[vclock.Stamp]
 }
 
 type progRun struct {
@@ -83,7 +94,7 @@ func newGK(db *DB, id int) *gkNode {
 	return &gkNode{
 		db: db, id: id,
 		core: gatekeeper.New(gatekeeper.Config{ID: uint32(id), Gatekeepers: db.cfg.Gatekeepers, Shards: db.cfg.Shards,
-			Epoch: db.epoch, InflightMax: 1 << 14}),
+			Epoch: db.epoch, InflightMax: 1 << 14, ReadPoints: !db.cfg.NoReadPoints}),
 		acks: map[uint64]chan struct{}{}, progs: map[nodeprog.ProgID]*progRun{}, reading: map[uint64]vclock.Stamp{},
 	}
 }
@@ -118,9 +129,16 @@ func (g *gkNode) noteDelivered(c *vclock.Clock) {
 // the commits whose entries went out. Called with mu held, so that two
 // dispatches of one gatekeeper never interleave (FIFO per shard).
 func (g *gkNode) dispatch() {
-	for _, d := range g.core.Ready() {
+	ready := g.core.Ready()
+	for _, d := range ready {
+		if c := d.Entry.Stamp.Clock.Counters[g.id]; !d.Entry.Nop && c > g.handed.Load() {
+			g.handed.Store(c) // before any shard can run a read that sees it
+		}
+	}
+	for _, d := range ready {
 		g.db.shards[d.Shard].push(d.Entry)
 	}
+	g.refreshPoint()
 	for _, s := range g.core.Acked() {
 		if ch, ok := g.acks[s.Seq()]; ok {
 			close(ch)
@@ -147,16 +165,45 @@ func (g *gkNode) requestNop(shard uint32, c vclock.Clock) (noted bool) {
 	return false
 }
 
-// stampRead returns a fresh stamp for a snapshot or program and registers it
-// as in flight (release with endRead).
-func (g *gkNode) stampRead() vclock.Stamp {
+// refreshPoint publishes the core's read point. Called with mu held after
+// every change to the transactions in flight.
+func (g *gkNode) refreshPoint() {
+	p, ok := g.core.ReadPoint()
+	cur := g.point.Load()
+	switch {
+	case !ok:
+		if cur != nil {
+			g.point.Store(nil)
+		}
+	case cur == nil || cur.Clock.Counters[g.id] != p.Clock.Counters[g.id]:
+		g.point.Store(&p)
+	}
+}
+
+// stampRead returns a stamp for a snapshot or program, registered as in
+// flight until endRead(key): a read point when one may be used
+// (DB.readPoint), else a fresh stamp.
+func (g *gkNode) stampRead() (s vclock.Stamp, key uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if p, ok := g.db.readPoint(); ok {
+		g.pointReads++
+		key = 1<<62 | g.pointReads
+		g.reading[key] = p
+		return p, key
+	}
+	s = g.freshRead()
+	g.reading[s.Seq()] = s
+	return s, s.Seq()
+}
+
+// freshRead ticks a stamp for a read: after everything any gatekeeper has
+// stamped. Called with mu held.
+func (g *gkNode) freshRead() vclock.Stamp {
 	g.sync()
 	s := g.core.Stamp()
 	g.publish(s)
 	g.noteDelivered(&s.Clock)
-	g.reading[s.Seq()] = s
 	return s
 }
 
@@ -192,6 +239,7 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 	ts, err := g.core.BeginCommit()
 	if err == nil {
 		g.publish(ts)
+		g.refreshPoint()
 	}
 	g.mu.Unlock()
 	if err != nil {
@@ -264,11 +312,10 @@ func (g *gkNode) runProgram(ctx context.Context, name string, comp nodeprog.Comp
 	var ts vclock.Stamp
 	if at != nil {
 		ts = *at
+	} else if p, ok := g.db.readPoint(); ok {
+		ts = p
 	} else {
-		g.sync()
-		ts = g.core.Stamp()
-		g.publish(ts)
-		g.noteDelivered(&ts.Clock)
+		ts = g.freshRead()
 	}
 	g.nextID++
 	id := nodeprog.ProgID(uint64(g.id)<<48 | g.nextID)
@@ -351,6 +398,9 @@ func (g *gkNode) inflightMin(m *vclock.Clock) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	minInto(m, g.core.Clock())
+	if p, ok := g.core.ReadPoint(); ok {
+		minInto(m, p.Clock) // a read may still be stamped with it
+	}
 	for _, s := range g.core.Inflight() {
 		minInto(m, s.Clock)
 	}

@@ -35,10 +35,19 @@ type Config struct {
 	// PeerAck: gatekeepers run in separate processes, so answers wait until
 	// every peer has merged their stamps (peers.go).
 	PeerAck bool
+	// ReadPoints: BeginCommit first stamps a read point, an event just
+	// before the transaction, and ReadPoint offers the point of the oldest
+	// transaction in flight, so that a read can be stamped before every
+	// transaction not yet handed to the shards instead of after them (and
+	// so not wait for their durable commit). One process only: the shell
+	// must check that no other gatekeeper handed off a transaction the point
+	// does not cover (see ReadPoint).
+	ReadPoints bool
 }
 
 type slot struct {
 	stamp    vclock.Stamp
+	point    vclock.Stamp // ReadPoints: the read point stamped just before stamp
 	resolved bool
 	ops      []txn.ShardOp // nil: aborted, or a NOP
 	nopShard int           // ≥ 0 for a NOP slot
@@ -123,9 +132,32 @@ func (c *Core) BeginCommit() (vclock.Stamp, error) {
 	if c.cfg.InflightMax > 0 && len(c.slots) >= c.cfg.InflightMax {
 		return vclock.Stamp{}, ErrOverloaded
 	}
+	var p vclock.Stamp
+	if c.cfg.ReadPoints {
+		p = c.Stamp()
+	}
 	s := c.Stamp()
-	c.slots = append(c.slots, slot{stamp: s, nopShard: -1})
+	c.slots = append(c.slots, slot{stamp: s, point: p, nopShard: -1})
 	return s, nil
+}
+
+// ReadPoint returns, with ReadPoints, the read point of the oldest
+// transaction in flight (stamped, not yet handed to Ready): it follows
+// every transaction this gatekeeper handed off and precedes every one it
+// has in flight, so a read stamped with it waits for none of them. ok is
+// false when nothing is in flight (a fresh Stamp then waits for nothing
+// of this gatekeeper's either) or without ReadPoints.
+//
+// The point covers only what the clock had merged when it was stamped: a
+// shell must not use it once another gatekeeper has handed off a
+// transaction whose own counter is above the point's entry for that
+// gatekeeper (the reader could then miss an acknowledged write, or one a
+// finished read saw).
+func (c *Core) ReadPoint() (vclock.Stamp, bool) {
+	if !c.cfg.ReadPoints || len(c.slots) == 0 || c.slots[0].nopShard >= 0 || c.slots[0].point.IsZero() {
+		return vclock.Stamp{}, false
+	}
+	return c.slots[0].point, true
 }
 
 // Resolve ends a stamped transaction: ops (nil when it aborted) are delivered
@@ -300,13 +332,28 @@ func (c *Core) Note(clock vclock.Clock) (vclock.Clock, bool) {
 
 // NoteFor is Note for one shard: it answers when nothing undelivered may
 // still send to shard (in-flight transactions declared elsewhere do not
-// count). The note is valid for that shard only.
+// count), with its clock after merging clock; or, when what may still send
+// to shard is all after clock, with clock itself. The note is valid for
+// that shard only.
 func (c *Core) NoteFor(shard uint32, clock vclock.Clock) (vclock.Clock, bool) {
-	if len(c.out) > 0 || c.blocked(shard, len(c.slots)) {
+	if len(c.out) > 0 {
 		return vclock.Clock{}, false
 	}
+	if !c.blocked(shard, len(c.slots)) {
+		c.Merge(clock)
+		return c.clock.Clone(), true
+	}
+	// Slots that may still send to the shard: if every one is after clock,
+	// everything still to come is (later stamps follow the merged clock),
+	// so clock itself is a note — a weaker one, that lets a read stamped
+	// before those transactions (ReadPoint) run without waiting for them.
+	for i := range c.slots {
+		if c.slots[i].touches(shard) && vclock.Compare(c.slots[i].stamp.Clock, clock) != vclock.After {
+			return vclock.Clock{}, false
+		}
+	}
 	c.Merge(clock)
-	return c.clock.Clone(), true
+	return clock.Clone(), true
 }
 
 // Inflight returns the stamps of unresolved transactions, oldest first.

@@ -79,8 +79,8 @@ func TestDeclaredTransactionHoldsBackOnlyItsShards(t *testing.T) {
 	if got := c.Ready(); len(got) != 0 {
 		t.Fatalf("a NOP passed an undeclared transaction: %+v", got)
 	}
-	if _, ok := c.NoteFor(1, vclock.Clock{}); ok {
-		t.Fatal("a note for shard 1 while an undeclared transaction may write it")
+	if _, ok := c.NoteFor(1, s1.Clock); ok {
+		t.Fatal("a note for shard 1 at the clock of an undeclared transaction that may write it")
 	}
 	if err := c.Declare(s1, []uint32{0}); err != nil {
 		t.Fatal(err)
@@ -92,8 +92,8 @@ func TestDeclaredTransactionHoldsBackOnlyItsShards(t *testing.T) {
 	if _, ok := c.NoteFor(1, vclock.Clock{}); !ok {
 		t.Fatal("no note for shard 1, which the transaction does not write")
 	}
-	if _, ok := c.NoteFor(0, vclock.Clock{}); ok {
-		t.Fatal("a note for shard 0, which the transaction writes")
+	if _, ok := c.NoteFor(0, s1.Clock); ok {
+		t.Fatal("a note for shard 0 at the clock of the transaction that writes it")
 	}
 	c.RequestNop(0, vclock.Clock{})
 	if got := c.Ready(); len(got) != 0 {
@@ -111,5 +111,55 @@ func TestDeclaredTransactionHoldsBackOnlyItsShards(t *testing.T) {
 	}
 	if err := c.Declare(s1, nil); err == nil {
 		t.Fatal("declaring a resolved transaction succeeded")
+	}
+}
+
+// TestReadPointPrecedesInflight: with ReadPoints, the oldest in-flight
+// transaction's read point is offered for reads; it precedes every
+// transaction in flight and follows every one handed off, and a shard
+// asking about it gets it back as a note (everything still to come is after
+// it) although transactions to that shard are in flight; a clock that is
+// not before them gets no note.
+func TestReadPointPrecedesInflight(t *testing.T) {
+	c := New(Config{ID: 0, Gatekeepers: 2, Shards: 2, Epoch: 1, ReadPoints: true})
+	if _, ok := c.ReadPoint(); ok {
+		t.Fatal("a read point with nothing in flight")
+	}
+	s1, _ := c.BeginCommit()
+	s2, _ := c.BeginCommit()
+	p1, ok := c.ReadPoint()
+	if !ok {
+		t.Fatal("no read point with two transactions in flight")
+	}
+	if vclock.CompareStamps(p1, s1) != vclock.Before || vclock.CompareStamps(p1, s2) != vclock.Before {
+		t.Fatalf("point %s not before the in-flight %s and %s", p1, s1, s2)
+	}
+	note, ok := c.NoteFor(0, p1.Clock)
+	if !ok || vclock.Compare(note, p1.Clock) != vclock.Equal {
+		t.Fatalf("NoteFor(point) = %s, %v; want the point itself", note, ok)
+	}
+	if _, ok := c.NoteFor(0, s2.Clock); ok {
+		t.Fatal("a note at the clock of an in-flight transaction that may write the shard")
+	}
+	if err := c.Resolve(s1, op(0)); err != nil {
+		t.Fatal(err)
+	}
+	p2, ok := c.ReadPoint()
+	if !ok {
+		t.Fatal("no read point with one transaction in flight")
+	}
+	if vclock.CompareStamps(s1, p2) != vclock.Before || vclock.CompareStamps(p2, s2) != vclock.Before {
+		t.Fatalf("point %s not between the handed-off %s and the in-flight %s", p2, s1, s2)
+	}
+	if err := c.Resolve(s2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.ReadPoint(); ok {
+		t.Fatal("a read point once nothing is in flight")
+	}
+	off := New(Config{ID: 0, Gatekeepers: 1, Shards: 1, Epoch: 1})
+	off.BeginCommit()
+	if _, ok := off.ReadPoint(); ok {
+		t.Fatal("a read point without ReadPoints")
 	}
 }

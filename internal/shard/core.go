@@ -46,10 +46,15 @@ type queue struct {
 	lastNop bool
 	asked   bool         // a NOP request is outstanding
 	tail    vclock.Stamp // the newest entry received (FIFO stamps increase)
-	// note is the latest Complete clock: nothing still to come from this
-	// gatekeeper is at or before it (zero: none).
-	note vclock.Clock
+	// notes are Complete clocks: nothing still to come from this
+	// gatekeeper is at or before any of them. Kept: up to notesMax, none
+	// at or before another (a gatekeeper with transactions in flight notes
+	// the clock it was asked about, which need not follow its last note).
+	notes []vclock.Clock
 }
+
+// notesMax bounds the notes a queue keeps; the oldest goes first.
+const notesMax = 8
 
 // Core schedules writes and tasks for one shard.
 type Core struct {
@@ -147,18 +152,45 @@ func (q *queue) push(e gatekeeper.Entry) (droppedNop bool) {
 func (c *Core) Complete(gk uint32, clock vclock.Clock) {
 	q := &c.q[gk]
 	q.asked = false
-	if q.note.Counters == nil || vclock.Compare(q.note, clock) == vclock.Before {
-		q.note = clock
+	for _, n := range q.notes {
+		if r := vclock.Compare(clock, n); r == vclock.Before || r == vclock.Equal {
+			return // n says at least as much
+		}
 	}
+	kept := q.notes[:0]
+	for _, n := range q.notes {
+		if vclock.Compare(n, clock) == vclock.Concurrent {
+			kept = append(kept, n) // else clock says more than n
+		}
+	}
+	if len(kept) == notesMax {
+		copy(kept, kept[1:])
+		kept = kept[:notesMax-1]
+	}
+	kept = append(kept, clock)
+	for i := len(kept); i < len(q.notes); i++ {
+		q.notes[i] = vclock.Clock{}
+	}
+	q.notes = kept
 }
 
-// noted reports that q's note covers t: nothing still to come precedes t.
+// noted reports that one of q's notes covers t: nothing still to come
+// precedes t.
 func (q *queue) noted(t vclock.Stamp) bool {
-	if q.note.Counters == nil {
-		return false
+	for _, n := range q.notes {
+		if r := vclock.Compare(t.Clock, n); r == vclock.Before || r == vclock.Equal {
+			return true
+		}
 	}
-	r := vclock.Compare(t.Clock, q.note)
-	return r == vclock.Before || r == vclock.Equal
+	return false
+}
+
+// note is the newest of q's notes (zero: none).
+func (q *queue) note() vclock.Clock {
+	if len(q.notes) == 0 {
+		return vclock.Clock{}
+	}
+	return q.notes[len(q.notes)-1]
 }
 
 // Positions writes, per gatekeeper queue, a stamp no later than any entry
@@ -172,8 +204,8 @@ func (c *Core) Positions(out []vclock.Stamp) []vclock.Stamp {
 		switch {
 		case len(q.fifo) > 0:
 			out[i] = q.fifo[0].Stamp
-		case q.note.Counters != nil && (q.last.IsZero() || vclock.Compare(q.last.Clock, q.note) == vclock.Before):
-			out[i] = vclock.Stamp{Clock: q.note, Owner: uint32(i)}
+		case q.note().Counters != nil && (q.last.IsZero() || vclock.Compare(q.last.Clock, q.note()) == vclock.Before):
+			out[i] = vclock.Stamp{Clock: q.note(), Owner: uint32(i)}
 		default:
 			out[i] = q.last
 		}

@@ -118,7 +118,7 @@ func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
 }
 
 func (w *world) stampReads(s *server, g int, c *client, op int, keys []int64) {
-	t := s.gks[g].Stamp()
+	t := w.readStamp(s, g)
 	w.answer(s, g, t, func() { w.toClient(c.id, func() { c.snapshotStable(op) }) })
 	for _, k := range keys {
 		n := s.shards[txn.ShardOf(vertexOf(k), uint32(s.nshards))]
@@ -266,13 +266,13 @@ func (w *world) commitStamped(s *server, g int, c *client, op int, reads []txn.R
 	}
 	w.dispatch(s, g)
 	p := &pendingCommit{s: s, g: g, st: st, ts: ts, res: res, reply: reply}
-	if w.cfg.ReconfigEvery == 0 {
+	if w.cfg.ReconfigEvery == 0 && w.cfg.CommitDelayMax == 0 {
 		w.critical(p) // in the same event, as before reconfigurations existed
 		return
 	}
 	// On its way to the store: an epoch change may come first (reconfig).
 	w.addPending(s, p)
-	w.after(int64(w.rng.IntN(w.cfg.DelayMax)), func() {
+	w.after(int64(w.rng.IntN(max(w.cfg.DelayMax, w.cfg.CommitDelayMax))), func() {
 		if !p.zombie {
 			w.critical(p)
 		}

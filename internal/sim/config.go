@@ -67,6 +67,16 @@ type Config struct {
 	// (reconfig.go). It also puts every commit's critical section in an
 	// event of its own, up to DelayMax ticks after its execution.
 	ReconfigEvery int
+	// ReadPoints stamps reads and programs, in one process, at the read
+	// point of their gatekeeper's oldest transaction in flight when no
+	// other gatekeeper has handed off a transaction the point does not
+	// cover (gatekeeper.Config.ReadPoints; the engine's default).
+	ReadPoints bool
+	// CommitDelayMax, when positive, puts every commit's critical section
+	// (durability) in an event of its own up to that many ticks after its
+	// execution, as a slow fsync does: transactions stay in flight, and
+	// reads at read points pass them.
+	CommitDelayMax int
 
 	// Planted bugs, for showing that the checkers catch them.
 	//
@@ -86,6 +96,10 @@ type Config struct {
 	// section: a zombie commit of an ended epoch lands in the store after
 	// the new epoch's shards rebuilt from it.
 	PlantNoFence bool
+	// PlantStalePoint uses a read point even after another gatekeeper
+	// handed off a transaction it does not cover: a read that begins after
+	// that transaction's acknowledgement may miss it.
+	PlantStalePoint bool
 }
 
 // Draw returns the configuration seed chooses (swarm testing: every seed
@@ -125,6 +139,8 @@ func Draw(seed uint64, ops int) Config {
 	if r.IntN(4) == 0 {
 		c.ReconfigEvery = 800 + r.IntN(3000)
 	}
+	c.ReadPoints = r.IntN(4) != 0 // after the others, for the same reason
+	c.CommitDelayMax = []int{0, 10, 60}[r.IntN(3)]
 	return c
 }
 
@@ -141,12 +157,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sim: DelayMax must be at least 1")
 	case c.ReconfigEvery < 0:
 		return fmt.Errorf("sim: ReconfigEvery must not be negative")
+	case c.CommitDelayMax < 0:
+		return fmt.Errorf("sim: CommitDelayMax must not be negative")
 	}
 	return nil
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d notes=%v cache=%d",
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d notes=%v points=%v commit-delay≤%d cache=%d",
 		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.AnnounceEvery, c.Duplicate,
-		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.Notes, c.OracleCacheMax)
+		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.OracleCacheMax)
 }

@@ -143,7 +143,7 @@ type progRun struct {
 // the shards' runners, gathered at g.
 func (w *world) startProgram(s *server, g int, c *client, op int) {
 	w.syncThen(s, g, func() {
-		t := s.gks[g].Stamp()
+		t := w.readStamp(s, g)
 		s.nextProg++
 		id := nodeprog.ProgID(uint64(g)<<48 | s.nextProg)
 		coord, batches, err := nodeprog.NewCoordinator(registry, id, "chain_read",

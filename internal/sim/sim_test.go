@@ -95,10 +95,11 @@ func TestSimulation(t *testing.T) {
 		total.Reconfigs += r.Stats.Reconfigs
 		total.Fenced += r.Stats.Fenced
 		total.GraphChecks += r.Stats.GraphChecks
+		total.PointReads += r.Stats.PointReads
 	}
-	t.Logf("%d seeds: %d events, %d operations (%d ok, %d fail, %d info), %d commits, %d shard reads, %d crashes, %d partitions, %d swizzle-clogs, %d reconfigurations (%d zombie commits fenced), %d graph checks, %d notes, %d duplicate deliveries, %d node programs answered; no anomalies",
-		n, total.Events, total.Ops, total.OK, total.Fail, total.Info, total.Commits, total.Reads, total.Crashes, total.Partitions, total.Clogs, total.Reconfigs, total.Fenced, total.GraphChecks, total.Notes, total.Duplicates, total.ProgramsOK)
-	if n == seeds && seeds >= 20 && (total.Crashes == 0 || total.Partitions == 0 || total.Info == 0 || total.ProgramsOK == 0 || total.Clogs == 0 || total.Reconfigs == 0) {
+	t.Logf("%d seeds: %d events, %d operations (%d ok, %d fail, %d info), %d commits, %d shard reads, %d crashes, %d partitions, %d swizzle-clogs, %d reconfigurations (%d zombie commits fenced), %d graph checks, %d notes, %d reads at read points, %d duplicate deliveries, %d node programs answered; no anomalies",
+		n, total.Events, total.Ops, total.OK, total.Fail, total.Info, total.Commits, total.Reads, total.Crashes, total.Partitions, total.Clogs, total.Reconfigs, total.Fenced, total.GraphChecks, total.Notes, total.PointReads, total.Duplicates, total.ProgramsOK)
+	if n == seeds && seeds >= 20 && (total.Crashes == 0 || total.Partitions == 0 || total.Info == 0 || total.ProgramsOK == 0 || total.Clogs == 0 || total.Reconfigs == 0 || total.PointReads == 0) {
 		t.Fatalf("the swarm injected no faults worth the name: %+v", total)
 	}
 }
@@ -164,6 +165,7 @@ func TestPlantedNoPeerAckIsCaught(t *testing.T) {
 		c.Gatekeepers, c.Shards, c.Clients, c.CrashEvery, c.PartitionEvery, c.Programs = 3, 2, 5, 0, 0, 0.3
 		c.ReconfigEvery = 0 // TestPlantedNoFenceIsCaught plants with reconfigurations
 		c.AnnounceEvery, c.Notes, c.PlantNoPeerAck = 100, false, true
+		c.CommitDelayMax = 0 // slow commits space the answers out: the race it needs gets rarer
 		return c
 	})
 	if got == "" {
@@ -185,6 +187,24 @@ func TestPlantedBadDeclareIsCaught(t *testing.T) {
 	})
 	if got == "" {
 		t.Fatal("20 seeds of wrongly declared transactions went unnoticed")
+	}
+	t.Logf("caught: %s", got)
+}
+
+// TestPlantedStalePointIsCaught: a read point used after another
+// gatekeeper handed off a transaction it does not cover lets a read that
+// begins after that transaction's acknowledgement miss it; the checker
+// must notice.
+func TestPlantedStalePointIsCaught(t *testing.T) {
+	got := firstCaught(t, 20, func(seed uint64) Config {
+		c := Draw(seed, 1500)
+		c.Gatekeepers, c.Keys, c.CrashEvery, c.PartitionEvery, c.ReadOnly = 3, 3, 0, 0, 0.5
+		c.ReconfigEvery = 0 // TestPlantedNoFenceIsCaught plants with reconfigurations
+		c.ReadPoints, c.PlantStalePoint, c.CommitDelayMax = true, true, 60
+		return c
+	})
+	if got == "" {
+		t.Fatal("20 seeds of stale read points went unnoticed")
 	}
 	t.Logf("caught: %s", got)
 }

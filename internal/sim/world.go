@@ -101,6 +101,8 @@ type Stats struct {
 	Reconfigs, Zombies, Fenced int
 	ZombiesLanded, GraphChecks int
 	ShardsAdded                int
+	// PointReads are snapshots and programs stamped at a read point.
+	PointReads int
 }
 
 // server is the process: it dies with a crash and comes back in a new epoch.
@@ -114,7 +116,11 @@ type server struct {
 	st      *pstore.Store
 	oracle  *order.Local
 	gks     []*gatekeeper.Core
-	shards  []*shardNode
+	// handed is, per gatekeeper, the own counter of the newest transaction
+	// it handed to the shards (ReadPoints: a point of another gatekeeper
+	// that does not cover it is not used).
+	handed []uint64
+	shards []*shardNode
 	// inTransit counts entries sent and not yet delivered, per
 	// (gatekeeper, shard): a note may only be sent on an empty channel.
 	inTransit map[[2]int]int
@@ -259,7 +265,9 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 	}
 	for i := 0; i < w.cfg.Gatekeepers; i++ {
 		s.gks = append(s.gks, gatekeeper.New(gatekeeper.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers,
-			Shards: s.nshards, Epoch: w.epoch, InflightMax: 64, PeerAck: w.cfg.AnnounceEvery > 0 && !w.cfg.PlantNoPeerAck}))
+			Shards: s.nshards, Epoch: w.epoch, InflightMax: 64, PeerAck: w.cfg.AnnounceEvery > 0 && !w.cfg.PlantNoPeerAck,
+			ReadPoints: w.cfg.ReadPoints && w.cfg.AnnounceEvery == 0}))
+		s.handed = append(s.handed, 0)
 		s.acks = append(s.acks, map[uint64]func(){})
 		s.held = append(s.held, map[uint64]func(){})
 		s.announcing = append(s.announcing, false)
@@ -528,10 +536,59 @@ func (w *world) syncThen(s *server, g int, fn func()) {
 	})
 }
 
+// readStamp stamps a snapshot or program at gatekeeper g as the engine
+// does (engine.DB.readPoint): a gatekeeper's read point that covers every
+// transaction handed off so far, one before every transaction in flight if
+// there is one, else a fresh stamp.
+func (w *world) readStamp(s *server, g int) vclock.Stamp {
+	points := make([]*vclock.Stamp, len(s.gks))
+	for j, gk := range s.gks {
+		if p, ok := gk.ReadPoint(); ok {
+			points[j] = &p
+		}
+	}
+	var usable *vclock.Stamp
+	for _, p := range points {
+		if p == nil {
+			continue
+		}
+		covered := true
+		for k, h := range s.handed {
+			if h > p.Clock.Counters[k] {
+				covered = false
+			}
+		}
+		if !covered && !w.cfg.PlantStalePoint {
+			continue
+		}
+		first := true
+		for k, q := range points {
+			if q != nil && p.Clock.Counters[k] > q.Clock.Counters[k] {
+				first = false
+			}
+		}
+		if first {
+			usable = p
+			break
+		}
+		if usable == nil {
+			usable = p
+		}
+	}
+	if usable != nil {
+		w.stats.PointReads++
+		return *usable
+	}
+	return s.gks[g].Stamp()
+}
+
 // dispatch sends gatekeeper g's deliveries to the shards (each over the
 // network, possibly twice) and answers the clients whose commits went out.
 func (w *world) dispatch(s *server, g int) {
 	for _, d := range s.gks[g].Ready() {
+		if c := d.Entry.Stamp.Clock.Counters[g]; !d.Entry.Nop && c > s.handed[g] {
+			s.handed[g] = c
+		}
 		w.sendEntry(s, g, d)
 	}
 	for _, st := range s.gks[g].Acked() {
