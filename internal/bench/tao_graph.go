@@ -231,15 +231,7 @@ func retryable(err error) bool {
 
 // pause sleeps a random time up to 50µs·2^attempt (at most ~50 ms).
 func pause(ctx context.Context, r *rand.Rand, attempt int) error {
-	d := time.Duration(r.Int64N(int64(50*time.Microsecond) << min(attempt, 10)))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleepCtx(ctx, time.Duration(r.Int64N(int64(50*time.Microsecond)<<min(attempt, 10))))
 }
 
 // degreePercentiles describes the out-degrees for the JSON.
