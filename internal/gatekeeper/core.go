@@ -347,6 +347,11 @@ func (c *Core) NoteFor(shard uint32, clock vclock.Clock) (vclock.Clock, bool) {
 	// everything still to come is (later stamps follow the merged clock),
 	// so clock itself is a note — a weaker one, that lets a read stamped
 	// before those transactions (ReadPoint) run without waiting for them.
+	// A request without a clock (the GC's, to move the shard's position)
+	// gets no such note: it needs the NOP behind the transactions.
+	if clock.Counters == nil {
+		return vclock.Clock{}, false
+	}
 	for i := range c.slots {
 		if c.slots[i].touches(shard) && vclock.Compare(c.slots[i].stamp.Clock, clock) != vclock.After {
 			return vclock.Clock{}, false

@@ -141,6 +141,9 @@ func TestReadPointPrecedesInflight(t *testing.T) {
 	if _, ok := c.NoteFor(0, s2.Clock); ok {
 		t.Fatal("a note at the clock of an in-flight transaction that may write the shard")
 	}
+	if _, ok := c.NoteFor(0, vclock.Clock{}); ok {
+		t.Fatal("a note without a clock while transactions to the shard are in flight (the GC needs the NOP behind them)")
+	}
 	if err := c.Resolve(s1, op(0)); err != nil {
 		t.Fatal(err)
 	}

@@ -152,6 +152,9 @@ func (q *queue) push(e gatekeeper.Entry) (droppedNop bool) {
 func (c *Core) Complete(gk uint32, clock vclock.Clock) {
 	q := &c.q[gk]
 	q.asked = false
+	if clock.Counters == nil {
+		return // says nothing
+	}
 	for _, n := range q.notes {
 		if r := vclock.Compare(clock, n); r == vclock.Before || r == vclock.Equal {
 			return // n says at least as much
