@@ -23,12 +23,13 @@ process and measures the load rate, then runs the Dgraph report's two 2-hop
 queries (adapted to the film data's predicates) from each number of concurrent
 clients for --duration, through Dgraph's HTTP API (POST /query on loopback,
 the handler weft serve --dgraph-http runs) or --mode inproc. Prints the result
-as JSON on stdout and writes film-<mode>[-quick].json with throughput and
-latency plots to --out. See docs/dgraph.md, "Benchmarks".
+as JSON on stdout and writes film-<mode>-<placement>[-quick].json with
+throughput and latency plots to --out. See docs/dgraph.md, "Benchmarks".
 
   weft bench dql --quick                    # first 5,000 lines, 300 ms cells
   weft bench dql                            # all 200k lines, 3 s cells
-  weft bench dql --mode inproc --cpuprofile q.prof --load-cpuprofile load.prof`,
+  weft bench dql --mode inproc --cpuprofile q.prof --load-cpuprofile load.prof
+  weft bench dql --quick --placement predicate   # a predicate's data on one shard`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			gc.apply() // the same collector settings as weft serve
@@ -47,6 +48,7 @@ latency plots to --out. See docs/dgraph.md, "Benchmarks".
 	f.DurationVar(&opts.Duration, "duration", 0, "length of each (query, clients) cell (default 3s; 300ms with --quick)")
 	f.IntSliceVar(&opts.Clients, "clients", nil, "concurrent client counts (default 1,2,5,10,20,50,100)")
 	f.StringVar(&opts.Mode, "mode", "http", "http: POST /query to Dgraph's HTTP API on loopback; inproc: the DQL executor in this process")
+	f.StringVar(&opts.Placement, "placement", "vertex", "the Dgraph data's placement: vertex (a node's data on its vertex) or predicate (a predicate's data on one shard)")
 	f.StringSliceVar(&opts.Queries, "queries", nil, "queries to run (default film-directors-films,director-films-directors)")
 	f.IntVar(&opts.RootsMax, "roots-max", 0, "draw roots from at most this many entities (default all found)")
 	f.IntVar(&opts.CallsSample, "calls-sample", 200, "roots per query whose internal calls are counted")

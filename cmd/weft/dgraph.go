@@ -32,11 +32,12 @@ type dgraphFlags struct {
 	refreshTTL         time.Duration
 	txnsMax            int
 	txnIdle            time.Duration
+	placement          string
 }
 
 func (d *dgraphFlags) register(f *pflag.FlagSet) {
 	def := dgraphapi.DefaultConfig()
-	f.StringVar(&d.httpAddr, "dgraph-http", "", `Dgraph's HTTP API (/query, /mutate, /commit, /alter, /login, /health) on this address, e.g. 127.0.0.1:8080 ("": off)`)
+	f.StringVar(&d.httpAddr, "dgraph-http", "", `Dgraph's HTTP API (/query, /mutate, /commit, /alter, /login, /admin, /health) on this address, e.g. 127.0.0.1:8080 ("": off)`)
 	f.StringVar(&d.grpcAddr, "dgraph-grpc", "", `Dgraph's gRPC API (api.Dgraph, for pydgraph and dgo) on this address, e.g. 127.0.0.1:9080 ("": off)`)
 	f.StringVar(&d.secretFile, "acl-secret-file", "", "turns on access control for Dgraph's API: file holding the JWT signing secret (at least 32 bytes)")
 	f.StringVar(&d.grootPasswordFile, "acl-groot-password-file", "", `file holding the password the "groot" user gets when first created (default "password", as in Dgraph)`)
@@ -44,6 +45,7 @@ func (d *dgraphFlags) register(f *pflag.FlagSet) {
 	f.DurationVar(&d.refreshTTL, "acl-refresh-ttl", def.ACL.RefreshTTL, "lifetime of a refresh JWT")
 	f.IntVar(&d.txnsMax, "dgraph-txns-max", def.TxnsMax, "open Dgraph transactions remembered at once")
 	f.DurationVar(&d.txnIdle, "dgraph-txn-idle", def.TxnIdle, "a Dgraph transaction unused this long is forgotten (aborted)")
+	f.StringVar(&d.placement, "dgraph-placement", "", `where Dgraph's data lives, chosen when it is first created: "vertex" (a node's data on its vertex) or "predicate" (each predicate's data on one shard); "" opens existing data in its own and creates new data with "vertex"; a placement other than the data's is refused`)
 }
 
 // dgraphServer is the running Dgraph face.
@@ -57,9 +59,15 @@ type dgraphServer struct {
 
 // start opens the Dgraph model on db and serves its API; nil when off.
 func (d *dgraphFlags) start(ctx context.Context, db engine.API) (*dgraphServer, error) {
+	if err := dgraph.CheckPlacement(d.placement); err != nil {
+		return nil, fmt.Errorf("serve: --dgraph-placement: %w", err)
+	}
 	if d.httpAddr == "" && d.grpcAddr == "" {
 		if d.secretFile != "" {
 			return nil, errors.New("serve: --acl-secret-file needs --dgraph-http or --dgraph-grpc")
+		}
+		if d.placement != "" {
+			return nil, errors.New("serve: --dgraph-placement needs --dgraph-http or --dgraph-grpc")
 		}
 		return nil, nil
 	}
@@ -81,7 +89,7 @@ func (d *dgraphFlags) start(ctx context.Context, db engine.API) (*dgraphServer, 
 		cfg.ACL.GrootPassword = strings.TrimSpace(string(b))
 	}
 	gcfg := dgraph.DefaultConfig()
-	gcfg.Logger = slog.Default()
+	gcfg.Logger, gcfg.Placement = slog.Default(), d.placement
 	g, err := dgraph.Open(ctx, db, gcfg)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ func newLoadCmd() *cobra.Command {
 	lcfg := dgraph.DefaultLoadConfig()
 	var rdfFile, jsonFile, schemaFile string
 	var noProgress bool
+	var placement string
 	cmd := &cobra.Command{
 		Use:   "load",
 		Short: "Load Dgraph RDF (N-Quads) or JSON files into an embedded Weft store",
@@ -50,7 +51,10 @@ stop the load unless --skip-invalid.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runLoad(ctx, cmd, cfg, lcfg, rdfFile, jsonFile, schemaFile, !noProgress)
+			if err := dgraph.CheckPlacement(placement); err != nil {
+				return fmt.Errorf("load: --dgraph-placement: %w", err)
+			}
+			return runLoad(ctx, cmd, cfg, lcfg, placement, rdfFile, jsonFile, schemaFile, !noProgress)
 		},
 	}
 	f := cmd.Flags()
@@ -65,6 +69,7 @@ stop the load unless --skip-invalid.`,
 	f.IntVar(&lcfg.Loaders, "loaders", lcfg.Loaders, "parallel loaders (transactions in flight), each with its own UID lease")
 	f.BoolVar(&lcfg.SkipInvalid, "skip-invalid", false, "skip (and list) lines that do not parse or that the schema rejects")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bar")
+	f.StringVar(&placement, "dgraph-placement", "", `where the Dgraph data lives, chosen when it is first created: "vertex" or "predicate" (as weft serve --dgraph-placement); "" loads into existing data in its own and creates new data with "vertex"; a placement other than the data's is refused`)
 	return cmd
 }
 
@@ -80,14 +85,18 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func runLoad(ctx context.Context, cmd *cobra.Command, cfg engine.Config, lcfg dgraph.LoadConfig,
+func runLoad(ctx context.Context, cmd *cobra.Command, cfg engine.Config, lcfg dgraph.LoadConfig, placement,
 	rdfFile, jsonFile, schemaFile string, progress bool) (err error) {
 	db, err := engine.Open(cfg)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
-	g, err := dgraph.Open(ctx, db, dgraph.DefaultConfig())
+	gcfg := dgraph.DefaultConfig()
+	gcfg.Placement = placement
+	// Through namespace 0's view, as the Dgraph API opens it: a wildcard
+	// delete then leaves other namespaces' values on a node alone.
+	g, err := dgraph.Open(ctx, dgraph.NamespaceView(db, 0), gcfg)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,10 @@ type DQLOptions struct {
 	// Mode is http (POST /query to the Dgraph HTTP API on loopback) or
 	// inproc (the DQL executor called directly) [http].
 	Mode string
+	// Placement is the Dgraph data's placement: vertex (a node's data on
+	// its vertex) or predicate (a predicate's data on one shard; the
+	// executor reads one batch per predicate and shard per level) [vertex].
+	Placement string
 	// Queries names the queries to run [all of DQLQueries, in order].
 	Queries []string
 	// RootsMax bounds the root entities a query draws from [0: all found].
@@ -111,6 +115,9 @@ func (o *DQLOptions) setDefaults() {
 	if o.Mode == "" {
 		o.Mode = "http"
 	}
+	if o.Placement == "" {
+		o.Placement = dgraph.PlacementVertex
+	}
 	if len(o.Queries) == 0 {
 		for _, q := range DQLQueries {
 			o.Queries = append(o.Queries, q.Name)
@@ -138,6 +145,9 @@ func (o *DQLOptions) validate() error {
 	if o.Mode != "http" && o.Mode != "inproc" {
 		return fmt.Errorf("bench: --mode %q: want http or inproc", o.Mode)
 	}
+	if err := dgraph.CheckPlacement(o.Placement); err != nil {
+		return fmt.Errorf("bench: --placement: %w", err)
+	}
 	for _, c := range o.Clients {
 		if c < 1 || c > 10_000 {
 			return fmt.Errorf("bench: %d clients out of range [1, 10000]", c)
@@ -155,9 +165,10 @@ func (o *DQLOptions) validate() error {
 	return nil
 }
 
-// DQLName is the results' base name: <mode>, with -quick for a smoke run.
+// DQLName is the results' base name: film-<mode>-<placement>, with -quick
+// for a smoke run.
 func (o DQLOptions) DQLName() string {
-	name := "film-" + o.Mode
+	name := "film-" + o.Mode + "-" + o.Placement
 	if o.Quick {
 		name += "-quick"
 	}
@@ -205,6 +216,13 @@ func (b *dqlBench) close() {
 	for i := len(b.cleanup) - 1; i >= 0; i-- {
 		b.cleanup[i]()
 	}
+}
+
+// graphConfig is the Dgraph face's configuration: the chosen placement.
+func (b *dqlBench) graphConfig() dgraph.Config {
+	cfg := dgraph.DefaultConfig()
+	cfg.Placement = b.opts.Placement
+	return cfg
 }
 
 // prepare configures the engine and its directory.

@@ -87,7 +87,7 @@ func (b *dqlBench) load(ctx context.Context) error {
 	if b.db, err = engine.Open(cfg); err != nil {
 		return err
 	}
-	if b.g, err = dgraph.Open(ctx, b.db, dgraph.DefaultConfig()); err != nil {
+	if b.g, err = dgraph.Open(ctx, b.db, b.graphConfig()); err != nil {
 		return err
 	}
 	sch, err := os.ReadFile(o.Schema)
@@ -124,7 +124,7 @@ func (b *dqlBench) load(ctx context.Context) error {
 	if b.db, err = engine.Open(b.cfg); err != nil {
 		return fmt.Errorf("reopening the loaded store: %w", err)
 	}
-	if b.g, err = dgraph.Open(ctx, b.db, dgraph.DefaultConfig()); err != nil {
+	if b.g, err = dgraph.Open(ctx, b.db, b.graphConfig()); err != nil {
 		return err
 	}
 	r.ReopenSeconds = roundTo(time.Since(t).Seconds(), 3)

@@ -237,12 +237,16 @@ func countAnswer(data []byte, roots int) dqlAnswer {
 }
 
 // dqlCalls is the internal work of one query, counted in process on a
-// sample of roots: engine vertex reads (GetVertex calls, the internal calls
-// of vertex placement: one per node a level visits) and executor batches.
+// sample of roots: engine read requests (dqlexec.SnapshotReader.Calls: a
+// GetVertex is one, a batched read one per shard it asks — vertex
+// placement: about one per node a level visits; predicate placement: per
+// level, one per shard holding the level's node vertices plus one per
+// predicate read, index lookups alike in both) and executor batches.
 type dqlCalls struct {
+	Placement       string  `json:"placement"`
 	Roots           int     `json:"roots_sampled"`
-	GetVertexMean   float64 `json:"get_vertex_calls_mean"`
-	GetVertexMax    int64   `json:"get_vertex_calls_max"`
+	GetVertexMean   float64 `json:"engine_requests_mean"`
+	GetVertexMax    int64   `json:"engine_requests_max"`
 	BatchesMean     float64 `json:"batches_mean"`
 	NodesMean       float64 `json:"nodes_read_mean"`
 	NamesMean       float64 `json:"names_mean"`
@@ -283,7 +287,7 @@ func countCalls(ctx context.Context, db engine.API, exec *dqlexec.Executor, q DQ
 			c.EmptyAnswers++
 		}
 	}
-	c.Roots = len(sample)
+	c.Roots, c.Placement = len(sample), exec.Placement()
 	if k := float64(len(sample)); k > 0 {
 		c.GetVertexMean = roundTo(float64(calls)/k, 2)
 		c.BatchesMean = roundTo(float64(batches)/k, 2)

@@ -33,23 +33,32 @@ func dqlFilm(t *testing.T) string {
 // 3,000 film lines load, both 2-hop queries run through the HTTP API from
 // 1 and 3 clients, answers carry names, and the JSON document is whole.
 func TestRunDQLQuick(t *testing.T) {
-	runDQLSmoke(t, "http")
+	runDQLSmoke(t, "http", "")
 }
 
 // TestRunDQLQuickInproc is the same calling the executor directly.
 func TestRunDQLQuickInproc(t *testing.T) {
-	runDQLSmoke(t, "inproc")
+	runDQLSmoke(t, "inproc", "")
 }
 
-func runDQLSmoke(t *testing.T, mode string) {
+// TestRunDQLQuickPredicatePlacement is the same over the predicate
+// placement (through the HTTP API).
+func TestRunDQLQuickPredicatePlacement(t *testing.T) {
+	runDQLSmoke(t, "http", "predicate")
+}
+
+func runDQLSmoke(t *testing.T, mode, placement string) {
 	dir := t.TempDir()
 	opts := DQLOptions{Out: dir, Quick: true, RDF: dqlFilm(t), Lines: 3000, Duration: 150 * time.Millisecond,
-		Clients: []int{1, 3}, Mode: mode, InMemory: true, CallsSample: 50, Seed: 3}
+		Clients: []int{1, 3}, Mode: mode, Placement: placement, InMemory: true, CallsSample: 50, Seed: 3}
 	res, err := RunDQL(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := "film-" + mode + "-quick"
+	if placement == "" {
+		placement = "vertex"
+	}
+	name := "film-" + mode + "-" + placement + "-quick"
 	b, err := os.ReadFile(filepath.Join(dir, name+".json"))
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +75,7 @@ func runDQLSmoke(t *testing.T, mode string) {
 	if doc.Benchmark != "dql/"+name || res.Benchmark != doc.Benchmark {
 		t.Errorf("benchmark %q (returned %q)", doc.Benchmark, res.Benchmark)
 	}
-	if doc.Params["placement"] != "vertex" || doc.Params["mode"] != mode {
+	if doc.Params["placement"] != placement || doc.Params["mode"] != mode {
 		t.Errorf("params placement %v mode %v", doc.Params["placement"], doc.Params["mode"])
 	}
 	ld := doc.Results.Load
@@ -78,7 +87,8 @@ func runDQLSmoke(t *testing.T, mode string) {
 	}
 	for _, q := range DQLQueries {
 		calls := doc.Results.Calls[q.Name]
-		if doc.Results.Roots[q.Name] == 0 || calls.Roots == 0 || calls.GetVertexMean < 1 || calls.NamesMean <= 0 {
+		if doc.Results.Roots[q.Name] == 0 || calls.Roots == 0 || calls.GetVertexMean < 1 || calls.NamesMean <= 0 ||
+			calls.Placement != placement {
 			t.Errorf("%s: %d roots, calls %+v", q.Name, doc.Results.Roots[q.Name], calls)
 		}
 	}

@@ -306,7 +306,7 @@ func (g *Graph) inChunks(ctx context.Context, n int, fn func(snap engine.Snapsho
 
 func (g *Graph) doWork(ctx context.Context, snap engine.Snapshot, w workItem) error {
 	if w.Kind == "drop_index" {
-		return g.dropIndex(ctx, w.Gen)
+		return g.dropIndex(ctx, w.Pred, w.Gen)
 	}
 	subjects, err := g.Has(ctx, snap, w.Pred)
 	if err != nil {
@@ -374,7 +374,7 @@ func (g *Graph) buildIndex(ctx context.Context, w workItem, subjects []uint64) e
 				}
 				b := storedBucket(v.Props, uid, w.Pred)
 				for _, tok := range valueTokens(tk, v.Props[k]) {
-					iw.add(indexVertex(w.Gen, w.Tok, k, b, tok), v.Handle, v.Handle, dirVertex(w.Gen, b), dirEdge(k, tok))
+					iw.add(indexVertex(w.Gen, w.Tok, k, b, tok), v.Handle, v.Handle, dirVertexIn(st.meta.Placement, w.Pred, w.Gen, b), dirEdge(k, tok))
 				}
 			}
 		}
@@ -541,9 +541,9 @@ func (g *Graph) countChunk(ctx context.Context, snap engine.Snapshot, w workItem
 
 // dropIndex deletes the vertices of index generation gen: each token
 // vertex (with its entries), then the directories.
-func (g *Graph) dropIndex(ctx context.Context, gen uint64) error {
+func (g *Graph) dropIndex(ctx context.Context, pred string, gen uint64) error {
 	for b := range Buckets {
-		dir := dirVertex(gen, b)
+		dir := dirVertexIn(g.cfg.Placement, pred, gen, b)
 		for {
 			snap, err := g.db.Begin(ctx)
 			if err != nil {

@@ -106,9 +106,9 @@ func TestAlterBuildsAndDrops(t *testing.T) {
 		t.Fatalf("reverse after drop: %s", renderNode(n))
 	}
 	for bk := range Buckets {
-		v, err := g.db.GetVertex(ctx, snapshot(t, g), engine.VertexRef{Name: dirVertex(termGen, bk)}, engine.ReadOptions{})
+		v, err := g.db.GetVertex(ctx, snapshot(t, g), engine.VertexRef{Name: dirVertexIn(g.cfg.Placement, "name", termGen, bk)}, engine.ReadOptions{})
 		if err != nil || v.Exists {
-			t.Fatalf("dropped index directory %s still there (%v)", dirVertex(termGen, bk), err)
+			t.Fatalf("dropped index directory %s still there (%v)", dirVertexIn(g.cfg.Placement, "name", termGen, bk), err)
 		}
 	}
 	if _, err := g.Lookup(ctx, snapshot(t, g), "name", "", "term", "ada"); !errors.Is(err, ErrNoIndex) {

@@ -35,6 +35,52 @@
 // removes every value and out-edge of s except its xid: nodes are never
 // deleted, so an XID keeps its UID and a UID stays a node.
 //
+// # Placement
+//
+// Config.Placement, fixed when the store is created (meta "placement"),
+// says where a node's data lives. PlacementVertex (the default, and all
+// data written before placements existed) is the model above: everything
+// of node 0x1f on vertex "0x1f", so a node is on one shard. With
+// PlacementPredicate, as in Dgraph, a predicate's data is on one shard:
+//
+//	node 0x1f                      vertex "0x1f": its xid alias and one property "|pl|p" per
+//	                               predicate p it has a placed vertex for (never removed)
+//	values, facets, "|count|p",    vertex "_pl|p|0x1f" (PlacedVertex), same keys and edge handles as
+//	"|bucket|p", out-edges of p,   above; created with its "|pl|p" entry on first use, never
+//	reverse edges ~p and their     deleted (an emptied one reads as nothing)
+//	count
+//	has-set and index token        "_pl|p|" + their vertex-placement name
+//	vertices of p
+//
+// "_pl|p|..." names form placement group p (txn.GroupOf): the engine puts
+// them all on the shard of "_pl|p". An index directory's name ends with
+// "|p" ("_dg|d|<gen>|<b>|p", dirVertexIn) and is in group p too. The
+// mapping itself is
+// unchanged: placedAPI (placement.go) shows it the engine as the vertex
+// placement stores it — a node read is the node vertex, then its placed
+// vertices in one batched read, merged; a commit routes every operation to
+// the vertex holding its key or edge, creates placed vertices on first
+// use, and unpacks node reads into their parts (Prepare does the same at
+// its snapshot, so prepared transactions carry engine operations and
+// reads) — so mutations, deletions, reverse edges, counts, upserts,
+// alters, lookups and expand(_all_) answer alike in both placements. The
+// DQL executor reads a level per predicate instead (package dqlexec).
+// Index lookups read a token's 16 bucket vertices in one batched read
+// (engine.GetVertices): one request in the predicate placement, one per
+// shard involved in the vertex placement. Moving a predicate's group
+// between shards online is not implemented.
+//
+// # Namespaces
+//
+// Dgraph's namespaces are a renaming of what this mapping reads and writes
+// (namespace.go): a Graph opened over NamespaceView(db, n) (Graph.Namespace)
+// sees only namespace n, and the mapping above does not know about them.
+// Namespace 0 keeps the names above exactly (its view only hides other
+// namespaces' keys on shared nodes); namespace n > 0 uses "_ns|<n>|..." for
+// reserved vertices and XID aliases, "_pl|@<n>@<group>|..." for placement
+// groups, and prefixes the keys and edge handles of node vertices (shared by
+// every namespace, as UIDs are) with "@<n>|".
+//
 // # Reserved vertices (handles starting "_dg|")
 //
 //	_dg|schema                       properties "text" (canonical schema) and "meta" (JSON: layout

@@ -19,4 +19,7 @@ var (
 	// ErrLimit reports an internal bound reached (a read of too many edges,
 	// too many blank nodes in a load).
 	ErrLimit = errors.New("dgraph: limit reached")
+	// ErrPlacement refuses to open a store with a placement other than the
+	// one it was created with (Config.Placement).
+	ErrPlacement = errors.New("dgraph: wrong placement")
 )

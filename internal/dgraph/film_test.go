@@ -49,11 +49,18 @@ func filmLines(tb testing.TB, n int) ([]byte, string) {
 }
 
 // TestLoadFilmSample loads the first 20,000 film lines with two loaders and
-// checks every invariant, then answers lookups on the result.
+// checks every invariant, then answers lookups on the result, in each
+// placement.
 func TestLoadFilmSample(t *testing.T) {
 	data, sch := filmLines(t, 20000)
+	for _, p := range placements {
+		t.Run(p, func(t *testing.T) { loadFilmSample(t, p, data, sch) })
+	}
+}
+
+func loadFilmSample(t *testing.T, placement string, data []byte, sch string) {
 	ctx := context.Background()
-	g := newGraph(t, sch)
+	g := newPlacedGraph(t, placement, sch)
 	g.cfg.LeaseSize = 1 << BucketShift
 	cfg := DefaultLoadConfig()
 	cfg.BatchQuads = 500

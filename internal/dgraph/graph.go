@@ -44,6 +44,12 @@ type Config struct {
 	BuildBatchMax int
 	// Logger receives progress of index builds (default: discard).
 	Logger *slog.Logger
+	// Placement is where a node's data lives: PlacementVertex (all of a
+	// node on its vertex) or PlacementPredicate (each predicate's data on
+	// its own placement group, doc.go). Chosen when the store is created
+	// ("": PlacementVertex); Open refuses a store created with the other
+	// one, and "" opens a store in whichever it has.
+	Placement string
 }
 
 // DefaultConfig returns the documented defaults.
@@ -65,6 +71,8 @@ func (c *Config) Validate() error {
 		return errors.New("dgraph: need 1 <= EdgesFirstMax <= EdgesMax")
 	case c.KnownMax < 1 || c.BuildBatchMax < 1:
 		return errors.New("dgraph: KnownMax and BuildBatchMax must be positive")
+	case CheckPlacement(c.Placement) != nil:
+		return CheckPlacement(c.Placement)
 	}
 	return nil
 }
@@ -75,7 +83,8 @@ func (c *Config) Validate() error {
 // for concurrent use; any number of Graphs, in any processes, may share one
 // engine.
 type Graph struct {
-	db    engine.API
+	db    engine.API // the engine as the mapping sees it (placedAPI in the predicate placement)
+	raw   engine.API // the engine itself
 	cfg   Config
 	log   *slog.Logger
 	mu    sync.Mutex
@@ -98,6 +107,8 @@ type schemaState struct {
 type meta struct {
 	Layout  int    `json:"layout"`
 	NextGen uint64 `json:"next_gen"`
+	// Placement is PlacementPredicate or empty (PlacementVertex).
+	Placement string `json:"placement,omitempty"`
 	// Index maps "pred|tokenizer" to the generation naming its vertices.
 	Index map[string]uint64 `json:"index,omitempty"`
 	// Work lists alter work not finished yet (builds and drops).
@@ -149,7 +160,8 @@ func Open(ctx context.Context, db engine.API, cfg Config) (*Graph, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	g := &Graph{db: db, cfg: cfg, log: cfg.Logger, known: &knownSet{max: cfg.KnownMax, m: map[string]struct{}{}}}
+	db = unplaced(db)
+	g := &Graph{db: db, raw: db, cfg: cfg, log: cfg.Logger, known: &knownSet{max: cfg.KnownMax, m: map[string]struct{}{}}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -164,6 +176,14 @@ func Open(ctx context.Context, db engine.API, cfg Config) (*Graph, error) {
 	st, err := g.schemaAt(ctx, snap)
 	if err != nil {
 		return nil, err
+	}
+	if have, want := normPlacement(st.meta.Placement), cfg.Placement; want != "" && have != want {
+		return nil, fmt.Errorf("%w: the Dgraph data was created with the %s placement; open it with that placement "+
+			"(weft serve/load --dgraph-placement %s), not %s", ErrPlacement, have, have, want)
+	}
+	g.cfg.Placement = normPlacement(st.meta.Placement) // namespaces opened from g take it too
+	if g.cfg.Placement == PlacementPredicate {
+		g.db = &placedAPI{inner: db, g: g}
 	}
 	if len(st.meta.Work) > 0 {
 		if err := g.runWork(ctx); err != nil {
@@ -195,6 +215,9 @@ func (g *Graph) initStore(ctx context.Context) error {
 	if !sv.Exists {
 		sch := schema.Initial()
 		m := meta{Layout: layoutVersion, NextGen: 1, Index: map[string]uint64{}}
+		if normPlacement(g.cfg.Placement) == PlacementPredicate {
+			m.Placement = PlacementPredicate
+		}
 		ops = append(ops, txn.Op{Kind: txn.CreateVertex, Vertex: SchemaVertex})
 		for _, p := range sch.Predicates() {
 			for _, t := range p.Index {
@@ -204,6 +227,11 @@ func (g *Graph) initStore(ctx context.Context) error {
 			}
 		}
 		ops = append(ops, schemaOps(sch, m)...)
+		if m.Placement == PlacementPredicate { // the directories go to their groups (g.db is not placed yet)
+			for i := range ops {
+				ops[i].Vertex = placedInternal(ops[i].Vertex)
+			}
+		}
 	}
 	if len(ops) == 0 {
 		return nil
@@ -220,7 +248,7 @@ func (m *meta) newGen(pred, tok string) []txn.Op {
 	m.Index[pred+"|"+tok] = gen
 	ops := make([]txn.Op, 0, Buckets)
 	for b := range Buckets {
-		ops = append(ops, txn.Op{Kind: txn.CreateVertex, Vertex: dirVertex(gen, b)})
+		ops = append(ops, txn.Op{Kind: txn.CreateVertex, Vertex: dirVertexIn(m.Placement, pred, gen, b)})
 	}
 	return ops
 }
@@ -291,7 +319,15 @@ func (g *Graph) Schema(ctx context.Context) (*schema.Schema, error) {
 }
 
 // Engine returns the engine under the Graph.
-func (g *Graph) Engine() engine.API { return g.db }
+func (g *Graph) Engine() engine.API { return g.raw }
+
+// Placement is the store's placement: PlacementVertex or PlacementPredicate.
+func (g *Graph) Placement() string {
+	if _, ok := g.db.(*placedAPI); ok {
+		return PlacementPredicate
+	}
+	return PlacementVertex
+}
 
 // retryable reports whether an attempt failed on a race worth retrying: a
 // conflict, or an operation that found the store changed under it (an index

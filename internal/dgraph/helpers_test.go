@@ -31,6 +31,7 @@ func openEngine(t testing.TB, dir string) *engine.DB {
 func testConfig() Config {
 	c := DefaultConfig()
 	c.LeaseSize = 64
+	c.Placement = *placementFlag
 	return c
 }
 
@@ -304,9 +305,9 @@ func checkConsistency(t testing.TB, g *Graph) {
 			// the nodes whose values have its token.
 			seen := map[string]bool{}
 			for b := range Buckets {
-				dv, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: dirVertex(gen, b)}, engine.ReadOptions{Edges: true, EdgesMax: 1 << 20})
+				dv, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: dirVertexIn(g.cfg.Placement, P.Name, gen, b)}, engine.ReadOptions{Edges: true, EdgesMax: 1 << 20})
 				if err != nil || !dv.Exists {
-					t.Fatalf("directory %s: %v %v", dirVertex(gen, b), err, dv.Exists)
+					t.Fatalf("directory %s: %v %v", dirVertexIn(g.cfg.Placement, P.Name, gen, b), err, dv.Exists)
 				}
 				for _, e := range dv.Edges {
 					seen[e.Dst] = true

@@ -104,29 +104,26 @@ func cmpUint(a, b uint64) int {
 // edgeUIDs reads the given vertices with all their edges and returns the
 // UIDs their edge handles name, sorted and distinct.
 func (g *Graph) edgeUIDs(ctx context.Context, snap engine.Snapshot, handles []string) ([]uint64, error) {
-	parts := make([][]uint64, len(handles))
-	err := parallel(len(handles), g.cfg.ReadsParallelMax, func(i int) error {
-		v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: handles[i]},
-			engine.ReadOptions{Edges: true, EdgesMax: g.cfg.EdgesMax})
-		if err != nil {
-			return err
-		}
-		if v.EdgesTruncated {
-			return fmt.Errorf("%w: %s has more than %d entries", ErrLimit, handles[i], g.cfg.EdgesMax)
-		}
-		for _, e := range v.Edges {
-			if u, ok := UIDOfHandle(e.Handle); ok {
-				parts[i] = append(parts[i], u)
-			}
-		}
-		return nil
-	})
+	refs := make([]engine.VertexRef, len(handles))
+	for i, h := range handles {
+		refs[i] = engine.VertexRef{Name: h}
+	}
+	// One batched read: one request per shard (per predicate group in the
+	// predicate placement, where a predicate's index is one shard's).
+	vs, _, err := engine.GetVertices(ctx, g.db, snap, refs, engine.ReadOptions{Edges: true, EdgesMax: g.cfg.EdgesMax})
 	if err != nil {
 		return nil, err
 	}
 	var out []uint64
-	for _, p := range parts {
-		out = append(out, p...)
+	for i, v := range vs {
+		if v.EdgesTruncated {
+			return nil, fmt.Errorf("%w: %s has more than %d entries", ErrLimit, handles[i], g.cfg.EdgesMax)
+		}
+		for _, e := range v.Edges {
+			if u, ok := UIDOfHandle(e.Handle); ok {
+				out = append(out, u)
+			}
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
@@ -327,15 +324,20 @@ func (g *Graph) Range(ctx context.Context, snap engine.Snapshot, pred, lang stri
 // rangeTokens lists the token vertices of an index whose tokens lie inside
 // [lo, hi] and those that straddle a bound (their values need a check).
 func (g *Graph) rangeTokens(ctx context.Context, snap engine.Snapshot, gen uint64, key string, tk *tokenizer, lo, hi *Bound) (inside, edge []string, err error) {
-	parts := make([][2][]string, Buckets)
-	err = parallel(Buckets, g.cfg.ReadsParallelMax, func(b int) error {
-		v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: dirVertex(gen, b)},
-			engine.ReadOptions{Edges: true, EdgesMax: g.cfg.EdgesMax})
-		if err != nil {
-			return err
-		}
+	pred, _, _ := strings.Cut(key, "@")
+	refs := make([]engine.VertexRef, Buckets)
+	for b := range Buckets {
+		refs[b] = engine.VertexRef{Name: dirVertexIn(g.cfg.Placement, pred, gen, b)}
+	}
+	// One batched read of the 16 directories: one request per shard (one
+	// in the predicate placement, where they are in the predicate's group).
+	vs, _, err := engine.GetVertices(ctx, g.db, snap, refs, engine.ReadOptions{Edges: true, EdgesMax: g.cfg.EdgesMax})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, v := range vs {
 		if v.EdgesTruncated {
-			return fmt.Errorf("%w: index directory %s has more than %d tokens", ErrLimit, v.Handle, g.cfg.EdgesMax)
+			return nil, nil, fmt.Errorf("%w: index directory %s has more than %d tokens", ErrLimit, v.Handle, g.cfg.EdgesMax)
 		}
 		for _, e := range v.Edges {
 			name, ok := strings.CutPrefix(e.Handle, key+"|")
@@ -345,21 +347,16 @@ func (g *Graph) rangeTokens(ctx context.Context, snap engine.Snapshot, gen uint6
 			tlo, thi, ok := tk.span(name)
 			switch {
 			case !ok:
-				parts[b][1] = append(parts[b][1], e.Dst)
+				edge = append(edge, e.Dst)
 			case !within(tlo, lo, hi) && !within(thi, lo, hi) && !spans(tlo, thi, lo, hi):
 			case within(tlo, lo, hi) && within(thi, lo, hi):
-				parts[b][0] = append(parts[b][0], e.Dst)
+				inside = append(inside, e.Dst)
 			default:
-				parts[b][1] = append(parts[b][1], e.Dst)
+				edge = append(edge, e.Dst)
 			}
 		}
-		return nil
-	})
-	for _, p := range parts {
-		inside = append(inside, p[0]...)
-		edge = append(edge, p[1]...)
 	}
-	return inside, edge, err
+	return inside, edge, nil
 }
 
 // within reports whether x lies inside the bounds.

@@ -191,6 +191,16 @@ func dirVertex(gen uint64, b int) string {
 	return reservedPrefix + "d|" + strconv.FormatUint(gen, 10) + "|" + strconv.FormatInt(int64(b), 16)
 }
 
+// dirVertexIn is dirVertex in a placement: in the predicate placement the
+// name ends with "|<pred>", the indexed predicate, so that placedInternal
+// puts the directory in the predicate's group with its token vertices.
+func dirVertexIn(placement, pred string, gen uint64, b int) string {
+	if placement == PlacementPredicate {
+		return dirVertex(gen, b) + "|" + pred
+	}
+	return dirVertex(gen, b)
+}
+
 // dirEdge is the directory edge of a token vertex: value key and token.
 func dirEdge(key, token string) string { return key + "|" + tokenName(token) }
 

@@ -34,6 +34,29 @@ func (a readerAPI) GetVertex(ctx context.Context, _ engine.Snapshot, v engine.Ve
 	return a.r.GetVertex(ctx, v, opts)
 }
 
+// batchVertexReader is a VertexReader with a batched read (the DQL
+// executor's SnapshotReader).
+type batchVertexReader interface {
+	GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error)
+}
+
+// GetVertices implements engine.BatchReader through the reader's batched
+// read when it has one, else vertex by vertex. The reader counts its own
+// requests: requests is 0.
+func (a readerAPI) GetVertices(ctx context.Context, snap engine.Snapshot, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, int, error) {
+	if br, ok := a.r.(batchVertexReader); ok {
+		vs, err := br.GetVertices(ctx, refs, opts)
+		return vs, 0, err
+	}
+	vs, _, err := engine.GetVertices(ctx, readerOnly{a}, snap, refs, opts)
+	return vs, 0, err
+}
+
+// readerOnly hides readerAPI's GetVertices (for its fallback).
+type readerOnly struct{ readerAPI }
+
+func (readerOnly) GetVertices() {}
+
 func (a readerAPI) GetEdge(context.Context, engine.Snapshot, engine.VertexRef, string) (*engine.Edge, error) {
 	return nil, errReaderOnly
 }
@@ -62,7 +85,10 @@ type Reads struct {
 
 // ReadsThrough returns the lookups of g reading through r.
 func (g *Graph) ReadsThrough(r VertexReader) *Reads {
-	v := &Graph{db: readerAPI{r}, cfg: g.cfg, log: g.log, alloc: g.alloc, known: g.known}
+	v := &Graph{db: readerAPI{r}, raw: readerAPI{r}, cfg: g.cfg, log: g.log, alloc: g.alloc, known: g.known}
+	if _, ok := g.db.(*placedAPI); ok {
+		v.db = &placedAPI{inner: v.raw, g: v}
+	}
 	g.mu.Lock()
 	v.st = g.st
 	g.mu.Unlock()
@@ -107,6 +133,9 @@ func (x *Reads) Lookup(ctx context.Context, pred, lang, tok, token string) ([]ui
 func (x *Reads) Range(ctx context.Context, pred, lang string, lo, hi *Bound) ([]uint64, error) {
 	return x.view.Range(ctx, noSnap, pred, lang, lo, hi)
 }
+
+// Placement is the Graph's placement (PlacementVertex or PlacementPredicate).
+func (x *Reads) Placement() string { return x.parent.Placement() }
 
 // ReadNode is Graph.ReadNode through the reader.
 func (x *Reads) ReadNode(ctx context.Context, uid uint64, edgesMax int) (*Node, error) {

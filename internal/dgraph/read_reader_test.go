@@ -3,6 +3,7 @@ package dgraph
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -65,7 +66,7 @@ _:b <age> "40" .`, "")
 	check("has", got, err, want, werr)
 	index := 0
 	for name := range r.seen {
-		if len(name) > len(reservedPrefix) && name[:len(reservedPrefix)] == reservedPrefix && name != SchemaVertex {
+		if strings.HasPrefix(unplacedInternal(name), reservedPrefix) && name != SchemaVertex {
 			index++
 		}
 	}

@@ -68,9 +68,9 @@ func TestAlterBuildsTextIndexes(t *testing.T) {
 	}
 	for _, gen := range gens {
 		for bk := range Buckets {
-			v, err := g.db.GetVertex(ctx, snapshot(t, g), engine.VertexRef{Name: dirVertex(gen, bk)}, engine.ReadOptions{})
+			v, err := g.db.GetVertex(ctx, snapshot(t, g), engine.VertexRef{Name: dirVertexIn(g.cfg.Placement, "title", gen, bk)}, engine.ReadOptions{})
 			if err != nil || v.Exists {
-				t.Fatalf("dropped index directory %s still there (%v)", dirVertex(gen, bk), err)
+				t.Fatalf("dropped index directory %s still there (%v)", dirVertexIn(g.cfg.Placement, "title", gen, bk), err)
 			}
 		}
 	}

@@ -178,7 +178,15 @@ func (g *Graph) prepare(ctx context.Context, snap engine.Snapshot, muts []Mutati
 	if err != nil {
 		return nil, err
 	}
-	p := &Prepared{Snapshot: snap, Reads: dedupeReads(a.reads), Ops: ops, UIDs: map[string]string{},
+	reads := dedupeReads(a.reads)
+	if pl, ok := g.db.(*placedAPI); ok { // the placement's own reads and operations, at snap
+		var placed []string
+		if reads, ops, placed, err = pl.translate(ctx, snap, reads, ops); err != nil {
+			return nil, err
+		}
+		created = append(created, placed...)
+	}
+	p := &Prepared{Snapshot: snap, Reads: reads, Ops: ops, UIDs: map[string]string{},
 		Stats: a.stats, created: created, bound: a.bound}
 	if o.Blanks == nil {
 		for name, u := range mem.blanks {

@@ -265,7 +265,7 @@ func (a *attempt) deriveEntries(n *node, iw *internalWrites) error {
 					iw.del(indexVertex(gen, t.Name, k, b, tok), uh)
 				}
 				for _, tok := range minus(newT, oldT) {
-					iw.add(indexVertex(gen, t.Name, k, b, tok), uh, n.h, dirVertex(gen, b), dirEdge(k, tok))
+					iw.add(indexVertex(gen, t.Name, k, b, tok), uh, n.h, dirVertexIn(a.st.meta.Placement, p, gen, b), dirEdge(k, tok))
 				}
 			}
 		}

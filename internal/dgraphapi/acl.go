@@ -26,9 +26,11 @@ import (
 // may do everything; other users may query and mutate but not alter the
 // schema or allocate IDs (Dgraph's per-predicate rules are not kept).
 //
-// Users live in reserved vertices "_dgacl|user|<name>" (properties
-// "password", PBKDF2-hashed as Dgraph's password type, and "groups", a
-// list), out of the reach of DQL, which reads only UID-named vertices.
+// Users live in reserved vertices "_dgacl|user|<name>" (namespace 0) and
+// "_dgacl|ns|<n>|user|<name>" (namespace n; properties "password",
+// PBKDF2-hashed as Dgraph's password type, and "groups", a list), out of
+// the reach of DQL, which reads only UID-named vertices. A user belongs to
+// one namespace; its tokens carry it (claim "namespace").
 
 // Guardians is the group allowed admin operations.
 const Guardians = "guardians"
@@ -43,13 +45,18 @@ const (
 	userNameMax      = 128
 )
 
-// principal is who a request acts for.
+// principal is who a request acts for: a user of namespace ns.
 type principal struct {
 	user   string
 	groups []string
+	ns     uint64
 }
 
 func (p principal) guardian() bool { return slices.Contains(p.groups, Guardians) }
+
+// galaxyGuardian: a guardian of namespace 0, who may create and delete
+// namespaces.
+func (p principal) galaxyGuardian() bool { return p.ns == 0 && p.guardian() }
 
 // claims are the JWT payload: Dgraph's (userid, groups, namespace, exp)
 // plus kind, so a refresh token cannot be used as an access token.
@@ -147,28 +154,34 @@ func (a *acl) authorize(tok string) (principal, error) {
 	if err != nil {
 		return principal{}, err
 	}
-	return principal{user: c.UserID, groups: c.Groups}, nil
+	return principal{user: c.UserID, groups: c.Groups, ns: c.Namespace}, nil
 }
 
 // tokens are an access and a refresh JWT.
 type tokens struct{ access, refresh string }
 
-// login checks a password (or, when refresh is set, a refresh token) and
-// issues new tokens. Only namespace 0 exists.
-func (a *acl) login(ctx context.Context, user, password, refresh string, ns uint64) (tokens, error) {
-	if ns != 0 {
-		return tokens{}, errorf(CodeUnimplemented, "namespace %d: Weft has only the default namespace 0", ns)
-	}
+// login checks a password (or, when refresh is set, a refresh token) of a
+// user of namespace ns (a refresh token's own namespace) and issues new
+// tokens. The namespace must exist (live reports whether it does).
+func (a *acl) login(ctx context.Context, user, password, refresh string, ns uint64, live func(context.Context, uint64) error) (tokens, error) {
 	if refresh != "" {
 		c, err := a.verify(refresh, kindRefresh)
 		if err != nil {
 			return tokens{}, err
 		}
-		user = c.UserID
+		user, ns = c.UserID, c.Namespace
+	}
+	if ns != 0 {
+		if !a.enabled {
+			return tokens{}, errorf(CodeInvalid, "namespace %d: namespaces need access control (weft serve --acl-secret-file)", ns)
+		}
+		if err := live(ctx, ns); err != nil {
+			return tokens{}, err
+		}
 	}
 	groups := []string{Guardians}
 	if a.enabled {
-		u, err := a.readUser(ctx, user)
+		u, err := a.readUser(ctx, ns, user)
 		if err != nil {
 			return tokens{}, err
 		}
@@ -179,11 +192,11 @@ func (a *acl) login(ctx context.Context, user, password, refresh string, ns uint
 		groups = u.groups
 	}
 	now := a.now()
-	acc, err := a.sign(claims{UserID: user, Groups: groups, Exp: now.Add(a.cfg.AccessTTL).Unix(), Kind: kindAccess})
+	acc, err := a.sign(claims{UserID: user, Groups: groups, Namespace: ns, Exp: now.Add(a.cfg.AccessTTL).Unix(), Kind: kindAccess})
 	if err != nil {
 		return tokens{}, err
 	}
-	ref, err := a.sign(claims{UserID: user, Exp: now.Add(a.cfg.RefreshTTL).Unix(), Kind: kindRefresh})
+	ref, err := a.sign(claims{UserID: user, Namespace: ns, Exp: now.Add(a.cfg.RefreshTTL).Unix(), Kind: kindRefresh})
 	if err != nil {
 		return tokens{}, err
 	}
@@ -195,7 +208,13 @@ type user struct {
 	groups   []string
 }
 
-func userVertex(name string) string { return userVertexPrefix + name }
+// userVertex is the vertex of user name of namespace ns.
+func userVertex(ns uint64, name string) string {
+	if ns == 0 {
+		return userVertexPrefix + name
+	}
+	return fmt.Sprintf("%s%d|user|%s", nsVertexPrefix, ns, name)
+}
 
 func checkUserName(name string) error {
 	if name == "" || len(name) > userNameMax || strings.ContainsAny(name, "|\x00") {
@@ -204,7 +223,7 @@ func checkUserName(name string) error {
 	return nil
 }
 
-func (a *acl) readUser(ctx context.Context, name string) (*user, error) {
+func (a *acl) readUser(ctx context.Context, ns uint64, name string) (*user, error) {
 	if checkUserName(name) != nil {
 		return nil, nil
 	}
@@ -212,7 +231,7 @@ func (a *acl) readUser(ctx context.Context, name string) (*user, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := a.db.GetVertex(ctx, snap, engine.VertexRef{Name: userVertex(name)}, engine.ReadOptions{Props: true})
+	v, err := a.db.GetVertex(ctx, snap, engine.VertexRef{Name: userVertex(ns, name)}, engine.ReadOptions{Props: true})
 	if err != nil || !v.Exists {
 		return nil, err
 	}
@@ -225,35 +244,62 @@ func (a *acl) readUser(ctx context.Context, name string) (*user, error) {
 	return u, nil
 }
 
-// SetUser creates user name, or replaces its password and groups.
+// SetUser creates user name of namespace 0, or replaces its password and
+// groups.
 func (s *Server) SetUser(ctx context.Context, name, password string, groups []string) error {
-	return s.acl.setUser(ctx, name, password, groups, true)
+	return s.acl.setUser(ctx, 0, name, password, groups, true)
 }
 
-func (a *acl) setUser(ctx context.Context, name, password string, groups []string, replace bool) error {
-	if err := checkUserName(name); err != nil {
-		return err
+// SetNamespaceUser is SetUser in namespace ns, which must exist.
+func (s *Server) SetNamespaceUser(ctx context.Context, ns uint64, name, password string, groups []string) error {
+	if ns != 0 {
+		if err := s.live(ctx, ns); err != nil {
+			return err
+		}
 	}
-	hash, err := dgraph.HashPassword(password)
-	if err != nil {
-		return classify(err)
-	}
-	gs := make([]value.Value, len(groups))
-	for i, g := range groups {
-		gs[i] = value.Str(g)
-	}
+	return s.acl.setUser(ctx, ns, name, password, groups, true)
+}
+
+func (a *acl) setUser(ctx context.Context, ns uint64, name, password string, groups []string, replace bool) error {
 	for attempt := 0; ; attempt++ {
 		snap, err := a.db.Begin(ctx)
 		if err != nil {
 			return err
 		}
-		h := userVertex(name)
-		v, err := a.db.GetVertex(ctx, snap, engine.VertexRef{Name: h}, engine.ReadOptions{Props: true})
-		if err != nil {
+		ops, read, err := a.userOps(ctx, snap, ns, name, password, groups, replace)
+		if err != nil || len(ops) == 0 {
 			return err
 		}
+		_, err = a.db.Commit(ctx, []txn.Read{read}, ops)
+		if err == nil || !dgraph.Retryable(err) || attempt >= 20 {
+			return err
+		}
+	}
+}
+
+// userOps returns the operations setting user name of namespace ns at
+// snap (none when it exists and replace is false) and the read they
+// depend on.
+func (a *acl) userOps(ctx context.Context, snap engine.Snapshot, ns uint64, name, password string, groups []string, replace bool) ([]txn.Op, txn.Read, error) {
+	if err := checkUserName(name); err != nil {
+		return nil, txn.Read{}, err
+	}
+	hash, err := dgraph.HashPassword(password)
+	if err != nil {
+		return nil, txn.Read{}, classify(err)
+	}
+	gs := make([]value.Value, len(groups))
+	for i, g := range groups {
+		gs[i] = value.Str(g)
+	}
+	{
+		h := userVertex(ns, name)
+		v, err := a.db.GetVertex(ctx, snap, engine.VertexRef{Name: h}, engine.ReadOptions{Props: true})
+		if err != nil {
+			return nil, txn.Read{}, err
+		}
 		if v.Exists && !replace {
-			return nil
+			return nil, v.Read, nil
 		}
 		var ops []txn.Op
 		if !v.Exists {
@@ -261,27 +307,24 @@ func (a *acl) setUser(ctx context.Context, name, password string, groups []strin
 		}
 		ops = append(ops, txn.Op{Kind: txn.SetVertexProp, Vertex: h, Key: userPasswordKey, Value: hash},
 			txn.Op{Kind: txn.SetVertexProp, Vertex: h, Key: userGroupsKey, Value: value.ListOf(gs...)})
-		_, err = a.db.Commit(ctx, []txn.Read{v.Read}, ops)
-		if err == nil || !dgraph.Retryable(err) || attempt >= 20 {
-			return err
-		}
+		return ops, v.Read, nil
 	}
 }
 
 // txnHash is the TxnContext.hash of a transaction: it binds a start_ts to
-// the user that began it, so that another user cannot continue or commit
-// it. Opaque to clients, which echo it.
-func (a *acl) txnHash(startTs uint64, user string) string {
+// the user (and namespace) that began it, so that another user cannot
+// continue or commit it. Opaque to clients, which echo it.
+func (a *acl) txnHash(startTs, ns uint64, user string) string {
 	mac := hmac.New(sha256.New, a.secret)
-	fmt.Fprintf(mac, "%#x|%s", startTs, user)
+	fmt.Fprintf(mac, "%#x|%#x|%s", startTs, ns, user)
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
-func (a *acl) checkHash(startTs uint64, user, hash string) error {
+func (a *acl) checkHash(startTs, ns uint64, user, hash string) error {
 	if !a.enabled {
 		return nil
 	}
-	want := a.txnHash(startTs, user)
+	want := a.txnHash(startTs, ns, user)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(hash)) != 1 {
 		return errorf(CodePermission, "hash mismatch the claimed startTs|namespace")
 	}

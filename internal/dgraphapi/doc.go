@@ -1,10 +1,11 @@
 // Package dgraphapi serves Dgraph's client API on a Weft engine, so that
 // Dgraph's own clients (pydgraph, dgo, curl scripts) work unchanged: the
 // gRPC service api.Dgraph (Login, Query, Alter, CommitOrAbort,
-// CheckVersion, RunDQL, AllocateIDs; the namespace and snapshot-streaming
-// RPCs answer UNIMPLEMENTED) and the HTTP endpoints /query, /mutate,
-// /commit, /alter, /login and /health, with Dgraph's request and response
-// shapes and error wording (docs/dgraph.md). Data goes through package
+// CheckVersion, RunDQL, AllocateIDs, CreateNamespace, DropNamespace,
+// ListNamespaces; the snapshot-streaming RPCs answer UNIMPLEMENTED) and the
+// HTTP endpoints /query, /mutate, /commit, /alter, /login, /admin (only
+// the addNamespace and deleteNamespace mutations) and /health, with
+// Dgraph's request and response shapes and error wording (docs/dgraph.md). Data goes through package
 // dgraph (the model), queries through an Executor (package dqlexec).
 //
 // # Transactions
@@ -56,9 +57,26 @@
 // everything, other users may query and mutate but not alter or allocate
 // IDs (Dgraph's per-predicate rules are not implemented). A transaction
 // belongs to the user that began it; its TxnContext.hash (an HMAC of
-// start_ts and user) must be echoed. With ACL off, Login accepts anyone
-// (pydgraph's set-up logs in first) and tokens are ignored. Only
-// namespace 0 exists.
+// start_ts, namespace and user) must be echoed. With ACL off, Login
+// accepts anyone (pydgraph's set-up logs in first), tokens are ignored and
+// everything is namespace 0.
+//
+// # Namespaces
+//
+// Dgraph's multi-tenancy, with ACL on (namespace.go): a request acts in
+// its access token's namespace (claim "namespace", from Login's
+// namespace), through that namespace's dgraph.Graph over
+// dgraph.NamespaceView, so its predicates, schema, types, indexes, XIDs and
+// upserts are its own; UIDs are one space. Each namespace has its own
+// users and guardians (groot, created with the namespace). Guardians of
+// namespace 0 (the galaxy) create namespaces (ids from a transactional
+// counter, never reused) and delete them (/admin or the gRPC RPCs);
+// namespace 0 cannot be deleted. A deleted namespace refuses logins and
+// requests ("namespace 0x2 was deleted"), and every transaction of a
+// namespace n > 0 has n's registry vertex in its read set, so it cannot
+// commit across the deletion. drop_all drops the caller's namespace's data
+// and schema; the galaxy's drop_all drops every namespace's, as Dgraph's
+// DROP_ALL does (the namespaces and their users stay).
 //
 // # Concurrency
 //

@@ -2,6 +2,7 @@ package dgraphapi
 
 import (
 	"context"
+	"slices"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -48,7 +49,7 @@ func (g *grpcService) principal(ctx context.Context) (principal, error) {
 }
 
 func (g *grpcService) Login(ctx context.Context, req *api.LoginRequest) (*api.Response, error) {
-	t, err := g.s.acl.login(ctx, req.Userid, req.Password, req.RefreshToken, req.Namespace)
+	t, err := g.s.acl.login(ctx, req.Userid, req.Password, req.RefreshToken, req.Namespace, g.s.live)
 	if err != nil {
 		g.s.log.Info("dgraph login refused", "user", req.Userid, "err", err)
 		return nil, grpcError(err)
@@ -72,6 +73,9 @@ func (g *grpcService) Query(ctx context.Context, req *api.Request) (*api.Respons
 		return nil, grpcError(errorf(CodeUnimplemented, "resp_format RDF is not supported"))
 	}
 	for i, m := range req.Mutations {
+		if err := checkQuadNamespaces(p, m); err != nil {
+			return nil, grpcError(err)
+		}
 		dm, err := convertMutation(m, i)
 		if err != nil {
 			return nil, grpcError(err)
@@ -178,4 +182,61 @@ func (g *grpcService) AllocateIDs(ctx context.Context, req *api.AllocateIDsReque
 		return nil, grpcError(err)
 	}
 	return &api.AllocateIDsResponse{Start: start, End: end}, nil
+}
+
+// CreateNamespace is Dgraph v25's namespace creation (pydgraph's
+// create_namespace): for guardians of the galaxy; groot of the new
+// namespace gets DefaultNamespacePassword.
+func (g *grpcService) CreateNamespace(ctx context.Context, _ *api.CreateNamespaceRequest) (*api.CreateNamespaceResponse, error) {
+	p, err := g.principal(ctx)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	ns, err := g.s.createNamespace(ctx, p, "")
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	return &api.CreateNamespaceResponse{Namespace: ns}, nil
+}
+
+// DropNamespace deletes a namespace (guardians of the galaxy).
+func (g *grpcService) DropNamespace(ctx context.Context, req *api.DropNamespaceRequest) (*api.DropNamespaceResponse, error) {
+	p, err := g.principal(ctx)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	if err := g.s.deleteNamespace(ctx, p, req.Namespace); err != nil {
+		return nil, grpcError(err)
+	}
+	return &api.DropNamespaceResponse{}, nil
+}
+
+// ListNamespaces lists the live namespaces, 0 included (guardians of the
+// galaxy).
+func (g *grpcService) ListNamespaces(ctx context.Context, _ *api.ListNamespacesRequest) (*api.ListNamespacesResponse, error) {
+	p, err := g.principal(ctx)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	ids, err := g.s.listNamespaces(ctx, p)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	out := &api.ListNamespacesResponse{Namespaces: map[uint64]*api.Namespace{}}
+	for _, id := range ids {
+		out.Namespaces[id] = &api.Namespace{Id: id}
+	}
+	return out, nil
+}
+
+// checkQuadNamespaces refuses NQuads naming another namespace than the
+// caller's (Dgraph lets a guardian of the galaxy write into any namespace
+// that way; Weft does not).
+func checkQuadNamespaces(p principal, m *api.Mutation) error {
+	for _, nq := range append(slices.Clone(m.Set), m.Del...) {
+		if nq.Namespace != 0 && nq.Namespace != p.ns {
+			return errorf(CodeUnimplemented, "NQuad namespace %d: a mutation writes into its caller's namespace (%d) only", nq.Namespace, p.ns)
+		}
+	}
+	return nil
 }

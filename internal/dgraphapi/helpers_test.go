@@ -50,6 +50,13 @@ type fixture struct {
 // config (ACL, bounds) before New.
 func newFixture(t testing.TB, schemaText string, edit func(*Config)) *fixture {
 	t.Helper()
+	return newFixtureWith(t, schemaText, edit, nil)
+}
+
+// newFixtureWith is newFixture with gedit adjusting the Graph's config
+// (the placement).
+func newFixtureWith(t testing.TB, schemaText string, edit func(*Config), gedit func(*dgraph.Config)) *fixture {
+	t.Helper()
 	ecfg := engine.DefaultConfig()
 	ecfg.Sync, ecfg.DataDir = false, ""
 	db, err := engine.Open(ecfg)
@@ -59,6 +66,9 @@ func newFixture(t testing.TB, schemaText string, edit func(*Config)) *fixture {
 	t.Cleanup(func() { db.Close() })
 	gcfg := dgraph.DefaultConfig()
 	gcfg.LeaseSize = 64
+	if gedit != nil {
+		gedit(&gcfg)
+	}
 	ctx := context.Background()
 	g, err := dgraph.Open(ctx, db, gcfg)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 )
 
 // Handler returns Dgraph's HTTP API: POST /query, /mutate, /commit,
-// /alter, /login and GET /health, with Dgraph's request and response
+// /alter, /login, /admin (namespaces: admin.go) and GET /health, with Dgraph's request and response
 // shapes (docs/dgraph.md). Errors answer HTTP 200 with
 // {"errors":[{"message", "extensions":{"code"}}]}, as Dgraph does, except
 // a wrong method (405) and an oversized body (413).
@@ -32,6 +32,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/alter", s.post(s.httpAlter))
 	mux.HandleFunc("/login", s.post(s.httpLogin))
 	mux.HandleFunc("/health", s.httpHealth)
+	mux.HandleFunc("/admin", s.httpAdmin)
 	return mux
 }
 
@@ -331,7 +332,7 @@ func (s *Server) httpLogin(ctx context.Context, _ *http.Request, body []byte) (a
 	if err := json.Unmarshal(body, &in); err != nil {
 		return nil, nil, errorf(CodeInvalid, "while unmarshalling the login body: %v", err)
 	}
-	t, err := s.acl.login(ctx, in.UserID, in.Password, in.RefreshToken, in.Namespace)
+	t, err := s.acl.login(ctx, in.UserID, in.Password, in.RefreshToken, in.Namespace, s.live)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -46,25 +46,65 @@ func newOverlayReader(base Reader, ops []txn.Op) *overlayReader {
 }
 
 func (o *overlayReader) GetVertex(ctx context.Context, ref engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error) {
-	if h, ok := o.aliases[ref.Name]; ref.Alias && ok {
-		ref = engine.VertexRef{Name: h}
-	}
+	ref = o.resolve(ref)
 	v, err := o.base.GetVertex(ctx, ref, opts)
 	if err != nil {
 		return nil, err
 	}
+	return o.apply(v, ref, opts), nil
+}
+
+// GetVertices is GetVertex for many refs, in one batched read of the base
+// when it batches (dqlexec.BatchReader).
+func (o *overlayReader) GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error) {
+	rs := make([]engine.VertexRef, len(refs))
+	for i, r := range refs {
+		rs[i] = o.resolve(r)
+	}
+	var vs []*engine.Vertex
+	if br, ok := o.base.(batchReader); ok {
+		var err error
+		if vs, err = br.GetVertices(ctx, rs, opts); err != nil {
+			return nil, err
+		}
+	} else {
+		vs = make([]*engine.Vertex, len(rs))
+		for i, r := range rs {
+			v, err := o.base.GetVertex(ctx, r, opts)
+			if err != nil {
+				return nil, err
+			}
+			vs[i] = v
+		}
+	}
+	for i, v := range vs {
+		vs[i] = o.apply(v, rs[i], opts)
+	}
+	return vs, nil
+}
+
+// resolve names a vertex the transaction aliased by its handle.
+func (o *overlayReader) resolve(ref engine.VertexRef) engine.VertexRef {
+	if h, ok := o.aliases[ref.Name]; ref.Alias && ok {
+		return engine.VertexRef{Name: h}
+	}
+	return ref
+}
+
+// apply replays the transaction's operations on v, read as ref.
+func (o *overlayReader) apply(v *engine.Vertex, ref engine.VertexRef, opts engine.ReadOptions) *engine.Vertex {
 	h := ref.Name
 	if ref.Alias {
 		if !v.Exists {
-			return v, nil
+			return v
 		}
 		h = v.Handle
 	}
 	ops := o.ops[h]
 	if len(ops) == 0 {
-		return v, nil
+		return v
 	}
-	return replay(v, h, ops, opts), nil
+	return replay(v, h, ops, opts)
 }
 
 // replay returns a copy of v with ops applied.

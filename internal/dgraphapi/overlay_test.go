@@ -66,3 +66,57 @@ func TestOverlayReplaysOwnWrites(t *testing.T) {
 		t.Fatalf("untouched vertex: %+v %v; %d base reads, want 3 (every read goes to the base)", u, err, base.reads)
 	}
 }
+
+// batchFake is a fakeReader that also batches, counting its batched calls.
+type batchFake struct {
+	fakeReader
+	batches int
+}
+
+func (b *batchFake) GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error) {
+	b.batches++
+	out := make([]*engine.Vertex, len(refs))
+	for i, r := range refs {
+		out[i], _ = b.GetVertex(ctx, r, opts)
+	}
+	return out, nil
+}
+
+// TestOverlayBatchedReads: GetVertices answers what GetVertex answers for
+// each ref (own writes replayed, new aliases resolved), in one batched read
+// of a batching base and vertex by vertex otherwise.
+func TestOverlayBatchedReads(t *testing.T) {
+	ops := []txn.Op{
+		{Kind: txn.SetVertexProp, Vertex: "v", Key: "a", Value: value.I64(10)},
+		{Kind: txn.CreateVertex, Vertex: "n"},
+		{Kind: txn.AddAlias, Vertex: "n", Alias: "xid|n"},
+	}
+	vs := map[string]*engine.Vertex{"v": {Handle: "v", Exists: true, Props: map[string]value.Value{"a": value.I64(1)}}}
+	refs := []engine.VertexRef{{Name: "v"}, {Name: "xid|n", Alias: true}, {Name: "u"}}
+	ctx := context.Background()
+	batching := &batchFake{fakeReader: fakeReader{vs: vs}}
+	plain := &fakeReader{vs: vs}
+	for _, base := range []Reader{batching, plain} {
+		o := newOverlayReader(base, ops)
+		got, err := o.GetVertices(ctx, refs, engine.DefaultReadOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range refs {
+			want, err := o.GetVertex(ctx, r, engine.DefaultReadOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[i].Handle != want.Handle || got[i].Exists != want.Exists || len(got[i].Props) != len(want.Props) ||
+				got[i].Props["a"].Int() != want.Props["a"].Int() {
+				t.Errorf("%T: ref %v: batched %+v, single %+v", base, r, got[i], want)
+			}
+		}
+		if got[0].Props["a"].Int() != 10 || !got[1].Exists || got[1].Handle != "n" || got[2].Exists {
+			t.Errorf("%T: batched reads %+v %+v %+v", base, got[0], got[1], got[2])
+		}
+	}
+	if batching.batches != 1 {
+		t.Errorf("a batching base got %d batched calls, want 1", batching.batches)
+	}
+}

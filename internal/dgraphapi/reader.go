@@ -48,6 +48,39 @@ func (s *snapshotReader) GetVertex(ctx context.Context, v engine.VertexRef, opts
 	return out, nil
 }
 
+// batchReader is dqlexec.BatchReader: a Reader that reads many vertices in
+// one go (one engine request per shard), which the executor uses for the
+// predicate placement's batches.
+type batchReader interface {
+	GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error)
+}
+
+// GetVertices reads refs in one batched engine read (engine.GetVertices),
+// recording each vertex as GetVertex does.
+func (s *snapshotReader) GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error) {
+	out, _, err := engine.GetVertices(ctx, s.db, s.snap, refs, opts)
+	if err != nil || !s.record {
+		return out, err
+	}
+	s.mu.Lock()
+	for _, v := range out {
+		s.reads[txnReadKey{v.Read.Vertex, v.Read.Alias}] = v.Read.Version
+		if a := v.AliasRead; a != nil {
+			s.reads[txnReadKey{a.Vertex, a.Alias}] = a.Version
+		}
+	}
+	s.mu.Unlock()
+	return out, nil
+}
+
+// note records a read made elsewhere at the same snapshot (the namespace's
+// registry vertex), for the commit to validate.
+func (s *snapshotReader) note(r txn.Read) {
+	s.mu.Lock()
+	s.reads[txnReadKey{r.Vertex, r.Alias}] = r.Version
+	s.mu.Unlock()
+}
+
 // Reads returns the recorded reads (at one snapshot a vertex has one
 // version, so one entry per vertex).
 func (s *snapshotReader) Reads() []txn.Read {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,13 +37,14 @@ type Executor interface {
 // the gRPC service (grpc.go) and the HTTP handlers (http.go) translate to
 // its methods. Safe for concurrent use.
 type Server struct {
-	cfg  Config
-	g    *dgraph.Graph
-	db   engine.API
-	exec Executor
-	txns *txnTable
-	acl  *acl
-	log  *slog.Logger
+	cfg    Config
+	g      *dgraph.Graph
+	db     engine.API
+	exec   Executor
+	txns   *txnTable
+	acl    *acl
+	log    *slog.Logger
+	spaces spaces // the open namespaces (namespace.go)
 }
 
 // New returns a Server over g. exec may be nil: queries then fail, and
@@ -59,7 +61,7 @@ func New(g *dgraph.Graph, exec Executor, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, g: g, db: g.Engine(), exec: exec, txns: newTxnTable(cfg.TxnsMax, cfg.TxnIdle, cfg.Now),
-		acl: a, log: cfg.Logger}
+		acl: a, log: cfg.Logger, spaces: spaces{m: map[uint64]*space{}}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -71,7 +73,7 @@ func (s *Server) Init(ctx context.Context) error {
 	if !s.acl.enabled {
 		return nil
 	}
-	return s.acl.setUser(ctx, Groot, s.cfg.ACL.GrootPassword, []string{Guardians}, false)
+	return s.acl.setUser(ctx, 0, Groot, s.cfg.ACL.GrootPassword, []string{Guardians}, false)
 }
 
 // OpenTxns is the number of transactions the server remembers.
@@ -116,7 +118,7 @@ func (s *Server) do(ctx context.Context, p principal, rq *request) (*outcome, er
 	var out *outcome
 	var err error
 	if rq.startTs == 0 && rq.commitNow {
-		out, err = s.oneShot(ctx, rq)
+		out, err = s.oneShot(ctx, p, rq)
 	} else {
 		out, err = s.inTxn(ctx, p, rq)
 	}
@@ -131,10 +133,10 @@ func (s *Server) do(ctx context.Context, p principal, rq *request) (*outcome, er
 // oneShot runs a request that is a whole transaction (no start_ts, commit
 // now): at a fresh snapshot, committed with every read it made, retried
 // from the start on conflicts.
-func (s *Server) oneShot(ctx context.Context, rq *request) (*outcome, error) {
+func (s *Server) oneShot(ctx context.Context, p principal, rq *request) (*outcome, error) {
 	memo := dgraph.NewMemo()
 	for attempt := 0; ; attempt++ {
-		out, err := s.oneAttempt(ctx, rq, memo)
+		out, err := s.oneAttempt(ctx, p, rq, memo)
 		if err == nil || !dgraph.Retryable(err) || attempt+1 >= s.cfg.AttemptsMax {
 			return out, err
 		}
@@ -145,26 +147,33 @@ func (s *Server) oneShot(ctx context.Context, rq *request) (*outcome, error) {
 	}
 }
 
-func (s *Server) oneAttempt(ctx context.Context, rq *request, memo *dgraph.Memo) (*outcome, error) {
+func (s *Server) oneAttempt(ctx context.Context, p principal, rq *request, memo *dgraph.Memo) (*outcome, error) {
 	snap, err := s.db.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := newSnapshotReader(s.db, snap, true)
-	muts, data, err := s.evaluate(ctx, r, rq)
+	sp, nsRead, err := s.enter(ctx, p, snap)
+	if err != nil {
+		return nil, err
+	}
+	r := newSnapshotReader(sp.db, snap, true)
+	if nsRead != nil {
+		r.note(*nsRead)
+	}
+	muts, data, err := s.evaluate(ctx, sp, r, rq)
 	if err != nil {
 		return nil, err
 	}
 	out := &outcome{data: data, txn: &api.TxnContext{StartTs: s.txns.newID()}}
 	if len(muts) > 0 {
-		prep, err := s.g.Prepare(ctx, snap, muts, memo)
+		prep, err := sp.g.Prepare(ctx, snap, muts, memo)
 		if err != nil {
 			return nil, err
 		}
-		if _, err = s.g.Commit(ctx, prep, r.Reads()); err != nil {
+		if _, err = sp.g.Commit(ctx, prep, r.Reads()); err != nil {
 			return nil, err
 		}
-		out.uids, out.txn.Preds = prep.UIDs, predNames(prep.Preds)
+		out.uids, out.txn.Preds = prep.UIDs, predNames(sp.id, prep.Preds)
 	}
 	out.txn.CommitTs = s.txns.newID()
 	return out, nil
@@ -178,8 +187,15 @@ func (s *Server) inTxn(ctx context.Context, p principal, rq *request) (*outcome,
 		if err != nil {
 			return nil, err
 		}
-		if t, err = s.txns.open(snap, p.user, rq.readOnly); err != nil {
+		_, nsRead, err := s.enter(ctx, p, snap)
+		if err != nil {
 			return nil, err
+		}
+		if t, err = s.txns.open(snap, p.user, p.ns, rq.readOnly); err != nil {
+			return nil, err
+		}
+		if nsRead != nil { // validated at commit: the namespace must still exist
+			t.reads, t.readSeen[txnReadKey{nsRead.Vertex, nsRead.Alias}] = append(t.reads, *nsRead), true
 		}
 	} else {
 		var err error
@@ -198,7 +214,11 @@ func (s *Server) inTxn(ctx context.Context, p principal, rq *request) (*outcome,
 	if rq.mutating() && t.readOnly {
 		return nil, errorf(CodeInvalid, "Readonly transaction cannot run mutations")
 	}
-	out, err := s.step(ctx, t, rq)
+	sp, err := s.space(ctx, t.ns)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.step(ctx, sp, t, rq)
 	if err != nil {
 		if rq.startTs == 0 && !t.mutated() {
 			// The client never learns this start_ts: forget it now.
@@ -209,7 +229,7 @@ func (s *Server) inTxn(ctx context.Context, p principal, rq *request) (*outcome,
 	}
 	out.txn.StartTs = t.id
 	if s.acl.enabled {
-		out.txn.Hash = s.acl.txnHash(t.id, t.user)
+		out.txn.Hash = s.acl.txnHash(t.id, t.ns, t.user)
 	}
 	return out, nil
 }
@@ -218,22 +238,22 @@ func (s *Server) checkOwner(t *txnState, p principal, hash string) error {
 	if !s.acl.enabled {
 		return nil
 	}
-	if t.user != p.user {
+	if t.user != p.user || t.ns != p.ns {
 		return errorf(CodePermission, "transaction %d belongs to another user", t.id)
 	}
-	return s.acl.checkHash(t.id, t.user, hash)
+	return s.acl.checkHash(t.id, t.ns, t.user, hash)
 }
 
 // step runs rq inside t (locked): its query reads at t's snapshot and
 // joins t's read set; its mutations join t's buffer, evaluated with the
 // earlier ones; commit_now commits the lot.
-func (s *Server) step(ctx context.Context, t *txnState, rq *request) (*outcome, error) {
-	r := newSnapshotReader(s.db, t.snap, !t.readOnly)
+func (s *Server) step(ctx context.Context, sp *space, t *txnState, rq *request) (*outcome, error) {
+	r := newSnapshotReader(sp.db, t.snap, !t.readOnly)
 	var qr Reader = r
 	if t.prepared != nil {
 		qr = newOverlayReader(r, t.prepared.Ops) // the transaction sees its own writes
 	}
-	muts, data, err := s.evaluate(ctx, qr, rq)
+	muts, data, err := s.evaluate(ctx, sp, qr, rq)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +270,7 @@ func (s *Server) step(ctx context.Context, t *txnState, rq *request) (*outcome, 
 	out := &outcome{data: data, txn: &api.TxnContext{}}
 	if len(muts) > 0 {
 		all := append(slices.Clone(t.muts), muts...)
-		prep, err := s.g.Prepare(ctx, t.snap, all, nil)
+		prep, err := sp.g.Prepare(ctx, t.snap, all, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -270,7 +290,7 @@ func (s *Server) step(ctx context.Context, t *txnState, rq *request) (*outcome, 
 	}
 	t.reads = append(t.reads, reads...)
 	if rq.commitNow {
-		ts, err := s.commit(ctx, t)
+		ts, err := s.commit(ctx, sp, t)
 		if err != nil {
 			return nil, err
 		}
@@ -280,8 +300,8 @@ func (s *Server) step(ctx context.Context, t *txnState, rq *request) (*outcome, 
 }
 
 // note records prep's keys and predicates in t and returns the new ones.
-// A key names a changed node ("<uid>"), a predicate is "0-<pred>" (Dgraph's
-// namespace-predicate form); clients only echo them.
+// A key names a changed node ("<uid>"), a predicate is "<ns>-<pred>"
+// (Dgraph's namespace-predicate form); clients only echo them.
 func (t *txnState) note(prep *dgraph.Prepared) (keys, preds []string) {
 	for _, u := range prep.Subjects {
 		k := dgraph.FormatUID(u)
@@ -290,7 +310,7 @@ func (t *txnState) note(prep *dgraph.Prepared) (keys, preds []string) {
 			keys = append(keys, k)
 		}
 	}
-	for _, p := range predNames(prep.Preds) {
+	for _, p := range predNames(t.ns, prep.Preds) {
 		if !t.preds[p] {
 			t.preds[p] = true
 			preds = append(preds, p)
@@ -299,24 +319,24 @@ func (t *txnState) note(prep *dgraph.Prepared) (keys, preds []string) {
 	return keys, preds
 }
 
-func predNames(ps []string) []string {
+func predNames(ns uint64, ps []string) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = "0-" + p
+		out[i] = strconv.FormatUint(ns, 10) + "-" + p
 	}
 	return out
 }
 
 // commit commits t (locked) and forgets it, whatever the outcome.
-func (s *Server) commit(ctx context.Context, t *txnState) (uint64, error) {
+func (s *Server) commit(ctx context.Context, sp *space, t *txnState) (uint64, error) {
 	t.done = true
 	s.txns.remove(t.id)
 	if !t.mutated() {
 		return s.txns.newID(), nil // reads at one snapshot: nothing to validate
 	}
-	_, err := s.g.Commit(ctx, t.prepared, t.reads)
+	_, err := sp.g.Commit(ctx, t.prepared, t.reads)
 	for attempt := 1; err != nil && dgraph.Retryable(err) && attempt < s.cfg.AttemptsMax; attempt++ {
-		err = s.recommit(ctx, t)
+		err = s.recommit(ctx, sp, t)
 	}
 	if err != nil {
 		if dgraph.Retryable(err) {
@@ -339,7 +359,7 @@ var errStale = errAborted(errors.New("a vertex the transaction read has changed"
 // t's queries made is still validated by the commit (the client saw only
 // those, and the UIDs of its blank nodes, which are fixed); a query read
 // that did change is a real conflict and aborts at once.
-func (s *Server) recommit(ctx context.Context, t *txnState) error {
+func (s *Server) recommit(ctx context.Context, sp *space, t *txnState) error {
 	snap, err := s.db.Begin(ctx)
 	if err != nil {
 		return err
@@ -347,11 +367,11 @@ func (s *Server) recommit(ctx context.Context, t *txnState) error {
 	if err := s.checkReads(ctx, snap, t.reads); err != nil {
 		return err
 	}
-	prep, err := s.g.Prepare(ctx, snap, t.muts, nil)
+	prep, err := sp.g.Prepare(ctx, snap, t.muts, nil)
 	if err != nil {
 		return err
 	}
-	_, err = s.g.Commit(ctx, prep, t.reads)
+	_, err = sp.g.Commit(ctx, prep, t.reads)
 	return err
 }
 
@@ -376,7 +396,7 @@ func (s *Server) checkReads(ctx context.Context, snap engine.Snapshot, reads []t
 
 // evaluate runs rq's query (or upsert query) through r and returns the
 // mutations to apply and the query's JSON.
-func (s *Server) evaluate(ctx context.Context, r Reader, rq *request) ([]dgraph.Mutation, json.RawMessage, error) {
+func (s *Server) evaluate(ctx context.Context, sp *space, r Reader, rq *request) ([]dgraph.Mutation, json.RawMessage, error) {
 	up := rq.upsert
 	if up == nil && len(rq.muts) > 0 {
 		var plain []dgraph.Mutation
@@ -412,13 +432,13 @@ func (s *Server) evaluate(ctx context.Context, r Reader, rq *request) ([]dgraph.
 		}
 		return plain, nil, nil
 	}
-	if s.exec == nil {
+	if sp.exec == nil {
 		return nil, nil, errorf(CodeUnimplemented, "DQL queries are not available: no query executor is configured")
 	}
 	if up != nil {
-		return s.exec.Upsert(ctx, r, up, rq.vars)
+		return sp.exec.Upsert(ctx, r, up, rq.vars)
 	}
-	data, err := s.exec.Query(ctx, r, rq.query, rq.vars)
+	data, err := sp.exec.Query(ctx, r, rq.query, rq.vars)
 	return nil, data, err
 }
 
@@ -447,17 +467,29 @@ func (s *Server) commitOrAbort(ctx context.Context, p principal, startTs uint64,
 		}
 		return nil, errAborted(fmt.Errorf("transaction %d is finished", t.id))
 	}
-	ts, err := s.commit(ctx, t)
+	sp, err := s.space(ctx, t.ns)
+	if err != nil {
+		return nil, classify(err)
+	}
+	ts, err := s.commit(ctx, sp, t)
 	if err != nil {
 		return nil, classify(err)
 	}
 	return &api.TxnContext{StartTs: startTs, CommitTs: ts}, nil
 }
 
-// alter applies a schema change or a drop (guardians only).
+// alter applies a schema change or a drop (guardians only) in p's
+// namespace.
 func (s *Server) alter(ctx context.Context, p principal, op *api.Operation) error {
 	if !p.guardian() {
 		return errorf(CodePermission, "only members of %s may alter the schema", Guardians)
+	}
+	if err := s.live(ctx, p.ns); err != nil {
+		return err
+	}
+	sp, err := s.space(ctx, p.ns)
+	if err != nil {
+		return wrap(err)
 	}
 	drop := op.DropOp
 	if op.DropAll {
@@ -471,40 +503,71 @@ func (s *Server) alter(ctx context.Context, p principal, op *api.Operation) erro
 		if strings.TrimSpace(op.Schema) == "" {
 			return errorf(CodeInvalid, "operation is empty: no schema and no drop")
 		}
-		_, err := s.g.Alter(ctx, op.Schema)
+		_, err := sp.g.Alter(ctx, op.Schema)
 		return wrap(err)
 	case api.Operation_ATTR:
 		if op.DropValue == "" {
 			return errorf(CodeInvalid, "drop_op ATTR needs drop_value, the predicate")
 		}
-		return wrap(s.g.DropPredicate(ctx, op.DropValue))
-	case api.Operation_ALL, api.Operation_DATA:
-		return s.dropData(ctx, drop == api.Operation_ALL)
+		return wrap(sp.g.DropPredicate(ctx, op.DropValue))
+	case api.Operation_ALL:
+		if p.ns == 0 {
+			return s.dropGalaxy(ctx)
+		}
+		return s.dropData(ctx, sp, true, false)
+	case api.Operation_DATA:
+		return s.dropData(ctx, sp, false, false)
 	}
 	return errorf(CodeUnimplemented, "drop_op %v is not supported", drop)
 }
 
-// dropData drops every predicate's data (Dgraph's DROP_ALL and DROP_DATA),
-// predicate by predicate. DATA then restores the definitions. Nodes stay
-// (Weft never deletes them; with no values they match nothing) and type
-// definitions stay.
-func (s *Server) dropData(ctx context.Context, all bool) error {
-	sch, err := s.g.Schema(ctx)
+// dropData drops every predicate's data of namespace sp (Dgraph's DROP_ALL
+// and DROP_DATA), predicate by predicate. DATA then restores the
+// definitions. Nodes stay (Weft never deletes them; with no values they
+// match nothing) and type definitions stay. everything drops xid too (a
+// deleted namespace's data); Dgraph's own dgraph.* predicates cannot be
+// dropped, so a deleted namespace's dgraph.type values stay, unreachable.
+func (s *Server) dropData(ctx context.Context, sp *space, all, everything bool) error {
+	sch, err := sp.g.Schema(ctx)
 	if err != nil {
 		return wrap(err)
 	}
 	text := sch.String()
 	for _, P := range sch.Predicates() {
-		if strings.HasPrefix(P.Name, "dgraph.") || P.Name == dgraph.XIDPred {
+		if strings.HasPrefix(P.Name, "dgraph.") || (!everything && P.Name == dgraph.XIDPred) {
 			continue
 		}
-		if err := s.g.DropPredicate(ctx, P.Name); err != nil {
+		if err := sp.g.DropPredicate(ctx, P.Name); err != nil {
 			return wrap(fmt.Errorf("dropping %s: %w", P.Name, err))
 		}
 	}
 	if !all {
-		if _, err := s.g.Alter(ctx, text); err != nil {
+		if _, err := sp.g.Alter(ctx, text); err != nil {
 			return wrap(err)
+		}
+	}
+	return nil
+}
+
+// dropGalaxy is drop_all by a guardian of the galaxy: as in Dgraph, it
+// drops the data and schema of every namespace (the namespaces and their
+// users stay).
+func (s *Server) dropGalaxy(ctx context.Context) error {
+	snap, err := s.db.Begin(ctx)
+	if err != nil {
+		return wrap(err)
+	}
+	ids, err := s.liveNamespaces(ctx, snap)
+	if err != nil {
+		return wrap(err)
+	}
+	for _, ns := range ids {
+		sp, err := s.space(ctx, ns)
+		if err != nil {
+			return wrap(err)
+		}
+		if err := s.dropData(ctx, sp, true, false); err != nil {
+			return fmt.Errorf("namespace %#x: %w", ns, err)
 		}
 	}
 	return nil
@@ -536,7 +599,7 @@ func (s *Server) allocate(ctx context.Context, p principal, n uint64, kind api.L
 		}
 		return start, max(start, end), nil
 	}
-	return 0, 0, errorf(CodeUnimplemented, "lease type %v: Weft has only namespace 0", kind)
+	return 0, 0, errorf(CodeUnimplemented, "lease type %v: namespaces are created with addNamespace (/admin) or CreateNamespace", kind)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -19,6 +19,7 @@ type txnState struct {
 	id       uint64
 	snap     engine.Snapshot
 	user     string
+	ns       uint64 // the namespace the transaction acts in
 	readOnly bool
 	done     bool // committed, aborted or forgotten: later requests abort
 
@@ -68,7 +69,7 @@ func (tt *txnTable) newID() uint64 {
 }
 
 // open registers a new transaction at snap.
-func (tt *txnTable) open(snap engine.Snapshot, user string, readOnly bool) (*txnState, error) {
+func (tt *txnTable) open(snap engine.Snapshot, user string, ns uint64, readOnly bool) (*txnState, error) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	now := tt.now()
@@ -79,7 +80,7 @@ func (tt *txnTable) open(snap engine.Snapshot, user string, readOnly bool) (*txn
 		return nil, &Error{Code: CodeOverloaded, Msg: msgOverloaded + ": too many open transactions"}
 	}
 	tt.next++
-	t := &txnState{id: tt.next, snap: snap, user: user, readOnly: readOnly, lastUsed: now,
+	t := &txnState{id: tt.next, snap: snap, user: user, ns: ns, readOnly: readOnly, lastUsed: now,
 		keys: map[string]bool{}, preds: map[string]bool{}, readSeen: map[txnReadKey]bool{}}
 	t.elem = tt.lru.PushBack(t)
 	tt.m[t.id] = t

@@ -26,11 +26,27 @@
 // simulation's real-time check finds that history). A cluster must provide
 // the same guarantee with a round of messages.
 //
+// Read points (readpoint.go). A fresh read stamp follows every transaction
+// stamped so far, so on the shards those transactions write a read waits for
+// their durable commit. Each gatekeeper therefore stamps a read point just
+// before every transaction and offers the one of its oldest transaction in
+// flight; reads and programs take an offered point that covers every
+// transaction handed to the shards so far (and so everything acknowledged or
+// seen by a finished read) and, when one exists, precedes every transaction
+// in flight. They are ordered before the unacknowledged transactions instead
+// of waiting for their fsync.
+//
 // Invariants: strict serializability of transactions and programs; no
 // acknowledged commit is lost (it is durable before the hand-off); a shard's
 // graph equals a replay of the store (rebuilt from it at Open); every queue is
 // bounded by admission control (in-flight commits and programs per
 // gatekeeper); reads below the GC watermark fail with ErrSnapshotTooOld.
+//
+// Placement. A vertex lives on shard txn.ShardOf(handle, Shards): its
+// handle's hash, or, for a handle of a placement group ("_pl|<group>|..."),
+// its group's, so that front ends can co-locate what they read together.
+// GetVertices (BatchReader, batch_read.go) reads many vertices at one
+// snapshot with one request per shard involved.
 //
 // DB is safe for concurrent use.
 package engine

@@ -64,34 +64,40 @@ func (db *DB) GetVertex(ctx context.Context, snap Snapshot, v VertexRef, opts Re
 	}
 	out := &Vertex{}
 	h, aliasRead, err := db.readVertex(ctx, snap, v, func(read txn.Read, view graph.VertexView, ok bool) {
-		out.Read = read
-		if !ok {
-			return
-		}
-		out.Exists = true
-		if opts.Props {
-			out.Props = props(view.Props())
-		}
-		if opts.Aliases {
-			for a := range view.Aliases() {
-				out.Aliases = append(out.Aliases, a)
-			}
-		}
-		if opts.Edges {
-			for e := range view.Edges() {
-				if len(out.Edges) == max {
-					out.EdgesTruncated = true
-					break
-				}
-				out.Edges = append(out.Edges, edgeOf(view.Handle(), e))
-			}
-		}
+		fillVertex(out, read, view, ok, opts, max)
 	})
 	if err != nil {
 		return nil, err
 	}
 	out.Handle, out.AliasRead = h, aliasRead
 	return out, nil
+}
+
+// fillVertex copies what opts ask for of a vertex's view (ok false: absent
+// at the snapshot) into out, with at most max edges.
+func fillVertex(out *Vertex, read txn.Read, view graph.VertexView, ok bool, opts ReadOptions, max int) {
+	out.Read = read
+	if !ok {
+		return
+	}
+	out.Exists = true
+	if opts.Props {
+		out.Props = props(view.Props())
+	}
+	if opts.Aliases {
+		for a := range view.Aliases() {
+			out.Aliases = append(out.Aliases, a)
+		}
+	}
+	if opts.Edges {
+		for e := range view.Edges() {
+			if len(out.Edges) == max {
+				out.EdgesTruncated = true
+				break
+			}
+			out.Edges = append(out.Edges, edgeOf(view.Handle(), e))
+		}
+	}
 }
 
 // GetEdge implements API.

@@ -15,5 +15,9 @@
 // an edge of a vertex that had no record or was deleted at the snapshot —
 // without changing any check, result, or what the store's read set covers.
 //
+// ShardOf places vertices and aliases on shards; names of the form
+// "_pl|<group>|<rest>" form placement groups that share one shard
+// (placement.go), a general co-location feature.
+//
 // Nothing here is concurrent; an Exec is used by one goroutine.
 package txn

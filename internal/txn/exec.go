@@ -78,8 +78,14 @@ type Exec struct {
 	uncached bool
 }
 
-// ShardOf hashes a handle (or an alias) to a shard.
+// ShardOf places a handle (or an alias) on a shard: FNV-1a of the name
+// modulo shards, except for a name of a placement group (GroupOf), which
+// goes where its group's name hashes, so that all members of a group share
+// a shard (placement.go).
 func ShardOf(name string, shards uint32) uint32 {
+	if g, ok := GroupOf(name); ok {
+		name = g
+	}
 	h := uint64(fnvOffset64)
 	for i := 0; i < len(name); i++ { // FNV-1a, as hash/fnv's New64a, without its allocations
 		h ^= uint64(name[i])

@@ -285,3 +285,151 @@ def test_expired_access_token_is_refreshed(weft_bin: Path, tmp_path: Path) -> No
         stub.close()
     finally:
         _stop(srv)
+
+
+# --- Namespaces (Dgraph's multi-tenancy) ------------------------------------
+#
+# A server of their own: the galaxy's drop_all drops every namespace's data,
+# and these tests create and delete namespaces.
+
+TENANT_SCHEMA = """
+name: string @index(exact) .
+email: string @index(exact) @upsert .
+friend: [uid] @reverse .
+type Person { name email friend }
+"""
+
+
+@pytest.fixture(scope="module")
+def ns_server(weft_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DgraphServer]:
+    srv = _start(weft_bin, tmp_path_factory.mktemp("dgraph-ns"))
+    try:
+        yield srv
+    finally:
+        _stop(srv)
+
+
+def _tenant(addr: str, namespace: int, password: str = "password") -> tuple[pydgraph.DgraphClient, pydgraph.DgraphClientStub]:
+    stub = pydgraph.DgraphClientStub(addr)
+    client = pydgraph.DgraphClient(stub)
+    client.login_into_namespace("groot", password, namespace)
+    return client, stub
+
+
+def _admin(srv: DgraphServer, token: str, query: str, variables: dict[str, object] | None = None) -> dict[str, object]:
+    """POST /admin (GraphQL) with an access token; returns the decoded answer."""
+    body = json.dumps({"query": query, "variables": variables or {}}).encode()
+    req = urllib.request.Request(srv.http_url + "/admin", data=body, method="POST",
+                                 headers={"Content-Type": "application/json", "X-Dgraph-AccessToken": token})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        out: dict[str, object] = json.load(resp)
+        return out
+
+
+def _names(client: pydgraph.DgraphClient, query: str, block: str = "q") -> list[str]:
+    res = json.loads(client.txn(read_only=True).query(query).json)
+    return sorted(n.get("name", "") for n in res[block])
+
+
+def test_namespaces_isolate_data_schema_and_upserts(ns_server: DgraphServer) -> None:
+    galaxy, gstub = _client(ns_server.grpc_addr)
+    stubs = [gstub]
+    try:
+        a, b = galaxy.create_namespace(), galaxy.create_namespace()
+        assert a != b and a > 0 and b > 0
+        assert {0, a, b} <= set(galaxy.list_namespaces())
+        tenants = {}
+        for ns in (0, a, b):
+            if ns == 0:
+                tenants[ns] = galaxy
+                continue
+            c, stub = _tenant(ns_server.grpc_addr, ns)
+            stubs.append(stub)
+            tenants[ns] = c
+        for ns, c in tenants.items():
+            c.alter(pydgraph.Operation(schema=TENANT_SCHEMA + ("only_b: int .\n" if ns == b else "")))
+            c.txn().mutate(set_obj={"uid": "_:a", "name": f"alice-{ns}", "email": "a@x", "dgraph.type": "Person",
+                                    "friend": [{"uid": "_:b", "name": f"bob-{ns}", "dgraph.type": "Person"}]},
+                           commit_now=True)
+        for ns, c in tenants.items():
+            mine = [f"alice-{ns}", f"bob-{ns}"]
+            assert _names(c, "{ q(func: has(name)) { name } }") == mine
+            assert _names(c, "{ q(func: type(Person)) { name } }") == mine
+            assert _names(c, f'{{ q(func: eq(name, "alice-{a}")) {{ name }} }}') == ([f"alice-{a}"] if ns == a else [])
+            res = json.loads(c.txn(read_only=True).query(
+                '{ q(func: eq(email, "a@x")) { expand(_all_) { name } } }').json)["q"]
+            assert [r["name"] for r in res] == [f"alice-{ns}"]
+            assert res[0]["friend"] == [{"name": f"bob-{ns}"}]
+            res = json.loads(c.txn(read_only=True).query(
+                f'{{ q(func: eq(name, "bob-{ns}")) {{ ~friend {{ name }} }} }}').json)["q"]
+            assert res == [{"~friend": [{"name": f"alice-{ns}"}]}]
+            preds = {p["predicate"] for p in json.loads(c.txn(read_only=True).query("schema {}").json)["schema"]}
+            assert ("only_b" in preds) == (ns == b) and "email" in preds
+        # An upsert keyed on email sees only its namespace's node.
+        tenants[a].run_dql("""upsert {
+          query { v as var(func: eq(email, "a@x")) }
+          mutation @if(eq(len(v), 1)) { set { uid(v) <name> "upserted" . } }
+        }""")
+        for ns, c in tenants.items():
+            want = "upserted" if ns == a else f"alice-{ns}"
+            assert _names(c, '{ q(func: eq(email, "a@x")) { name } }') == [want]
+        # drop_all by a namespace's guardian drops that namespace only.
+        tenants[b].drop_all()
+        for ns, c in tenants.items():
+            assert (_names(c, "{ q(func: has(email)) { name } }") == []) == (ns == b)
+    finally:
+        for stub in stubs:
+            stub.close()
+
+
+def test_namespace_admin_over_http_and_access(ns_server: DgraphServer) -> None:
+    galaxy, gstub = _client(ns_server.grpc_addr)
+    token = galaxy._jwt.access_jwt
+    stubs = [gstub]
+    try:
+        out = _admin(ns_server, token, "mutation add($pw: String!) { addNamespace(input: {password: $pw}) "
+                                       "{ namespaceId message } }", {"pw": "tenant-secret"})
+        ns = out["data"]["addNamespace"]["namespaceId"]  # type: ignore[index]
+        assert out["data"]["addNamespace"]["message"] == "Created namespace successfully"  # type: ignore[index]
+        other = galaxy.create_namespace()
+        tenant, stub = _tenant(ns_server.grpc_addr, ns, "tenant-secret")
+        stubs.append(stub)
+        # Its groot's password is its own: it opens neither the other
+        # namespace nor the galaxy, and the default one does not open it.
+        for target, pw in ((other, "tenant-secret"), (0, "tenant-secret"), (ns, "password")):
+            with pytest.raises(grpc.RpcError) as err:
+                _tenant(ns_server.grpc_addr, target, pw)
+            assert err.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        # A namespace's guardian cannot manage namespaces.
+        with pytest.raises(grpc.RpcError) as err:
+            tenant.create_namespace()
+        assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        with pytest.raises(grpc.RpcError) as err:
+            tenant.drop_namespace(other)
+        assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        out = _admin(ns_server, tenant._jwt.access_jwt,
+                     f"mutation {{ deleteNamespace(input: {{namespaceId: {other}}}) {{ namespaceId }} }}")
+        assert "guardians of the galaxy" in out["errors"][0]["message"]  # type: ignore[index]
+        # Anything but the two mutations is refused, naming them.
+        out = _admin(ns_server, token, "query { state { groups { id } } }")
+        assert "addNamespace" in out["errors"][0]["message"]  # type: ignore[index]
+
+        tenant.alter(pydgraph.Operation(schema=TENANT_SCHEMA))
+        tenant.txn().mutate(set_obj={"name": "doomed"}, commit_now=True)
+        out = _admin(ns_server, token, f"mutation {{ deleteNamespace(input: {{namespaceId: {ns}}}) "
+                                       "{ namespaceId message } }")
+        assert out["data"] == {"deleteNamespace": {"namespaceId": ns, "message": "Deleted namespace successfully"}}
+        with pytest.raises(grpc.RpcError) as err:
+            _tenant(ns_server.grpc_addr, ns, "tenant-secret")
+        assert "was deleted" in err.value.details()
+        with pytest.raises(grpc.RpcError) as err:
+            tenant.txn(read_only=True).query("{ q(func: has(name)) { name } }")
+        assert "was deleted" in err.value.details()
+        with pytest.raises(grpc.RpcError) as err:
+            galaxy.drop_namespace(0)
+        assert "cannot be deleted" in err.value.details()
+        assert ns not in galaxy.list_namespaces() and other in galaxy.list_namespaces()
+        assert galaxy.create_namespace() > max(ns, other)  # ids are never reused
+    finally:
+        for stub in stubs:
+            stub.close()

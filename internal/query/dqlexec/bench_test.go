@@ -22,7 +22,7 @@ import (
 //
 //	go test ./internal/query/dqlexec -run '^$' -bench Film2Hop -benchtime 2000x
 func BenchmarkFilm2Hop(b *testing.B) {
-	f, data := loadFilm(b, 0)
+	f, data := loadFilm(b, *placementFlag, 0)
 	o := newOracle(b, data)
 	ctx := context.Background()
 	uids := func(q string) []string {

@@ -29,19 +29,28 @@
 //     (eq(count(p), n), eq(val(v), x), regexp without a trigram index)
 //     start from has(p) or the variable's nodes and test each node;
 //  2. @filter, then orderasc/orderdesc, after, offset and first;
-//  3. the level's nodes are read as ONE batch (fetch): a bounded pool of
-//     Config.ReadsParallelMax goroutines reads whole vertices (values,
-//     facets, edges, counts) through the reader, each node once per query;
+//  3. the level's nodes are read as ONE batch (fetch): with vertex
+//     placement a bounded pool of Config.ReadsParallelMax goroutines
+//     reads whole vertices (values, facets, edges, counts) through the
+//     reader, each node once per query; with predicate placement
+//     (placed.go) each predicate the level's fields name is one batched
+//     read of that predicate's vertices of all the level's nodes — one
+//     engine request per (predicate, shard) — and what needs whole nodes
+//     (expand, @recurse, filters) reads the node vertices' lists of
+//     predicates first;
 //  4. every field is computed for all nodes of the level at once; a
 //     uid-valued field gathers the children of all parents, filters them
 //     once, orders and paginates them per parent, and its sub-selection is
 //     the next level, read as the next batch.
 //
 // So a query's reads grow with its levels, not its results: one batch per
-// level (per uid-valued field). fetch is the seam for predicate placement:
-// with all of a predicate's data on one shard, a level's batch splits into
-// one request per (predicate, shard) instead of one read per node; nothing
-// above fetch changes.
+// level (per uid-valued field). fetch is the seam between the placements:
+// nothing above it changes. SnapshotReader.Calls counts engine requests (a
+// GetVertex is one, a batched read one per shard it asks): about one per
+// node a level reads with vertex placement, one per predicate and shard
+// per level with predicate placement. With predicate placement a query
+// records only the predicates it read, so a write to another predicate of
+// a node it read does not conflict with it.
 //
 // A node's object is built once per level and shared by all its parents
 // (edge facets are added per parent on a copy). Objects left empty are

@@ -74,6 +74,10 @@ func NewWithConfig(g *dgraph.Graph, cfg Config) (*Executor, error) {
 	return &Executor{g: g, cfg: cfg}, nil
 }
 
+// Placement is the placement of the graph the executor reads
+// (dgraph.PlacementVertex or dgraph.PlacementPredicate).
+func (e *Executor) Placement() string { return e.g.Placement() }
+
 // Result is a query's answer.
 type Result struct {
 	// Data is Dgraph's "data" object, e.g. {"me":[{"name":"x"}]}.

@@ -54,11 +54,12 @@ func filmLines(tb testing.TB, n int) ([]byte, string) {
 	return buf.Bytes(), string(sch)
 }
 
-// loadFilm loads the first n film lines into a fresh in-memory graph.
-func loadFilm(tb testing.TB, n int) (*fixture, []byte) {
+// loadFilm loads the first n film lines into a fresh in-memory graph of
+// the given placement.
+func loadFilm(tb testing.TB, placement string, n int) (*fixture, []byte) {
 	tb.Helper()
 	data, sch := filmLines(tb, n)
-	f := newFixture(tb, sch, "")
+	f := newFixtureIn(tb, placement, sch, "")
 	cfg := dgraph.DefaultLoadConfig()
 	cfg.Loaders = 1 // file order, so that a repeated value's last one wins, as in the oracle
 	start := time.Now()
@@ -283,32 +284,45 @@ func (o *oracle) pickTerms(pred string, n int) []string {
 }
 
 var (
-	filmOnce    sync.Once
-	filmFix     *fixture
+	filmMu      sync.Mutex
+	filmFix     = map[string]*fixture{} // by placement
 	filmOracle  *oracle
 	filmSkipped string
 )
 
 // sharedFilm loads the first 60,000 lines (4,000 in -short and invariants
-// builds) once for the tests of this file.
-func sharedFilm(t *testing.T) (*fixture, *oracle) {
+// builds) once per placement for the tests of this file.
+func sharedFilm(t *testing.T, placement string) (*fixture, *oracle) {
 	t.Helper()
-	filmOnce.Do(func() {
-		if _, err := os.Stat(filepath.Join(filmDir, "goldendata_first_200k.rdf.gz")); err != nil {
-			filmSkipped = err.Error()
-			return
+	filmMu.Lock()
+	defer filmMu.Unlock()
+	if f, ok := filmFix[placement]; ok || filmSkipped != "" {
+		if f == nil {
+			t.Skipf("film data not present: %s", filmSkipped)
 		}
-		lines := 60000
-		if invariantsBuild || testing.Short() {
-			lines = 4000 // the invariants engine checks itself after every step
-		}
-		f, data := loadFilm(keepOpen{t}, lines) // shared by the tests: never closed
-		filmFix, filmOracle = f, newOracle(t, data)
-	})
-	if filmFix == nil {
+		return f, filmOracle
+	}
+	if _, err := os.Stat(filepath.Join(filmDir, "goldendata_first_200k.rdf.gz")); err != nil {
+		filmSkipped = err.Error()
 		t.Skipf("film data not present: %s", filmSkipped)
 	}
-	return filmFix, filmOracle
+	lines := 60000
+	if invariantsBuild || testing.Short() {
+		lines = 4000 // the invariants engine checks itself after every step
+	}
+	f, data := loadFilm(keepOpen{t}, placement, lines) // shared by the tests: never closed
+	if filmOracle == nil {
+		filmOracle = newOracle(t, data)
+	}
+	filmFix[placement] = f
+	return f, filmOracle
+}
+
+// inPlacements runs test once per placement, as subtests.
+func inPlacements(t *testing.T, test func(t *testing.T, placement string)) {
+	for _, p := range placements {
+		t.Run(p, func(t *testing.T) { test(t, p) })
+	}
 }
 
 // keepOpen is a test whose cleanups never run, for state shared across tests.
@@ -318,8 +332,10 @@ func (keepOpen) Cleanup(func()) {}
 
 // TestFilmTwoHop checks the report's two 2-hop queries on the film data
 // against the oracle, for terms picked across the data set.
-func TestFilmTwoHop(t *testing.T) {
-	f, o := sharedFilm(t)
+func TestFilmTwoHop(t *testing.T) { inPlacements(t, testFilmTwoHop) }
+
+func testFilmTwoHop(t *testing.T, placement string) {
+	f, o := sharedFilm(t, placement)
 	check := func(q, term string, want any) {
 		t.Helper()
 		res, err := f.e.Query(context.Background(), f.reader(t, false), q, map[string]string{"$t": term})
@@ -357,8 +373,10 @@ func TestFilmTwoHop(t *testing.T) {
 
 // TestFilmCountsAndOrder checks counts, ordering and pagination on the film
 // data against the oracle: the directors with the most films.
-func TestFilmCountsAndOrder(t *testing.T) {
-	f, o := sharedFilm(t)
+func TestFilmCountsAndOrder(t *testing.T) { inPlacements(t, testFilmCountsAndOrder) }
+
+func testFilmCountsAndOrder(t *testing.T, placement string) {
+	f, o := sharedFilm(t, placement)
 	res := f.query(t, `{ var(func: has(director.film)) { c as count(director.film) }
 		q(func: uid(c), orderdesc: val(c), first: 5) { xid n: val(c) } }`, nil)
 	var got struct {
@@ -399,8 +417,10 @@ func TestFilmCountsAndOrder(t *testing.T) {
 // film data: each director's first three films by release date (the dates,
 // which the oracle knows; films of one date tie in uid order, which it
 // does not).
-func TestFilmNestedOrder(t *testing.T) {
-	f, o := sharedFilm(t)
+func TestFilmNestedOrder(t *testing.T) { inPlacements(t, testFilmNestedOrder) }
+
+func testFilmNestedOrder(t *testing.T, placement string) {
+	f, o := sharedFilm(t, placement)
 	checked := 0
 	for _, term := range o.pickTerms("director.film", 25) {
 		res := f.query(t, `query q($t: string) { q(func: allofterms(name@en, $t)) @filter(has(director.film)) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"testing"
 
@@ -33,11 +34,26 @@ type fixture struct {
 	e  *Executor
 }
 
+// placementFlag runs the package's tests in another placement:
+//
+//	go test ./internal/query/dqlexec -dqlexec.placement=predicate
+var placementFlag = flag.String("dqlexec.placement", "", "the placement of the graphs tests open (vertex or predicate)")
+
+// placements are the placements the film and OCC tests run in.
+var placements = []string{dgraph.PlacementVertex, dgraph.PlacementPredicate}
+
 func newFixture(t testing.TB, schemaText, data string) *fixture {
+	t.Helper()
+	return newFixtureIn(t, *placementFlag, schemaText, data)
+}
+
+// newFixtureIn is newFixture in the given placement.
+func newFixtureIn(t testing.TB, placement, schemaText, data string) *fixture {
 	t.Helper()
 	db := openEngine(t)
 	cfg := dgraph.DefaultConfig()
 	cfg.LeaseSize = 64
+	cfg.Placement = placement
 	g, err := dgraph.Open(context.Background(), db, cfg)
 	if err != nil {
 		t.Fatal(err)

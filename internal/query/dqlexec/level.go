@@ -146,7 +146,7 @@ func (x *run) level(sel *dql.Selection, uids []uint64, lc levelCtx) (map[uint64]
 		return nil, err
 	}
 	if lc.rec != nil || needsData(sel) {
-		if err := x.fetch(uids); err != nil {
+		if err := x.fetchPreds(uids, levelPreds(sel, lc.rec != nil)); err != nil {
 			return nil, err
 		}
 	}
@@ -554,7 +554,7 @@ func (x *run) narrowEdges(f *dql.Field, uids []uint64, es edgeSet) ([]uint64, er
 		keep[c] = true
 	}
 	if len(f.Order) > 0 {
-		if err := x.fetch(kept); err != nil { // one batch for every parent's ordering
+		if err := x.fetchPreds(kept, orderPreds(f.Order)); err != nil { // one batch for every parent's ordering
 			return nil, err
 		}
 	}
@@ -740,7 +740,7 @@ func (x *run) orderPage(sel *dql.Selection, uids []uint64) ([]uint64, error) {
 		uids = slices.DeleteFunc(slices.Clone(uids), func(u uint64) bool { return u <= after })
 	}
 	if len(sel.Order) > 0 {
-		if err := x.fetch(uids); err != nil {
+		if err := x.fetchPreds(uids, orderPreds(sel.Order)); err != nil {
 			return nil, err
 		}
 		uids = slices.Clone(uids)

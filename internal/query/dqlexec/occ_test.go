@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
@@ -14,8 +15,16 @@ import (
 // that commits with a query's reads fails when something the query read
 // (a node, or an index entry its eq used) changed since, and commits when
 // nothing did.
+// It runs in both placements: in the predicate placement the query reads
+// the node vertices and their placed vertices, per predicate.
 func TestRecordedReadsValidate(t *testing.T) {
-	f := newFixture(t, peopleSchema, peopleData)
+	for _, p := range placements {
+		t.Run(p, func(t *testing.T) { recordedReadsValidate(t, p) })
+	}
+}
+
+func recordedReadsValidate(t *testing.T, placement string) {
+	f := newFixtureIn(t, placement, peopleSchema, peopleData)
 	ctx := context.Background()
 	write := []txn.Op{{Kind: txn.SetVertexProp, Vertex: "0x4", Key: "note", Value: value.Str("x")}}
 	query := func() *SnapshotReader {
@@ -32,9 +41,19 @@ func TestRecordedReadsValidate(t *testing.T) {
 	}
 
 	r = query()
-	f.mutate(t, `<0x2> <age> "26" .`) // 0x2 was read (~friend of 0x3)
+	f.mutate(t, `<0x2> <name> "Bob" .
+<0x2> <name> "Bobby"@en .`) // 0x2's name was read (0x2 is a ~friend of 0x3)
 	if _, err := f.db.Commit(ctx, r.Reads(), write); !errors.Is(err, engine.ErrAborted) {
 		t.Fatalf("a node the query read changed, commit: %v", err)
+	}
+
+	// The vertex placement reads 0x2 whole; the predicate placement reads
+	// only its name, so a change of its age conflicts only in the first.
+	r = query()
+	f.mutate(t, `<0x2> <age> "26" .`)
+	_, err := f.db.Commit(ctx, r.Reads(), write)
+	if placement == dgraph.PlacementPredicate && err != nil || placement != dgraph.PlacementPredicate && !errors.Is(err, engine.ErrAborted) {
+		t.Fatalf("%s placement: a predicate the query did not read changed, commit: %v", placement, err)
 	}
 
 	r = query()

@@ -18,6 +18,15 @@ type Reader interface {
 	GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error)
 }
 
+// BatchReader is a Reader that also reads many vertices in one go (one
+// engine request per shard involved: engine.BatchReader). The executor
+// uses it for the predicate placement's per-predicate reads when the
+// Reader has it, and reads vertex by vertex otherwise.
+type BatchReader interface {
+	Reader
+	GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error)
+}
+
 // SnapshotReader reads an engine at one snapshot and, when recording,
 // keeps the read-set entry (vertex and version) of every vertex read. Safe
 // for concurrent use.
@@ -50,16 +59,37 @@ func (s *SnapshotReader) GetVertex(ctx context.Context, v engine.VertexRef, opts
 	if err != nil || !s.record {
 		return out, err
 	}
-	s.mu.Lock()
-	s.reads[readKey{out.Read.Vertex, out.Read.Alias}] = out.Read.Version
-	if a := out.AliasRead; a != nil {
-		s.reads[readKey{a.Vertex, a.Alias}] = a.Version
-	}
-	s.mu.Unlock()
+	s.note(out)
 	return out, nil
 }
 
-// Calls is the number of GetVertex calls so far: a query's internal calls.
+// note records v's read-set entries.
+func (s *SnapshotReader) note(vs ...*engine.Vertex) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, out := range vs {
+		s.reads[readKey{out.Read.Vertex, out.Read.Alias}] = out.Read.Version
+		if a := out.AliasRead; a != nil {
+			s.reads[readKey{a.Vertex, a.Alias}] = a.Version
+		}
+	}
+}
+
+// GetVertices implements BatchReader: one batched engine read
+// (engine.GetVertices), recorded as GetVertex records each vertex, and
+// counted as the engine requests it made.
+func (s *SnapshotReader) GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error) {
+	out, requests, err := engine.GetVertices(ctx, s.db, s.snap, refs, opts)
+	s.calls.Add(int64(requests))
+	if err != nil || !s.record {
+		return out, err
+	}
+	s.note(out...)
+	return out, nil
+}
+
+// Calls is the number of engine requests so far: a query's internal calls
+// (a GetVertex is one; a batched read is one per shard it asked).
 func (s *SnapshotReader) Calls() int64 { return s.calls.Load() }
 
 // Reads returns the recorded reads, one per vertex (or alias), sorted by

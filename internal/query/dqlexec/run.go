@@ -30,6 +30,12 @@ type run struct {
 	edgeLists map[*dql.Field]map[uint64][]uint64
 	// batches counts the batches of reads (levels), for tests and metrics.
 	batches int
+	// placed is set in the predicate placement: nodes are read per
+	// predicate (fetchPlaced), and partial holds, for a node read only in
+	// part, the predicates read so far (a node of nodes not in partial is
+	// whole).
+	placed  bool
+	partial map[uint64]map[string]bool
 }
 
 func (e *Executor) newRun(ctx context.Context, r Reader) (*run, error) {
@@ -40,7 +46,8 @@ func (e *Executor) newRun(ctx context.Context, r Reader) (*run, error) {
 	}
 	return &run{ctx: ctx, cfg: e.cfg, r: r, rd: rd, sch: sch, nodes: map[uint64]*dgraph.Node{},
 		uidVars: map[string][]uint64{}, valVars: map[string]map[uint64]value.Value{},
-		funcs: map[*dql.Func]*compiled{}, edgeLists: map[*dql.Field]map[uint64][]uint64{}}, nil
+		funcs: map[*dql.Func]*compiled{}, edgeLists: map[*dql.Field]map[uint64][]uint64{},
+		placed: e.g.Placement() == dgraph.PlacementPredicate, partial: map[uint64]map[string]bool{}}, nil
 }
 
 // emptyNode stands for a uid never read (it has no data).
@@ -55,15 +62,20 @@ func (x *run) node(u uint64) *dgraph.Node {
 	return emptyNode
 }
 
-// fetch reads the nodes of uids not read yet, as one batch: a bounded pool
-// of ReadsParallelMax goroutines, each reading whole vertices (values and
-// edges) through the reader. With vertex placement one read per node is
-// all a level needs; the batch is the unit a predicate-placed store would
-// split per (predicate, shard).
-func (x *run) fetch(uids []uint64) error {
+// fetch reads the whole nodes of uids not read yet, as one batch: a
+// bounded pool of ReadsParallelMax goroutines, each reading whole vertices
+// (values and edges) through the reader. With vertex placement one read
+// per node is all a level needs; with predicate placement the batch is
+// split per (predicate, shard) (fetchPlaced).
+func (x *run) fetch(uids []uint64) error { return x.fetchPreds(uids, nil) }
+
+// fetchPreds is fetch for a caller that reads only the predicates preds of
+// the nodes (nil: all of them; "~p" is p's): with vertex placement the
+// same, with predicate placement only those predicates are read.
+func (x *run) fetchPreds(uids []uint64, preds []string) error {
 	var missing []uint64
 	for _, u := range uids {
-		if _, ok := x.nodes[u]; !ok {
+		if _, ok := x.nodes[u]; !ok || x.placed && x.lacks(u, preds) {
 			missing = append(missing, u)
 		}
 	}
@@ -72,10 +84,19 @@ func (x *run) fetch(uids []uint64) error {
 	}
 	slices.Sort(missing)
 	missing = slices.Compact(missing)
-	if len(x.nodes)+len(missing) > x.cfg.NodesMax {
+	fresh := 0
+	for _, u := range missing {
+		if _, ok := x.nodes[u]; !ok {
+			fresh++
+		}
+	}
+	if len(x.nodes)+fresh > x.cfg.NodesMax {
 		return fmt.Errorf("%w: the query reads more than %d nodes", ErrLimit, x.cfg.NodesMax)
 	}
 	x.batches++
+	if x.placed {
+		return x.fetchPlaced(missing, preds)
+	}
 	got := make([]*dgraph.Node, len(missing))
 	err := dgraph.Parallel(x.ctx, len(missing), x.cfg.ReadsParallelMax, func(i int) error {
 		v, err := x.r.GetVertex(x.ctx, engine.VertexRef{Name: dgraph.FormatUID(missing[i])},

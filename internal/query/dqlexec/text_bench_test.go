@@ -41,7 +41,7 @@ func BenchmarkFilmLoadIndexes(b *testing.B) {
 // over 20,000 film lines with a fulltext index on name, for words picked
 // across the data.
 func BenchmarkFilmAlloftext(b *testing.B) {
-	f, data := loadFilmText(b, 20000)
+	f, data := loadFilmText(b, *placementFlag, 20000)
 	o := newOracle(b, data)
 	words := o.pickTerms("director.film", 20)
 	words = append(words, o.pickTerms("directed_by", 20)...)

@@ -27,10 +27,10 @@ func filmTextSchema(tb testing.TB, sch string) string {
 
 // loadFilmText loads the first n film lines with fulltext and trigram
 // indexes on name.
-func loadFilmText(tb testing.TB, n int) (*fixture, []byte) {
+func loadFilmText(tb testing.TB, placement string, n int) (*fixture, []byte) {
 	tb.Helper()
 	data, sch := filmLines(tb, n)
-	f := newFixture(tb, filmTextSchema(tb, sch), "")
+	f := newFixtureIn(tb, placement, filmTextSchema(tb, sch), "")
 	cfg := dgraph.DefaultLoadConfig()
 	cfg.Loaders = 1 // file order: a repeated value's last one wins, as in the oracle
 	start := time.Now()
@@ -61,12 +61,14 @@ func xidsOf(t *testing.T, f *fixture, q string) []string {
 // TestFilmText checks alloftext, anyoftext and regexp on the film data's
 // English names against answers computed from the raw N-Quads by a scan,
 // for words and substrings picked across the data set.
-func TestFilmText(t *testing.T) {
+func TestFilmText(t *testing.T) { inPlacements(t, testFilmText) }
+
+func testFilmText(t *testing.T, placement string) {
 	lines := 20000
 	if testing.Short() || invariantsBuild {
 		lines = 4000
 	}
-	f, data := loadFilmText(keepOpen{t}, lines)
+	f, data := loadFilmText(keepOpen{t}, placement, lines)
 	o := newOracle(t, data)
 	var xs []string
 	for x := range o.nameEn {
