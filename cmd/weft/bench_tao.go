@@ -48,7 +48,7 @@ and throughput plots to --out. See docs/benchmarks.md.
 	f.IntSliceVar(&opts.SweepClients, "sweep-clients", nil, "after the main run, one more run of --duration per client count on the same graph (e.g. 16,32,128): throughput and read latency by clients")
 	f.StringVar(&opts.Mix, "mix", "tao", "operation mix: tao (99.8% reads), reads (100%), 75 (75% reads)")
 	f.StringVar(&opts.Mode, "mode", "inproc", "inproc: call the engine in this process; net: through the gRPC server on loopback and the Go client")
-	f.IntVar(&opts.Conns, "conns", 4, "net mode: client connections the clients share")
+	f.IntVar(&opts.Conns, "conns", 2, "net mode: client connections the clients share")
 	f.IntVar(&opts.Streams, "streams", 2, "net mode: RunStream streams per connection carrying the read programs (-1: one unary call per program)")
 	f.StringVar(&opts.Dst, "dst", "uniform", "edge destinations: uniform, or zipf (skewed in-degree)")
 	f.StringVar(&opts.DataDir, "data-dir", "", "store directory, empty or missing (default: a temporary directory, removed afterwards)")

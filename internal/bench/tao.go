@@ -41,7 +41,7 @@ type TaoOptions struct {
 	// Mode is inproc (engine.API in this process) or net (gRPC server on
 	// loopback, Go client) [inproc].
 	Mode string
-	// Conns is the number of client connections in net mode [4].
+	// Conns is the number of client connections in net mode [2].
 	Conns int
 	// Streams is the RunStream streams per connection that carry the read
 	// programs in net mode [2]; negative: one unary Run call per program.
@@ -99,7 +99,7 @@ func (o *TaoOptions) setDefaults() {
 		o.Duration = 30 * time.Second
 	}
 	def(&o.Clients, 64)
-	def(&o.Conns, 4)
+	def(&o.Conns, 2)
 	if o.Streams == 0 { // negative: unary calls
 		o.Streams = 2
 	}
