@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/weft-db/weft/internal/vclock"
+import (
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/vclock"
+)
 
 // Read points (gatekeeper.Config.ReadPoints). A read stamped fresh follows
 // every transaction any gatekeeper has stamped, so on the shards those
@@ -22,8 +25,9 @@ import "github.com/weft-db/weft/internal/vclock"
 // Among usable points, one that precedes every transaction in flight (P's
 // entry for each gatekeeper k below k's oldest in-flight counter) waits for
 // none of them; otherwise any usable point waits for fewer than a fresh
-// stamp would. The simulation (internal/sim, Config.ReadPoints) runs the
-// same rule against its checker, with a planted bug that skips the check.
+// stamp would. The rule is gatekeeper.ChooseReadPoint, which the
+// simulation (internal/sim, Config.ReadPoints) runs too, against its
+// checker, with a planted bug that skips the coverage check.
 
 // readPoint returns a read point a read may be stamped with, preferring
 // one before every transaction in flight; ok is false when there is none
@@ -48,45 +52,10 @@ func (db *DB) readPoint() (vclock.Stamp, bool) {
 	for _, g := range db.gks {
 		handed = append(handed, g.handed.Load())
 	}
-	var usable *vclock.Stamp
-	for _, p := range points {
-		if p == nil || !covers(p, handed) {
-			continue
-		}
-		if precedesInflight(p, points) {
-			db.pointReads.Add(1)
-			return *p, true
-		}
-		if usable == nil {
-			usable = p
-		}
-	}
-	if usable == nil {
+	p := gatekeeper.ChooseReadPoint(points, handed)
+	if p == nil {
 		return vclock.Stamp{}, false
 	}
 	db.pointReads.Add(1)
-	return *usable, true
-}
-
-// covers reports whether p's entry for each gatekeeper is at least that
-// gatekeeper's newest handed-off transaction.
-func covers(p *vclock.Stamp, handed []uint64) bool {
-	for k, h := range handed {
-		if h > p.Clock.Counters[k] {
-			return false
-		}
-	}
-	return true
-}
-
-// precedesInflight reports whether p is before every gatekeeper's oldest
-// transaction in flight, whose counter is one more than that gatekeeper's
-// point's own entry.
-func precedesInflight(p *vclock.Stamp, points []*vclock.Stamp) bool {
-	for k, q := range points {
-		if q != nil && p.Clock.Counters[k] > q.Clock.Counters[k] {
-			return false
-		}
-	}
-	return true
+	return *p, true
 }

@@ -537,9 +537,8 @@ func (w *world) syncThen(s *server, g int, fn func()) {
 }
 
 // readStamp stamps a snapshot or program at gatekeeper g as the engine
-// does (engine.DB.readPoint): a gatekeeper's read point that covers every
-// transaction handed off so far, one before every transaction in flight if
-// there is one, else a fresh stamp.
+// does (engine.DB.readPoint, gatekeeper.ChooseReadPoint), else a fresh
+// stamp.
 func (w *world) readStamp(s *server, g int) vclock.Stamp {
 	points := make([]*vclock.Stamp, len(s.gks))
 	for j, gk := range s.gks {
@@ -547,37 +546,13 @@ func (w *world) readStamp(s *server, g int) vclock.Stamp {
 			points[j] = &p
 		}
 	}
-	var usable *vclock.Stamp
-	for _, p := range points {
-		if p == nil {
-			continue
-		}
-		covered := true
-		for k, h := range s.handed {
-			if h > p.Clock.Counters[k] {
-				covered = false
-			}
-		}
-		if !covered && !w.cfg.PlantStalePoint {
-			continue
-		}
-		first := true
-		for k, q := range points {
-			if q != nil && p.Clock.Counters[k] > q.Clock.Counters[k] {
-				first = false
-			}
-		}
-		if first {
-			usable = p
-			break
-		}
-		if usable == nil {
-			usable = p
-		}
+	handed := s.handed
+	if w.cfg.PlantStalePoint {
+		handed = nil // no coverage check
 	}
-	if usable != nil {
+	if p := gatekeeper.ChooseReadPoint(points, handed); p != nil {
 		w.stats.PointReads++
-		return *usable
+		return *p
 	}
 	return s.gks[g].Stamp()
 }
