@@ -129,13 +129,10 @@ func (g *gkNode) noteDelivered(c *vclock.Clock) {
 // the commits whose entries went out. Called with mu held, so that two
 // dispatches of one gatekeeper never interleave (FIFO per shard).
 func (g *gkNode) dispatch() {
-	ready := g.core.Ready()
-	for _, d := range ready {
+	for _, d := range g.core.Ready() {
 		if c := d.Entry.Stamp.Clock.Counters[g.id]; !d.Entry.Nop && c > g.handed.Load() {
 			g.handed.Store(c) // before any shard can run a read that sees it
 		}
-	}
-	for _, d := range ready {
 		g.db.shards[d.Shard].push(d.Entry)
 	}
 	g.refreshPoint()
