@@ -59,6 +59,11 @@ type MonitorOptions struct {
 	// violations to measure the detection latency distribution, which
 	// β = 1% rarely gives in a short run.
 	LatencyBeta float64
+	// RollbackBeta, if positive, adds a cell per N like the latency cell
+	// but with rollback on and β = RollbackBeta: violations found and
+	// rolled back, with each rollback's duration and the requests it
+	// refused (PAUSED) or made the clients redo.
+	RollbackBeta float64
 	// NetDelay and NetJitter, if set, put a fault proxy in front of every
 	// server that delays each direction by NetDelay plus up to NetJitter:
 	// the network latency the paper's AWS setup had and loopback has not
@@ -137,7 +142,12 @@ type MonitorCell struct {
 	Missed        uint64    `json:"missed_candidates"`
 	// LatenciesMs are the detection latencies of this cell's violations.
 	LatenciesMs []float64 `json:"latencies_ms,omitempty"`
-	Seconds     float64   `json:"seconds"`
+	// RollbackMs are the durations of this cell's completed rollbacks
+	// (pause, cut choice, restore and resume of every server), and
+	// Undone the writes they discarded in all.
+	RollbackMs []float64 `json:"rollback_ms,omitempty"`
+	Undone     uint64    `json:"undone,omitempty"`
+	Seconds    float64   `json:"seconds"`
 }
 
 // MonitorResults is the JSON "results" of the benchmark.
@@ -149,6 +159,8 @@ type MonitorResults struct {
 	// Overhead[N][put%] is 1 − eventual+monitor over eventual throughput
 	// (the paper: typically < 8%).
 	Overhead map[string]map[string]float64 `json:"overhead"`
+	// Rollback summarises the rollback cells' rollback durations (ms).
+	Rollback Summary `json:"rollback_ms"`
 	// Latency summarises every detection latency (ms); Within100ms is the
 	// share detected within 100 ms (the paper: 99.94%).
 	Latency     Summary `json:"latency_ms"`
@@ -184,6 +196,9 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 	if o.LatencyBeta > 0 {
 		cellsTotal += len(o.Ns)
 	}
+	if o.RollbackBeta > 0 {
+		cellsTotal += len(o.Ns)
+	}
 	bar := newBar(o.Progress, int64(cellsTotal), "bench monitor")
 	var res MonitorResults
 	run := 0
@@ -196,9 +211,15 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 				return nil, err
 			}
 		}
-		if o.LatencyBeta > 0 {
+		for _, extra := range []struct {
+			mode string
+			beta float64
+		}{{"latency", o.LatencyBeta}, {"rollback", o.RollbackBeta}} {
+			if extra.beta <= 0 {
+				continue
+			}
 			run++
-			cells, err := o.runSynthetic(ctx, filepath.Join(dir, fmt.Sprintf("r%d", run)), n, "latency", bar)
+			cells, err := o.runSynthetic(ctx, filepath.Join(dir, fmt.Sprintf("r%d", run)), n, extra.mode, bar)
 			res.Cells = append(res.Cells, cells...)
 			if err != nil {
 				return nil, err
@@ -225,7 +246,7 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 			"ns": o.Ns, "put_pcts": o.PutPcts, "duration_s": o.Duration.Seconds(), "repeat": o.Repeat, "clients_per_server": o.ClientsPerServer,
 			"beta": o.Beta, "epsilon_ns": o.Epsilon.Nanoseconds(), "flush_every_ms": o.FlushEvery.Milliseconds(),
 			"graph": o.Graph, "graph_vertices": o.GraphVertices, "graph_degree": o.GraphDegree, "seed": o.Seed,
-			"latency_beta": o.LatencyBeta, "net_delay_ms": float64(o.NetDelay) / 1e6, "net_jitter_ms": float64(o.NetJitter) / 1e6,
+			"latency_beta": o.LatencyBeta, "rollback_beta": o.RollbackBeta, "net_delay_ms": float64(o.NetDelay) / 1e6, "net_jitter_ms": float64(o.NetJitter) / 1e6,
 			"net_delay_at": o.DelayAt,
 			"workload":     "synthetic conjunctive (§VI-A): one variable per server, true with probability beta on a write; GETs and PUTs of ordinary keys otherwise",
 			"servers":      "separate `weft kv serve` processes on loopback, --sync=false; the clients and the monitor run in the bench process",
@@ -237,7 +258,7 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 			"detection_latency":     "99.94% within 100 ms, 99.96% within 1 s, all within 13 s",
 		},
 		Notes: []string{
-			"sequential = R1 W=N without monitors; eventual = R1 W1 without monitors; eventual+monitor = R1 W1 with detectors on every server, the monitor and rollback on; latency = eventual+monitor at 50% PUTs with beta = latency_beta, variable owners writing only their variable, rollback off",
+			"sequential = R1 W=N without monitors; eventual = R1 W1 without monitors; eventual+monitor = R1 W1 with detectors on every server, the monitor and rollback on; latency = eventual+monitor at 50% PUTs with beta = latency_beta, variable owners writing only their variable, rollback off; rollback = the same with beta = rollback_beta and rollback on",
 			"measured on a shared, noisy 2-core machine: servers, clients and monitor compete for the same CPUs",
 		},
 	}
@@ -260,14 +281,17 @@ func (o *MonitorOptions) runSynthetic(ctx context.Context, dir string, n int, mo
 		return nil, err
 	}
 	spec := apps.SyntheticSpec(ring)
-	monitored := mode == "eventual+monitor" || mode == "latency"
+	monitored := mode == "eventual+monitor" || mode == "latency" || mode == "rollback"
 	w := n
 	if mode != "sequential" {
 		w = 1
 	}
 	beta, pcts, varFrac := o.Beta, o.PutPcts, 0.5
-	if mode == "latency" {
+	switch mode {
+	case "latency":
 		beta, pcts, varFrac = o.LatencyBeta, []int{50}, 1
+	case "rollback":
+		beta, pcts, varFrac = o.RollbackBeta, []int{50}, 1
 	}
 	procs, watcher, err := o.startRing(dir, n, 1, w, spec, monitored, mode != "latency")
 	if err != nil {
@@ -285,9 +309,9 @@ func (o *MonitorOptions) runSynthetic(ctx context.Context, dir string, n int, mo
 		if watcher != nil {
 			before = watcher.Stats()
 		}
-		nLat := 0
+		nLat, nRb := 0, 0
 		if watcher != nil {
-			nLat = len(watcher.Latencies())
+			nLat, nRb = len(watcher.Latencies()), len(watcher.Rollbacks())
 		}
 		clients := n * o.ClientsPerServer
 		var mu sync.Mutex
@@ -322,6 +346,15 @@ func (o *MonitorOptions) runSynthetic(ctx context.Context, dir string, n int, mo
 		if watcher != nil {
 			time.Sleep(2 * o.FlushEvery) // the last heartbeats
 			o.watcherCounts(&cell, before, watcher.Stats(), watcher.Latencies()[nLat:])
+			rbs := watcher.Rollbacks()
+			for _, rb := range rbs[min(nRb, len(rbs)):] { // the kept list is long enough for a cell (ViolationsKept)
+				if rb.OK {
+					cell.RollbackMs = append(cell.RollbackMs, float64(rb.TookNs)/1e6)
+					for _, u := range rb.Undone {
+						cell.Undone += uint64(u)
+					}
+				}
+			}
 		}
 		o.Log.Info("bench monitor cell", "n", n, "put_pct", pct, "mode", mode, "ops_per_sec", int(cell.OpsPerSec),
 			"violations", cell.Violations, "rollbacks", cell.Rollbacks)
@@ -516,10 +549,11 @@ func (o *MonitorOptions) runGraph(ctx context.Context, dir string, n int, mode s
 
 func (res *MonitorResults) summarise() {
 	thr := map[[2]int]map[string]float64{}
-	var lat []float64
+	var lat, rb []float64
 	for _, c := range res.Cells {
 		lat = append(lat, c.LatenciesMs...)
-		if c.PutPct == 0 || c.Mode == "latency" || len(c.Mode) > 5 && c.Mode[:5] == "graph" {
+		rb = append(rb, c.RollbackMs...)
+		if c.PutPct == 0 || c.Mode == "latency" || c.Mode == "rollback" || len(c.Mode) > 5 && c.Mode[:5] == "graph" {
 			continue
 		}
 		k := [2]int{c.N, c.PutPct}
@@ -542,6 +576,7 @@ func (res *MonitorResults) summarise() {
 		}
 	}
 	res.Latency = Summarize(lat)
+	res.Rollback = Summarize(rb)
 	if len(lat) > 0 {
 		in100, in1s := 0, 0
 		for _, l := range lat {
