@@ -73,6 +73,9 @@ type Result struct {
 // shards vertices are hashed to.
 type Exec struct {
 	Shards uint32
+	// Dir, if set, places names instead of ShardOf(name, Shards): the
+	// directory of moved units (units.go). Nil: nothing ever moved.
+	Dir *Directory
 	// uncached turns the per-transaction caches off (cache.go): tests run
 	// both ways and compare.
 	uncached bool
@@ -86,12 +89,7 @@ func ShardOf(name string, shards uint32) uint32 {
 	if g, ok := GroupOf(name); ok {
 		name = g
 	}
-	h := uint64(fnvOffset64)
-	for i := 0; i < len(name); i++ { // FNV-1a, as hash/fnv's New64a, without its allocations
-		h ^= uint64(name[i])
-		h *= fnvPrime64
-	}
-	return uint32(h % uint64(shards))
+	return uint32(nameHash(name) % uint64(shards))
 }
 
 const (
@@ -106,6 +104,7 @@ type run struct {
 	kv      KV
 	ts      vclock.Stamp
 	shards  uint32
+	dir     *Directory
 	res     Result
 	written map[string]bool // vertices whose record gets LastWrite = ts
 	access  map[string]bool // vertices touched
@@ -139,7 +138,7 @@ func (x Exec) Run(kv KV, ts vclock.Stamp, reads []Read, ops []Op) (*Result, erro
 	// Sized for a transaction touching about one vertex per two operations:
 	// growing these maps op by op was a visible cost of bulk loads.
 	n := (len(ops) + len(reads)) / 2
-	r := &run{kv: kv, ts: ts, shards: x.Shards, uncached: x.uncached,
+	r := &run{kv: kv, ts: ts, shards: x.Shards, dir: x.Dir, uncached: x.uncached,
 		written: make(map[string]bool, n), access: make(map[string]bool, n), aliases: map[string]bool{},
 		verts: make(map[string]vcached, n), fresh: make(map[string]bool, n), made: map[string]bool{}, als: map[string]acached{}}
 	for _, rd := range reads {
@@ -159,6 +158,14 @@ func (x Exec) Run(kv KV, ts vclock.Stamp, reads []Read, ops []Op) (*Result, erro
 		return nil, err
 	}
 	return &r.res, nil
+}
+
+// shardOf places a handle or alias (the directory's placement when set).
+func (r *run) shardOf(name string) uint32 {
+	if r.dir != nil {
+		return r.dir.ShardOf(name)
+	}
+	return ShardOf(name, r.shards)
 }
 
 func (r *run) checkRead(rd Read) error {
@@ -325,7 +332,7 @@ func (r *run) createVertex(o *Op) error {
 	if ok && v.Exists {
 		return fmt.Errorf("%w: vertex %q", ErrExists, h)
 	}
-	shard := ShardOf(h, r.shards)
+	shard := r.shardOf(h)
 	if err := r.setVertex(h, VertexRec{Exists: true, Shard: shard, LastWrite: r.ts}); err != nil {
 		return err
 	}
@@ -367,7 +374,7 @@ func (r *run) deleteVertex(o *Op) error {
 			}
 			r.touchVertex(src)
 			r.write(src)
-			r.emit(ShardOp{Shard: ShardOf(src, r.shards), Kind: OpDeleteEdge, Vertex: src, Edge: e})
+			r.emit(ShardOp{Shard: r.shardOf(src), Kind: OpDeleteEdge, Vertex: src, Edge: e})
 		}
 		return nil
 	}); err != nil {
@@ -385,7 +392,7 @@ func (r *run) deleteVertex(o *Op) error {
 		a := KeyParts(k)[1]
 		dels = append(dels, append([]byte(nil), k...))
 		r.touchAlias(a)
-		r.emit(ShardOp{Shard: ShardOf(a, r.shards), Kind: OpUnbindAlias, Alias: a, Vertex: h})
+		r.emit(ShardOp{Shard: r.shardOf(a), Kind: OpUnbindAlias, Alias: a, Vertex: h})
 		return r.setAlias(a, AliasRec{LastWrite: r.ts})
 	}); err != nil {
 		return err
@@ -405,7 +412,7 @@ func (r *run) deleteVertex(o *Op) error {
 	// its edges are looked up in the store transaction.
 	r.forget(h)
 	r.write(h)
-	r.emit(ShardOp{Shard: ShardOf(h, r.shards), Kind: OpDeleteVertex, Vertex: h})
+	r.emit(ShardOp{Shard: r.shardOf(h), Kind: OpDeleteVertex, Vertex: h})
 	return nil
 }
 
@@ -439,7 +446,7 @@ func (r *run) createEdge(o *Op) error {
 	}
 	r.write(src)
 	r.res.Handles = append(r.res.Handles, e)
-	r.emit(ShardOp{Shard: ShardOf(src, r.shards), Kind: OpCreateEdge, Vertex: src, Edge: e, Dst: dst})
+	r.emit(ShardOp{Shard: r.shardOf(src), Kind: OpCreateEdge, Vertex: src, Edge: e, Dst: dst})
 	return nil
 }
 
@@ -459,7 +466,7 @@ func (r *run) edgeOp(o *Op) error {
 	if err != nil {
 		return err
 	}
-	op := ShardOp{Shard: ShardOf(src, r.shards), Vertex: src, Edge: o.Edge, Dst: rec.Dst, Key: o.Key, Value: o.Value}
+	op := ShardOp{Shard: r.shardOf(src), Vertex: src, Edge: o.Edge, Dst: rec.Dst, Key: o.Key, Value: o.Value}
 	switch o.Kind {
 	case DeleteEdge:
 		op.Kind = OpDeleteEdge
@@ -516,7 +523,7 @@ func (r *run) vertexProp(o *Op) error {
 	if err != nil {
 		return err
 	}
-	op := ShardOp{Shard: ShardOf(h, r.shards), Vertex: h, Key: o.Key, Value: o.Value}
+	op := ShardOp{Shard: r.shardOf(h), Vertex: h, Key: o.Key, Value: o.Value}
 	if o.Kind == SetVertexProp {
 		op.Kind = OpSetVertexProp
 		if err := r.kv.Set(PropKey(h, o.Key), value.Append(nil, o.Value)); err != nil {
@@ -571,8 +578,8 @@ func (r *run) aliasOp(o *Op, add bool) error {
 		return err
 	}
 	r.write(h)
-	r.emit(ShardOp{Shard: ShardOf(h, r.shards), Kind: vertexOp, Vertex: h, Alias: o.Alias})
-	r.emit(ShardOp{Shard: ShardOf(o.Alias, r.shards), Kind: indexOp, Vertex: h, Alias: o.Alias})
+	r.emit(ShardOp{Shard: r.shardOf(h), Kind: vertexOp, Vertex: h, Alias: o.Alias})
+	r.emit(ShardOp{Shard: r.shardOf(o.Alias), Kind: indexOp, Vertex: h, Alias: o.Alias})
 	return nil
 }
 
