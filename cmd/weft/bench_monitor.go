@@ -78,7 +78,7 @@ Writes monitor.json and PNGs to --out and prints the JSON on stdout.`,
 	f.IntVar(&o.GraphDegree, "graph-degree", 4, "average degree of that graph")
 	f.Uint64Var(&o.Seed, "seed", 1, "workload seed")
 	f.Float64Var(&o.LatencyBeta, "latency-beta", 0.5, "β of the extra detection-latency cell per N (monitor on, rollback off; 0: no such cell)")
-	f.Float64Var(&o.RollbackBeta, "rollback-beta", 0.05, "β of the extra rollback cell per N (monitor and rollback on; 0: no such cell)")
+	f.Float64Var(&o.RollbackBeta, "rollback-beta", 0.05, "β at N = 2 of the extra rollback cell per N (monitor and rollback on; β^(2/N) at N; 0: no such cell)")
 	f.DurationVar(&o.NetDelay, "net-delay", 0, "one-way delay a fault proxy adds in front of every server (0: plain loopback)")
 	f.DurationVar(&o.NetJitter, "net-jitter", 0, "extra uniform random delay, up to this, per direction")
 	f.StringVar(&o.DelayAt, "net-delay-at", "proxy", "where --net-delay/--net-jitter are added: proxy (a delaying TCP proxy in front of every server, in the bench process) or client (in the HTTP transport of the clients and the monitor: no proxy CPU)")

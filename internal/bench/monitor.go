@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -60,7 +61,9 @@ type MonitorOptions struct {
 	// β = 1% rarely gives in a short run.
 	LatencyBeta float64
 	// RollbackBeta, if positive, adds a cell per N like the latency cell
-	// but with rollback on and β = RollbackBeta: violations found and
+	// but with rollback on and β = RollbackBeta^(2/N) (the same chance,
+	// for independent variables, that all N are true at once as two at
+	// RollbackBeta; else N = 5 rarely violates): violations found and
 	// rolled back, with each rollback's duration and the requests it
 	// refused (PAUSED) or made the clients redo.
 	RollbackBeta float64
@@ -291,7 +294,7 @@ func (o *MonitorOptions) runSynthetic(ctx context.Context, dir string, n int, mo
 	case "latency":
 		beta, pcts, varFrac = o.LatencyBeta, []int{50}, 1
 	case "rollback":
-		beta, pcts, varFrac = o.RollbackBeta, []int{50}, 1
+		beta, pcts, varFrac = RollbackBetaFor(o.RollbackBeta, n), []int{50}, 1
 	}
 	procs, watcher, err := o.startRing(dir, n, 1, w, spec, monitored, mode != "latency")
 	if err != nil {
@@ -363,6 +366,9 @@ func (o *MonitorOptions) runSynthetic(ctx context.Context, dir string, n int, mo
 	}
 	return cells, nil
 }
+
+// RollbackBetaFor is the rollback cell's β at N: beta^(2/N).
+func RollbackBetaFor(beta float64, n int) float64 { return math.Pow(beta, 2/float64(n)) }
 
 func (o *MonitorOptions) watcherCounts(cell *MonitorCell, before, after kv.WatcherStats, lat []uint64) {
 	cell.Violations = after.Violations - before.Violations

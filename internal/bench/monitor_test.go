@@ -34,3 +34,13 @@ func TestMonitorSummarise(t *testing.T) {
 		t.Errorf("latency %+v within100 %v within1s %v", res.Latency, res.Within100ms, res.Within1s)
 	}
 }
+
+// TestRollbackBetaFor: the chance that all N variables are true at once,
+// β_N^N, is the same at every N.
+func TestRollbackBetaFor(t *testing.T) {
+	for _, n := range []int{2, 3, 5} {
+		if b := RollbackBetaFor(0.05, n); math.Abs(math.Pow(b, float64(n))-0.05*0.05) > 1e-12 {
+			t.Errorf("N=%d: β=%v, β^N=%v, want %v", n, b, math.Pow(b, float64(n)), 0.05*0.05)
+		}
+	}
+}
