@@ -18,7 +18,14 @@ import (
 // Kronos already holds the other way aborts the transaction (retryable).
 // The engine and the simulator share it.
 func OrderAfterAccess(ctx context.Context, o order.Oracle, c store.Critical, ts vclock.Stamp, access [][]byte) error {
-	prevs := make([]vclock.Stamp, 0, len(access))
+	return orderAfter(ctx, o, c, ts, access, nil)
+}
+
+// orderAfter orders ts after the stamps in the access records and after
+// extra, then records ts in the access records.
+func orderAfter(ctx context.Context, o order.Oracle, c store.Critical, ts vclock.Stamp, access [][]byte, extra []vclock.Stamp) error {
+	prevs := make([]vclock.Stamp, 0, len(access)+len(extra))
+	prevs = append(prevs, extra...)
 	for _, k := range access {
 		b, ok, err := c.Get(k)
 		if err != nil {

@@ -30,6 +30,27 @@ type Partition struct {
 // (alias): a shard process rebuilds only what it owns. The engine, the
 // shard process and the simulator share it.
 func Recover(t Scanner, w vclock.Stamp, part func(h string) Partition) error {
+	return scanRecords(t, func(h string) bool { return part(h).Graph != nil }, func(h string) bool { return part(h).Alias != nil },
+		func(rec *graph.VertexRecord) error { return part(rec.Handle).Graph.Load(rec, w) },
+		func(a txn.AliasState) error { return part(a.Alias).Alias.Load(a.Alias, a.Handle, a.LastWrite, w) })
+}
+
+// ReadUnit reads placement unit u's vertices (tombstones included) and
+// aliases from a store snapshot, as Recover would load them: a move's
+// payload (txn.UnitMove). It scans every table (a move of many units should
+// read them in one pass).
+func ReadUnit(t Scanner, u txn.Unit, base uint32) (vs []*graph.VertexRecord, as []txn.AliasState, err error) {
+	in := func(name string) bool { return txn.UnitOf(name, base) == u }
+	err = scanRecords(t, in, in,
+		func(rec *graph.VertexRecord) error { vs = append(vs, rec); return nil },
+		func(a txn.AliasState) error { as = append(as, a); return nil })
+	return vs, as, err
+}
+
+// scanRecords reads the store's vertices whose handles keep accepts, with
+// their properties, edges and aliases, and the alias records whose names
+// keepAlias accepts, in key order: vertices first, then aliases.
+func scanRecords(t Scanner, keep, keepAlias func(string) bool, vertex func(*graph.VertexRecord) error, alias func(txn.AliasState) error) error {
 	recs := map[string]*graph.VertexRecord{}
 	var order []string
 	start, end := txn.VertexRange()
@@ -39,7 +60,7 @@ func Recover(t Scanner, w vclock.Stamp, part func(h string) Partition) error {
 			return err
 		}
 		h := string(k[1:])
-		if part(h).Graph == nil {
+		if !keep(h) {
 			return nil // another shard's
 		}
 		recs[h] = &graph.VertexRecord{Handle: h, Deleted: !rec.Exists, LastWrite: rec.LastWrite}
@@ -85,7 +106,7 @@ func Recover(t Scanner, w vclock.Stamp, part func(h string) Partition) error {
 		return err
 	}
 	for _, h := range order {
-		if err := part(h).Graph.Load(recs[h], w); err != nil {
+		if err := vertex(recs[h]); err != nil {
 			return err
 		}
 		delete(recs, h)
@@ -95,11 +116,10 @@ func Recover(t Scanner, w vclock.Stamp, part func(h string) Partition) error {
 		if err != nil {
 			return err
 		}
-		idx := part(parts[0]).Alias
-		if idx == nil {
+		if !keepAlias(parts[0]) {
 			return nil // another shard's
 		}
-		return idx.Load(parts[0], a.Handle, a.LastWrite, w)
+		return alias(txn.AliasState{Alias: parts[0], Handle: a.Handle, LastWrite: a.LastWrite})
 	})
 }
 

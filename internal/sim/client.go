@@ -121,32 +121,51 @@ func (w *world) stampReads(s *server, g int, c *client, op int, keys []int64) {
 	t := w.readStamp(s, g)
 	w.answer(s, g, t, func() { w.toClient(c.id, func() { c.snapshotStable(op) }) })
 	for _, k := range keys {
-		n := s.shards[txn.ShardOf(vertexOf(k), uint32(s.nshards))]
-		task := &readTask{w: w, c: c, op: op, key: k}
-		w.after(w.linkDelay(gkNode(g), shardID(n.id)), func() {
-			if w.srv != s {
-				return
-			}
-			if err := n.core.Submit(shard.Task{Stamp: t, Payload: task}); err != nil {
-				panic(fmt.Sprintf("sim: submit: %v", err))
-			}
-			w.stepShard(s, n)
-		})
+		task := &readTask{w: w, s: s, c: c, op: op, key: k}
+		w.submitRead(s, gkNode(g), int(s.dir.ShardOf(vertexOf(k))), t, task)
 	}
+}
+
+// submitRead sends a read task to shard i (from node from).
+func (w *world) submitRead(s *server, from, i int, t vclock.Stamp, task *readTask) {
+	n := s.shards[i]
+	w.after(w.linkDelay(from, shardID(n.id)), func() {
+		if w.srv != s {
+			return
+		}
+		if err := n.core.Submit(shard.Task{Stamp: t, Payload: task}); err != nil {
+			panic(fmt.Sprintf("sim: submit: %v", err))
+		}
+		w.stepShard(s, n)
+	})
 }
 
 // readTask reads one key at the snapshot on its shard.
 type readTask struct {
-	w   *world
-	c   *client
-	op  int
-	key int64
+	w    *world
+	s    *server
+	c    *client
+	op   int
+	key  int64
+	hops int // forwarded by shards whose unit had moved (moves.go)
 }
 
 func (r *readTask) run(n *shardNode, t vclock.Stamp) error {
 	r.w.stats.Reads++
 	ord := &shard.ReadOrderer{Res: n.core.Resolver(), T: t}
 	h := vertexOf(r.key)
+	if to, fwd := r.w.forward(r.s, n, h, t, ord); fwd {
+		if ord.Err != nil {
+			return ord.Err
+		}
+		r.hops++
+		if r.hops > forwardsMax {
+			panic(fmt.Sprintf("sim: read of %s at %s forwarded %d times", h, t, r.hops))
+		}
+		r.w.stats.Forwards++
+		r.w.submitRead(r.s, shardID(n.id), to, t, r)
+		return nil
+	}
 	res := readResult{version: txn.EncodeStamp(n.part.Graph.LastWrite(h, t, ord))}
 	if v, ok := n.part.Graph.View(h, t, ord); ok {
 		res.exists = true
@@ -249,7 +268,7 @@ func (w *world) commitStamped(s *server, g int, c *client, op int, reads []txn.R
 		reply(check.Fail) // overloaded: nothing happened
 		return
 	}
-	res, err := txn.Exec{Shards: uint32(s.nshards)}.Run(st, ts, reads, ops)
+	res, err := txn.Exec{Shards: uint32(s.nshards), Dir: s.dir}.Run(st, ts, reads, ops)
 	if err != nil {
 		st.Discard()
 		w.aborted(s, g, ts, err, reply)
@@ -314,7 +333,10 @@ func (w *world) critical(p *pendingCommit) {
 				return err
 			}
 		}
-		return gatekeeper.OrderAfterAccess(ctx, s.oracle, cr, ts, p.res.Access)
+		if w.cfg.PlantNoUnitCheck {
+			return gatekeeper.OrderAfterAccess(ctx, s.oracle, cr, ts, p.res.Access)
+		}
+		return gatekeeper.OrderCommit(ctx, s.oracle, cr, ts, p.res, s.dir.Base())
 	})
 	p.st.Discard()
 	if err != nil {

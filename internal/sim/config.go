@@ -78,6 +78,11 @@ type Config struct {
 	// reads at read points pass them.
 	CommitDelayMax int
 
+	// MoveEvery is the mean number of ticks between moves of a placement
+	// unit (a key's slot) to another shard while the clients run (0: none;
+	// moves.go, docs/online-moves.md). Runs with moves do not reconfigure.
+	MoveEvery int
+
 	// Planted bugs, for showing that the checkers catch them.
 	//
 	// PlantSkipRefine makes shards order concurrent stamps by gatekeeper
@@ -100,6 +105,11 @@ type Config struct {
 	// handed off a transaction it does not cover: a read that begins after
 	// that transaction's acknowledgement may miss it.
 	PlantStalePoint bool
+	// PlantNoUnitCheck commits without checking that the units a
+	// transaction wrote still live where its operations went
+	// (gatekeeper.OrderAfterAccess instead of OrderCommit): a write
+	// executed before a move reaches the unit's old shard after it.
+	PlantNoUnitCheck bool
 }
 
 // Draw returns the configuration seed chooses (swarm testing: every seed
@@ -141,6 +151,9 @@ func Draw(seed uint64, ops int) Config {
 	}
 	c.ReadPoints = r.IntN(4) != 0 // after the others, for the same reason
 	c.CommitDelayMax = []int{0, 10, 60}[r.IntN(3)]
+	if r.IntN(3) == 0 && c.ReconfigEvery == 0 && c.Shards > 1 { // last, again
+		c.MoveEvery = 100 + r.IntN(1500)
+	}
 	return c
 }
 
@@ -159,12 +172,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sim: ReconfigEvery must not be negative")
 	case c.CommitDelayMax < 0:
 		return fmt.Errorf("sim: CommitDelayMax must not be negative")
+	case c.MoveEvery < 0 || c.MoveEvery > 0 && c.ReconfigEvery > 0:
+		return fmt.Errorf("sim: MoveEvery must not be negative, nor set with ReconfigEvery")
 	}
 	return nil
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d notes=%v points=%v commit-delay≤%d cache=%d",
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d cache=%d",
 		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.AnnounceEvery, c.Duplicate,
-		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.OracleCacheMax)
+		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.OracleCacheMax)
 }

@@ -23,7 +23,9 @@
 // the cluster moves to a new configuration epoch on the same store, a
 // member replaced or a shard added; old-epoch commits still on their way to
 // the store reach it after the new epoch's shards rebuilt, and the epoch
-// fence, gatekeeper.CheckFence, must refuse them). Swarm testing: Draw
+// fence, gatekeeper.CheckFence, must refuse them), and moves of placement
+// units between shards while the clients run (moves.go;
+// docs/online-moves.md). Swarm testing: Draw
 // gives each seed its own cluster shape (1–5 gatekeepers, 1–8 shards),
 // workload and fault mix. A run has a safety phase with faults and a liveness phase with them
 // healed, in which every client must complete more operations; then

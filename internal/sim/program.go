@@ -100,7 +100,7 @@ func (w *world) setup() error {
 	for k := 0; k+1 < w.cfg.Keys; k++ {
 		ops = append(ops, txn.Op{Kind: txn.CreateEdge, Vertex: vertexOf(int64(k)), Edge: chainEdge, Dst: vertexOf(int64(k + 1))})
 	}
-	res, err := txn.Exec{Shards: uint32(s.nshards)}.Run(st, ts, nil, ops)
+	res, err := txn.Exec{Shards: uint32(s.nshards), Dir: s.dir}.Run(st, ts, nil, ops)
 	if err == nil {
 		err = st.Commit(ctx, func(cr store.Critical) error {
 			if err := gatekeeper.CheckFence(cr, s.epoch); err != nil {
@@ -156,9 +156,9 @@ func (w *world) startProgram(s *server, g int, c *client, op int) {
 	})
 }
 
-// shardOf places h under the current configuration's shard count (the
-// programs of an older configuration's server are dropped with it).
-func (w *world) shardOf(h string) int { return int(txn.ShardOf(h, uint32(w.nshards))) }
+// shardOf places h by the current process's directory (the programs of an
+// older configuration's server are dropped with it).
+func (w *world) shardOf(h string) int { return int(w.srv.dir.ShardOf(h)) }
 
 // send delivers batches to their shards as tasks at the program's stamp.
 func (r *progRun) send(from int, batches []nodeprog.Batch) {
@@ -184,6 +184,14 @@ func (r *progRun) send(from int, batches []nodeprog.Batch) {
 func (t *progTask) runBatch(n *shardNode, at vclock.Stamp) error {
 	r, w := t.run, t.run.w
 	ord := &shard.ReadOrderer{Res: n.core.Resolver(), T: at}
+	if to, fwd := w.forwardBatch(r.s, n, t.batch, at, ord); fwd {
+		if ord.Err != nil {
+			return ord.Err
+		}
+		t.batch.Shard = to
+		r.send(shardID(n.id), []nodeprog.Batch{t.batch})
+		return nil
+	}
 	lookup := func(h string) (nodeprog.Vertex, bool) {
 		v, ok := n.part.Graph.View(h, at, ord)
 		if !ok {
@@ -191,7 +199,11 @@ func (t *progTask) runBatch(n *shardNode, at vclock.Stamp) error {
 		}
 		return shard.ProgramVertex(v), true
 	}
-	out, rep, err := n.runner.Run([]nodeprog.Batch{t.batch}, lookup, w.shardOf)
+	// A hop to a vertex whose unit was not here at the program's stamp
+	// leaves as a batch for the shard that had it, even when the
+	// directory now places it here.
+	shardOf := func(h string) int { return w.locate(r.s, n, h, at, ord) }
+	out, rep, err := n.runner.Run([]nodeprog.Batch{t.batch}, lookup, shardOf)
 	if ord.Err != nil {
 		return ord.Err
 	}

@@ -205,19 +205,28 @@ func graphVersusStore(s *server) ([]string, error) {
 	// The rebuild happens after every write of this epoch (Load refuses a
 	// last write after its load stamp), and the reads after the rebuild.
 	start := vclock.Stamp{Clock: vclock.New(s.epoch+1, gks)}
+	// The directory as the store holds it places the expected partitions;
+	// the process's own copy must agree with it.
+	dir, err := txn.ReadDirectory(t, s.dir.Base(), s.dir.Shards())
+	if err != nil {
+		return nil, fmt.Errorf("sim: graph check: reading the directory: %w", err)
+	}
+	var diffs []string
+	if got, exp := fmt.Sprint(s.dir.Units()), fmt.Sprint(dir.Units()); got != exp {
+		diffs = append(diffs, fmt.Sprintf("the process's directory %s differs from the store's %s", got, exp))
+	}
 	if err := shard.Recover(t, start, func(h string) shard.Partition {
-		return want[txn.ShardOf(h, uint32(s.nshards))]
+		return want[dir.ShardOf(h)]
 	}); err != nil {
 		return nil, fmt.Errorf("sim: graph check: reading the store: %w", err)
 	}
 	// A stamp of a later epoch follows every stamp of this one by vector
 	// clock: no pair is concurrent, so no orderer is needed.
 	latest := vclock.Stamp{Clock: vclock.New(s.epoch+2, gks)}
-	var diffs []string
 	for i, n := range s.shards {
 		got, exp := describe(n.part.Graph, latest), describe(want[i].Graph, latest)
 		for h, g := range got {
-			if o := txn.ShardOf(h, uint32(s.nshards)); int(o) != i {
+			if o := dir.ShardOf(h); int(o) != i {
 				diffs = append(diffs, fmt.Sprintf("shard %d holds %s, which shard %d of %d owns", i, h, o, s.nshards))
 			}
 			if e, ok := exp[h]; !ok {

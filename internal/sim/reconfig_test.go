@@ -19,6 +19,7 @@ import (
 func reconfigConfig(seed uint64, ops int) Config {
 	c := Draw(seed, ops)
 	c.ReconfigEvery = 300 + int(seed%4)*200
+	c.MoveEvery = 0 // moves and reconfigurations do not mix (Config.MoveEvery)
 	if seed%3 == 0 {
 		// τ = 1 spends the event budget on announces with five gatekeepers.
 		c.AnnounceEvery = []int{10, 100}[seed/3%2]

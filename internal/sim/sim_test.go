@@ -96,10 +96,14 @@ func TestSimulation(t *testing.T) {
 		total.Fenced += r.Stats.Fenced
 		total.GraphChecks += r.Stats.GraphChecks
 		total.PointReads += r.Stats.PointReads
+		total.Moves += r.Stats.Moves
+		total.MoveAborts += r.Stats.MoveAborts
+		total.Forwards += r.Stats.Forwards
 	}
-	t.Logf("%d seeds: %d events, %d operations (%d ok, %d fail, %d info), %d commits, %d shard reads, %d crashes, %d partitions, %d swizzle-clogs, %d reconfigurations (%d zombie commits fenced), %d graph checks, %d notes, %d reads at read points, %d duplicate deliveries, %d node programs answered; no anomalies",
-		n, total.Events, total.Ops, total.OK, total.Fail, total.Info, total.Commits, total.Reads, total.Crashes, total.Partitions, total.Clogs, total.Reconfigs, total.Fenced, total.GraphChecks, total.Notes, total.PointReads, total.Duplicates, total.ProgramsOK)
-	if n == seeds && seeds >= 20 && (total.Crashes == 0 || total.Partitions == 0 || total.Info == 0 || total.ProgramsOK == 0 || total.Clogs == 0 || total.Reconfigs == 0 || total.PointReads == 0) {
+	t.Logf("%d seeds: %d events, %d operations (%d ok, %d fail, %d info), %d commits, %d shard reads, %d crashes, %d partitions, %d swizzle-clogs, %d reconfigurations (%d zombie commits fenced), %d graph checks, %d notes, %d reads at read points, %d duplicate deliveries, %d node programs answered, %d unit moves (%d aborted), %d forwarded reads and batches; no anomalies",
+		n, total.Events, total.Ops, total.OK, total.Fail, total.Info, total.Commits, total.Reads, total.Crashes, total.Partitions, total.Clogs, total.Reconfigs, total.Fenced, total.GraphChecks, total.Notes, total.PointReads, total.Duplicates, total.ProgramsOK,
+		total.Moves, total.MoveAborts, total.Forwards)
+	if n == seeds && seeds >= 20 && (total.Crashes == 0 || total.Partitions == 0 || total.Info == 0 || total.ProgramsOK == 0 || total.Clogs == 0 || total.Reconfigs == 0 || total.PointReads == 0 || total.Moves == 0 || total.Forwards == 0) {
 		t.Fatalf("the swarm injected no faults worth the name: %+v", total)
 	}
 }
@@ -207,4 +211,69 @@ func TestPlantedStalePointIsCaught(t *testing.T) {
 		t.Fatal("20 seeds of stale read points went unnoticed")
 	}
 	t.Logf("caught: %s", got)
+}
+
+// TestPlantedNoUnitCheckIsCaught: commits that skip the directory check in
+// their commit section (gatekeeper.OrderAfterAccess instead of
+// OrderCommit) send writes executed before a move to the unit's old shard
+// after it; the simulation must notice.
+func TestPlantedNoUnitCheckIsCaught(t *testing.T) {
+	mk := func(seed uint64, plant bool) Config {
+		c := Draw(seed, 1500)
+		c.Keys, c.CrashEvery, c.PartitionEvery, c.ReadOnly = 3, 0, 0, 0.2
+		c.Shards = max(c.Shards, 3)
+		c.ReconfigEvery, c.MoveEvery, c.CommitDelayMax = 0, 60, 60
+		c.PlantNoUnitCheck = plant
+		return c
+	}
+	got := firstCaught(t, 20, func(seed uint64) Config { return mk(seed, true) })
+	if got == "" {
+		t.Fatal("20 seeds of commits ignoring the directory went unnoticed")
+	}
+	t.Logf("caught: %s", got)
+	// The same seeds with the check in place pass: what was caught is the
+	// plant, not the frequent moves.
+	for seed := uint64(1); seed <= 5; seed++ {
+		res, err := Run(mk(seed, false))
+		if err != nil || !res.Valid() {
+			t.Fatalf("seed %d with the unit check: %v %v", seed, err, res)
+		}
+		if res.Stats.Moves == 0 {
+			t.Fatalf("seed %d: no move committed", seed)
+		}
+	}
+}
+
+// TestSimulationMoves runs the swarm with frequent moves of placement
+// units (every 40–140 ticks) during the usual faults, in one process and,
+// for every other seed, with the gatekeepers as separate processes: the
+// history must stay strictly serializable and every shard equal to the
+// store placed by its directory, while reads and program hops follow the
+// forwarding pointers. -sim.seeds=N runs N/5 seeds.
+func TestSimulationMoves(t *testing.T) {
+	seeds, ops := max(1, *flagSeeds/5), 1500 // 40 by default
+	if raceEnabled || invariantsBuild {
+		seeds, ops = max(1, seeds/7), 500
+	}
+	var moves, aborts, forwards, crashes int
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		c := Draw(seed, ops)
+		c.Shards = max(c.Shards, 2)
+		c.ReconfigEvery, c.MoveEvery = 0, 40+int(seed%5)*25
+		if seed%2 == 0 {
+			c.AnnounceEvery, c.Notes = []int{10, 100}[seed/2%2], false
+		}
+		res, err := Run(c)
+		if err != nil {
+			t.Fatalf("%v\nconfig: %s", err, c)
+		}
+		if !res.Valid() {
+			t.Fatalf("%s\nconfig: %s", res, c)
+		}
+		moves, aborts, forwards, crashes = moves+res.Stats.Moves, aborts+res.Stats.MoveAborts, forwards+res.Stats.Forwards, crashes+res.Stats.Crashes
+	}
+	t.Logf("%d seeds: %d moves (%d aborted), %d forwarded reads and batches, %d crashes; no anomalies", seeds, moves, aborts, forwards, crashes)
+	if moves == 0 || forwards == 0 || crashes == 0 {
+		t.Fatalf("moves %d, forwards %d, crashes %d: the test exercised nothing", moves, forwards, crashes)
+	}
 }

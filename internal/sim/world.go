@@ -103,12 +103,20 @@ type Stats struct {
 	ShardsAdded                int
 	// PointReads are snapshots and programs stamped at a read point.
 	PointReads int
+	// Moves of placement units committed, moves aborted (the unit changed
+	// under them), and reads and program batches a shard forwarded because
+	// their unit had moved (moves.go).
+	Moves, MoveAborts, Forwards int
 }
 
 // server is the process: it dies with a crash and comes back in a new epoch.
 type server struct {
 	epoch   uint64
 	nshards int // the configuration's shard count (txn.ShardOf)
+	// dir places vertices: the base placement on nshards shards and the
+	// units moved since (moves.go), read from the store at boot and
+	// changed by each move's commit section.
+	dir *txn.Directory
 	// pending are commits executed and declared whose store critical
 	// section is a later event (only with reconfigurations: the window in
 	// which an epoch change leaves them in flight).
@@ -139,6 +147,8 @@ type shardNode struct {
 	core   *shard.Core
 	part   shard.Partition
 	runner *nodeprog.Runner
+	// units is the shard's history of moved units: the forwarding pointers.
+	units *shard.Units
 	// sent counts write entries the gatekeepers emitted for this shard,
 	// applied those it applied: equal once nothing is in flight to it.
 	sent, applied int
@@ -162,6 +172,7 @@ func newWorld(cfg Config) (*world, error) {
 		w.after(int64(w.rng.IntN(5)), c.next)
 	}
 	w.scheduleFaults()
+	w.scheduleMoves()
 	return w, nil
 }
 
@@ -283,7 +294,7 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 			order.NewResolver(shardOracle, max(1, w.cfg.OracleCacheMax)))
 		n.core.Apply = func(e gatekeeper.Entry) error {
 			n.applied++
-			return shard.Apply(n.part.Graph, n.part.Alias, e.Ops, e.Stamp)
+			return shard.ApplyPartition(n.part, n.units, e.Ops, e.Stamp)
 		}
 		n.core.Run = func(t shard.Task) error {
 			switch p := t.Payload.(type) {
@@ -307,11 +318,19 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 	}
 	defer t.Discard()
 	start := vclock.Stamp{Clock: vclock.New(w.epoch, w.cfg.Gatekeepers)}
+	// The directory's base is the shard count: runs with moves never
+	// reconfigure, and a reconfiguration re-places everything by count.
+	if s.dir, err = txn.ReadDirectory(t, uint32(s.nshards), uint32(s.nshards)); err != nil {
+		return fmt.Errorf("sim: reading the directory: %w", err)
+	}
 	if err := shard.Recover(t, start, func(h string) shard.Partition {
 		w.stats.Recovered++
-		return s.shards[txn.ShardOf(h, uint32(s.nshards))].part
+		return s.shards[s.dir.ShardOf(h)].part
 	}); err != nil {
 		return fmt.Errorf("sim: recovery: %w", err)
+	}
+	for _, n := range s.shards {
+		n.units = shard.RecoveredUnits(uint32(n.id), s.dir, start)
 	}
 	w.srv, w.st = s, st
 	if w.cfg.AnnounceEvery > 0 {

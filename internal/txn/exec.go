@@ -37,6 +37,8 @@ type ShardOp struct {
 	Key    string
 	Value  value.Value
 	Alias  string
+	// Move is the payload of OpUnitOut and OpUnitIn (units.go).
+	Move *UnitMove
 }
 
 // ShardKind extends Kind with the alias-index operations.
@@ -55,6 +57,10 @@ const (
 	OpRemoveAlias
 	OpBindAlias
 	OpUnbindAlias
+	// OpUnitOut and OpUnitIn hand a placement unit from one shard to
+	// another (units.go; docs/online-moves.md).
+	OpUnitOut
+	OpUnitIn
 )
 
 // Result is what executing a transaction produced.
@@ -67,6 +73,13 @@ type Result struct {
 	// and alias the transaction read or wrote, sorted: the commit orders the
 	// transaction after each one's last access.
 	Access [][]byte
+	// Units lists, when Exec has a Dir, the unit of every shard operation
+	// with the shard it was sent to, one entry per unit, sorted: the
+	// commit checks the directory still places each there. Populated lists
+	// the units in which a vertex was created or deleted (the commit marks
+	// them, so a move that read the unit before aborts).
+	Units     []UnitRoute
+	Populated []Unit
 }
 
 // Exec executes transactions on a store transaction. Shards is the number of
@@ -616,6 +629,9 @@ func (r *run) finish() error {
 	}
 	slices.SortFunc(keys, bytes.Compare)
 	r.res.Access = keys
+	if r.dir != nil {
+		r.res.Units, r.res.Populated = routes(r.res.Ops, r.dir.Base())
+	}
 	return nil
 }
 

@@ -1,11 +1,14 @@
 package txn
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/weft-db/weft/internal/graph"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -18,9 +21,9 @@ import (
 // every name in it: the base placement is today's, so stored data needs no
 // migration. A Directory overrides the base placement for moved units.
 //
-// Only the placement is here (pure, no I/O). Nothing moves a unit yet: the
-// move transaction, the shards' forwarding pointers and the routing checks
-// are the next steps of the design.
+// Only the placement and the move's payload are here (pure, no I/O): the
+// commit's checks are gatekeeper.CheckUnits and gatekeeper.OrderMove, the
+// shards' side (forwarding answers, the hand-off) is shard.Units.
 
 // SlotsPerShard is the number of slot units per base shard.
 const SlotsPerShard = 256
@@ -81,11 +84,18 @@ func (u Unit) BaseShard(base uint32) uint32 {
 	return u.Slot % base
 }
 
-// Home is where a moved unit lives and the stamp of the move that put it
-// there.
+// Home is where a moved unit lives, the stamp of the move that put it
+// there and the shard it came from (a read older than the move is answered
+// there).
 type Home struct {
 	Shard uint32
 	Stamp vclock.Stamp
+	From  uint32
+	// Held lists, sorted, the shards that hold a copy of the unit: its
+	// home and every shard it left whose copy is not yet collected. A
+	// unit moves only to a shard not in Held (graph.Load takes handles
+	// new to a partition).
+	Held []uint32
 }
 
 // Directory places names on Shards shards: the base placement on Base
@@ -131,7 +141,13 @@ func (d *Directory) HomeOf(u Unit) Home {
 	if h, ok := d.moved[u]; ok {
 		return h
 	}
-	return Home{Shard: u.BaseShard(d.base)}
+	return BaseHome(u, d.base)
+}
+
+// BaseHome is the home of a unit that never moved.
+func BaseHome(u Unit, base uint32) Home {
+	s := u.BaseShard(base)
+	return Home{Shard: s, From: s, Held: []uint32{s}}
 }
 
 // With returns d with u at h. Moving a unit back to its base shard keeps
@@ -146,8 +162,12 @@ func (d *Directory) With(u Unit, h Home) (*Directory, error) {
 	if u.Group != "" && strings.ContainsRune(u.Group, '|') {
 		return nil, fmt.Errorf("txn: group %q contains '|'", u.Group)
 	}
-	if prev, ok := d.moved[u]; ok && !prev.Stamp.IsZero() && vclock.CompareStamps(prev.Stamp, h.Stamp) != vclock.Before {
-		return nil, fmt.Errorf("txn: unit %s: move at %s does not follow the one at %s", u, h.Stamp, prev.Stamp)
+	// The second of two moves of a unit read the first's record and was
+	// ordered after it: by vector clock, or by Kronos when concurrent.
+	if prev, ok := d.moved[u]; ok && !prev.Stamp.IsZero() {
+		if rel := vclock.CompareStamps(prev.Stamp, h.Stamp); rel == vclock.Equal || rel == vclock.After {
+			return nil, fmt.Errorf("txn: unit %s: move at %s does not follow the one at %s", u, h.Stamp, prev.Stamp)
+		}
 	}
 	m := make(map[Unit]Home, len(d.moved)+1)
 	maps.Copy(m, d.moved)
@@ -169,26 +189,158 @@ func (d *Directory) Units() map[Unit]Home { return maps.Clone(d.moved) }
 // DirKey is the store record of a moved unit's home.
 func DirKey(u Unit) []byte { return key(tagMeta, "dir", u.String()) }
 
-// EncodeHome encodes a directory record: the shard, then the move's stamp.
+// EncodeHome encodes a directory record: the shard, the shard it came
+// from and the shards holding it (comma-separated) in decimal, then the
+// move's stamp.
 func EncodeHome(h Home) []byte {
 	b := strconv.AppendUint(nil, uint64(h.Shard), 10)
+	b = append(b, ' ')
+	b = strconv.AppendUint(b, uint64(h.From), 10)
+	b = append(b, ' ')
+	for i, s := range h.Held {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(s), 10)
+	}
 	b = append(b, ' ')
 	return append(b, EncodeStamp(h.Stamp)...)
 }
 
 // DecodeHome decodes EncodeHome's output.
 func DecodeHome(b []byte) (Home, error) {
+	var h Home
+	for _, f := range []*uint32{&h.Shard, &h.From} {
+		i := strings.IndexByte(string(b), ' ')
+		if i <= 0 {
+			return Home{}, fmt.Errorf("%w: directory record", ErrCorrupt)
+		}
+		n, err := strconv.ParseUint(string(b[:i]), 10, 32)
+		if err != nil {
+			return Home{}, fmt.Errorf("%w: directory record: %v", ErrCorrupt, err)
+		}
+		*f, b = uint32(n), b[i+1:]
+	}
 	i := strings.IndexByte(string(b), ' ')
 	if i <= 0 {
-		return Home{}, fmt.Errorf("%w: directory record %q", ErrCorrupt, b)
+		return Home{}, fmt.Errorf("%w: directory record: no shards holding it", ErrCorrupt)
 	}
-	n, err := strconv.ParseUint(string(b[:i]), 10, 32)
-	if err != nil {
-		return Home{}, fmt.Errorf("%w: directory record %q: %v", ErrCorrupt, b, err)
+	for f := range strings.SplitSeq(string(b[:i]), ",") {
+		n, err := strconv.ParseUint(f, 10, 32)
+		if err != nil {
+			return Home{}, fmt.Errorf("%w: directory record: %v", ErrCorrupt, err)
+		}
+		h.Held = append(h.Held, uint32(n))
 	}
-	s, err := DecodeStamp(b[i+1:])
+	b = b[i+1:]
+	s, err := DecodeStamp(b)
 	if err != nil {
 		return Home{}, err
 	}
-	return Home{Shard: uint32(n), Stamp: s}, nil
+	h.Stamp = s
+	return h, nil
+}
+
+// UnitRoute is a unit a transaction wrote and the shard it sent the
+// operations to.
+type UnitRoute struct {
+	Unit  Unit
+	Shard uint32
+}
+
+// nameOf is the name an operation is placed by: the alias for the alias
+// index's operations, else the vertex.
+func (op *ShardOp) nameOf() string {
+	if op.Kind == OpBindAlias || op.Kind == OpUnbindAlias {
+		return op.Alias
+	}
+	return op.Vertex
+}
+
+// routes returns the units of ops with their shards, and the units whose
+// population changed (a vertex created or deleted), both sorted.
+func routes(ops []ShardOp, base uint32) ([]UnitRoute, []Unit) {
+	seen := map[Unit]uint32{}
+	pop := map[Unit]bool{}
+	for i := range ops {
+		u := UnitOf(ops[i].nameOf(), base)
+		seen[u] = ops[i].Shard
+		if k := ops[i].Kind; k == OpCreateVertex || k == OpDeleteVertex {
+			pop[u] = true
+		}
+	}
+	rs := make([]UnitRoute, 0, len(seen))
+	for u, s := range seen {
+		rs = append(rs, UnitRoute{Unit: u, Shard: s})
+	}
+	slices.SortFunc(rs, func(a, b UnitRoute) int { return compareUnits(a.Unit, b.Unit) })
+	ps := slices.Collect(maps.Keys(pop))
+	slices.SortFunc(ps, compareUnits)
+	return rs, ps
+}
+
+func compareUnits(a, b Unit) int {
+	if c := strings.Compare(a.Group, b.Group); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Slot, b.Slot)
+}
+
+// PopKey is the store record a commit sets when it creates or deletes a
+// vertex of the unit: a move that read the unit's vertices at an earlier
+// snapshot sees it changed and aborts.
+func PopKey(u Unit) []byte { return key(tagMeta, "pop", u.String()) }
+
+// UnitMove is the payload of a unit's hand-off from shard From to shard To
+// at the move's stamp: its vertices (tombstones included) and aliases as the
+// store holds them, which To loads and From drops.
+type UnitMove struct {
+	Unit     Unit
+	From, To uint32
+	Vertices []*graph.VertexRecord
+	Aliases  []AliasState
+}
+
+// AliasState is an alias of a moving unit as the store holds it (Handle
+// empty: unbound, kept for its last-write stamp).
+type AliasState struct {
+	Alias, Handle string
+	LastWrite     vclock.Stamp
+}
+
+// ReadDirectory reads the directory records of a store (kv: a snapshot)
+// into the directory of data created on base shards, served by shards.
+func ReadDirectory(kv KV, base, shards uint32) (*Directory, error) {
+	d, err := NewDirectory(base, shards)
+	if err != nil {
+		return nil, err
+	}
+	start, end := prefix(tagMeta, "dir")
+	moved := map[Unit]Home{}
+	err = kv.Scan(start, end, 0, func(k, v []byte) error {
+		parts := KeyParts(k)
+		if len(parts) != 2 {
+			return fmt.Errorf("%w: directory key %q", ErrCorrupt, k)
+		}
+		u, err := ParseUnit(parts[1], base)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		h, err := DecodeHome(v)
+		if err != nil {
+			return err
+		}
+		if h.Shard >= shards {
+			return fmt.Errorf("%w: unit %s on shard %d of %d", ErrCorrupt, u, h.Shard, shards)
+		}
+		moved[u] = h
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(moved) > 0 {
+		d.moved = moved
+	}
+	return d, nil
 }

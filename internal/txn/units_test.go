@@ -3,6 +3,7 @@ package txn
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/weft-db/weft/internal/vclock"
@@ -133,13 +134,13 @@ func TestUnitAndHomeRoundTrip(t *testing.T) {
 			t.Errorf("ParseUnit(%q) accepted", bad)
 		}
 	}
-	for _, h := range []Home{{Shard: 0}, {Shard: 7, Stamp: vclock.Stamp{Owner: 1, Clock: vclock.Clock{Epoch: 3, Counters: []uint64{32, 10}}}}} {
+	for _, h := range []Home{{Shard: 0, Held: []uint32{0}}, {Shard: 7, From: 2, Held: []uint32{2, 7}, Stamp: vclock.Stamp{Owner: 1, Clock: vclock.Clock{Epoch: 3, Counters: []uint64{32, 10}}}}} {
 		got, err := DecodeHome(EncodeHome(h))
-		if err != nil || got.Shard != h.Shard || vclock.CompareStamps(got.Stamp, h.Stamp) != vclock.Equal || got.Stamp.Owner != h.Stamp.Owner {
+		if err != nil || got.Shard != h.Shard || got.From != h.From || !slices.Equal(got.Held, h.Held) || vclock.CompareStamps(got.Stamp, h.Stamp) != vclock.Equal || got.Stamp.Owner != h.Stamp.Owner {
 			t.Errorf("home %v round-tripped to %v, %v", h, got, err)
 		}
 	}
-	for _, bad := range [][]byte{nil, []byte("x 1"), []byte(" 1"), []byte("3")} {
+	for _, bad := range [][]byte{nil, []byte("x 1 "), []byte(" 1"), []byte("3"), []byte("3 1"), []byte("3 1 "), []byte("3 1 x ")} {
 		if _, err := DecodeHome(bad); err == nil {
 			t.Errorf("DecodeHome(%q) accepted", bad)
 		}
@@ -180,5 +181,30 @@ func TestExecRoutesByDirectory(t *testing.T) {
 	}
 	if !seenMoved {
 		t.Fatal("no operation touched the moved unit")
+	}
+}
+
+// TestReadDirectory: the records a move commits (DirKey, EncodeHome) read
+// back into the directory that places the unit there.
+func TestReadDirectory(t *testing.T) {
+	kv := &mapKV{m: map[string][]byte{}}
+	u := UnitOf("x", 2)
+	h := Home{Shard: 2, From: u.BaseShard(2), Held: []uint32{u.BaseShard(2), 2}, Stamp: stamp(3)}
+	kv.Set(DirKey(u), EncodeHome(h))
+	kv.Set(DirKey(Unit{Group: "p"}), EncodeHome(Home{Shard: 1, Held: []uint32{1}, Stamp: stamp(4)}))
+	kv.Set(MetaKey("epoch"), []byte("7")) // another meta record, not the directory's
+	d, err := ReadDirectory(kv, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Moved() != 2 || d.ShardOf("x") != 2 || d.ShardOf(GroupName("p", "y")) != 1 || d.HomeOf(u).From != h.From {
+		t.Fatalf("directory: moved %d, x on %d, p on %d", d.Moved(), d.ShardOf("x"), d.ShardOf(GroupName("p", "y")))
+	}
+	if _, err := ReadDirectory(kv, 2, 2); err == nil {
+		t.Error("a unit on a shard beyond the count was accepted")
+	}
+	kv.Set(DirKey(Unit{Slot: 9999}), EncodeHome(h))
+	if _, err := ReadDirectory(kv, 2, 3); err == nil {
+		t.Error("a slot beyond the base's was accepted")
 	}
 }

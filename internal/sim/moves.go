@@ -1,0 +1,215 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/weft-db/weft/internal/check"
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/nodeprog"
+	"github.com/weft-db/weft/internal/shard"
+	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// Online moves (docs/online-moves.md). Every MoveEvery ticks (on average) a
+// random key's placement unit moves to another shard, through a gatekeeper,
+// as the engine will do it: a store transaction reads the unit's state and
+// the access records of its vertices, is stamped and declared like a
+// commit, and its commit section (gatekeeper.OrderMove) checks nothing of
+// the unit changed, orders the move after every access of the unit and
+// points the directory at the new shard; then the hand-off (OpUnitOut to
+// the old shard, OpUnitIn with the state to the new one) goes down the FIFO
+// channels like any entry. Meanwhile ordinary commits check the directory
+// in their commit sections (gatekeeper.OrderCommit), and a shard answers a
+// read or program batch for a unit that was not there at the stamp by
+// forwarding it (shard.Units.Where). The checkers do not change: the
+// history must stay strictly serializable and every shard must equal the
+// store, now placed by the store's directory.
+
+// forwardsMax bounds how often one read is forwarded: every forward
+// follows a move, so a longer chain means a pointer cycle (a bug).
+const forwardsMax = 64
+
+func (w *world) scheduleMoves() {
+	if w.cfg.MoveEvery == 0 {
+		return
+	}
+	w.after(int64(1+w.rng.IntN(2*w.cfg.MoveEvery)), func() {
+		if !w.faultsOn { // the safety phase only: the liveness phase ends it
+			return
+		}
+		w.move()
+		w.scheduleMoves()
+	})
+}
+
+// move picks a key's unit and a shard that holds no copy of it (graph.Load
+// needs handles new to the partition, and the simulation has no GC to
+// collect a unit's old copy: txn.Home.Held only grows), and runs the move
+// through a random gatekeeper.
+func (w *world) move() {
+	s := w.srv
+	if s == nil {
+		return
+	}
+	u := txn.UnitOf(vertexOf(int64(w.rng.IntN(w.cfg.Keys))), s.dir.Base())
+	home := s.dir.HomeOf(u)
+	var to []uint32
+	for _, n := range s.shards {
+		if !slices.Contains(home.Held, uint32(n.id)) {
+			to = append(to, uint32(n.id))
+		}
+	}
+	if len(to) == 0 {
+		return
+	}
+	mv := &txn.UnitMove{Unit: u, From: home.Shard, To: to[w.rng.IntN(len(to))]}
+	g := w.rng.IntN(len(s.gks))
+	w.syncThen(s, g, func() { w.moveStamped(s, g, mv) })
+}
+
+// moveStamped is the move's transaction at gatekeeper g.
+func (w *world) moveStamped(s *server, g int, mv *txn.UnitMove) {
+	st, err := s.st.Begin()
+	if err != nil {
+		panic(err)
+	}
+	ts, err := s.gks[g].BeginCommit()
+	if err != nil {
+		st.Discard()
+		return // overloaded: the next move will do
+	}
+	seen, err := w.readUnit(s, st, mv)
+	if err != nil {
+		panic(fmt.Sprintf("sim: move %s: reading the unit: %v", mv.Unit, err))
+	}
+	ops := []txn.ShardOp{{Shard: mv.From, Kind: txn.OpUnitOut, Move: mv}, {Shard: mv.To, Kind: txn.OpUnitIn, Move: mv}}
+	if err := s.gks[g].Declare(ts, []uint32{mv.From, mv.To}); err != nil {
+		panic(err)
+	}
+	w.dispatch(s, g)
+	critical := func() {
+		if w.st != s.st {
+			st.Discard()
+			return // the process crashed with it
+		}
+		err := st.Commit(ctx, func(cr store.Critical) error {
+			if err := gatekeeper.CheckFence(cr, s.epoch); err != nil {
+				return err
+			}
+			return gatekeeper.OrderMove(ctx, s.oracle, cr, ts, mv, seen, s.dir.Base())
+		})
+		st.Discard()
+		if err != nil {
+			w.stats.MoveAborts++
+			w.aborted(s, g, ts, err, func(check.Type) {})
+			return
+		}
+		w.stats.Moves++
+		held := append(slices.Clone(s.dir.HomeOf(mv.Unit).Held), mv.To)
+		slices.Sort(held)
+		d, err := s.dir.With(mv.Unit, txn.Home{Shard: mv.To, Stamp: ts, From: mv.From, Held: held})
+		if err != nil {
+			panic(fmt.Sprintf("sim: move %s: %v", mv.Unit, err))
+		}
+		s.dir = d
+		w.after(int64(w.rng.IntN(3)), func() {
+			if w.srv != s {
+				return
+			}
+			if err := s.gks[g].Resolve(ts, ops); err != nil {
+				panic(err)
+			}
+			w.dispatch(s, g)
+		})
+	}
+	if w.cfg.CommitDelayMax == 0 {
+		critical()
+		return
+	}
+	w.after(int64(w.rng.IntN(max(w.cfg.DelayMax, w.cfg.CommitDelayMax))), critical)
+}
+
+// readUnit fills mv with the unit's state at st's snapshot and returns what
+// the commit section must find unchanged.
+func (w *world) readUnit(s *server, st store.Txn, mv *txn.UnitMove) (gatekeeper.MoveSeen, error) {
+	seen := gatekeeper.MoveSeen{Access: map[string][]byte{}}
+	var err error
+	if mv.Vertices, mv.Aliases, err = shard.ReadUnit(st, mv.Unit, s.dir.Base()); err != nil {
+		return seen, err
+	}
+	get := func(k []byte) ([]byte, error) {
+		b, ok, err := st.Get(k)
+		if !ok {
+			b = nil
+		}
+		return b, err
+	}
+	for _, v := range mv.Vertices {
+		k := txn.AccessKey(v.Handle)
+		if seen.Access[string(k)], err = get(k); err != nil {
+			return seen, err
+		}
+	}
+	for _, a := range mv.Aliases {
+		k := txn.AliasAccessKey(a.Alias)
+		if seen.Access[string(k)], err = get(k); err != nil {
+			return seen, err
+		}
+	}
+	seen.Pop, err = get(txn.PopKey(mv.Unit))
+	return seen, err
+}
+
+// locate is where shard n sends a read of h at t: itself when the unit
+// was there at t, else the shard its pointer names — or, for a unit it
+// never held and has no move of yet, the directory's home (the source of
+// the newest move when that home is n: the move is after t there).
+func (w *world) locate(s *server, n *shardNode, h string, t vclock.Stamp, ord *shard.ReadOrderer) int {
+	here, ask := n.units.Where(h, t, ord)
+	switch {
+	case here:
+		return n.id
+	case ask != shard.Unknown:
+		return int(ask)
+	}
+	home := s.dir.HomeOf(txn.UnitOf(h, s.dir.Base()))
+	if home.Shard == uint32(n.id) {
+		return int(home.From)
+	}
+	return int(home.Shard)
+}
+
+// forward reports whether shard n must pass a read of h at t on, and to
+// which shard.
+func (w *world) forward(s *server, n *shardNode, h string, t vclock.Stamp, ord *shard.ReadOrderer) (int, bool) {
+	to := w.locate(s, n, h, t, ord)
+	return to, to != n.id
+}
+
+// forwardBatch is forward for a program batch: every hop's vertex must be
+// on this shard, or all on one other (the chain program's batches have one
+// hop; a batch split across shards would need new batch ids from the
+// coordinator, which the engine's runner will assign).
+func (w *world) forwardBatch(s *server, n *shardNode, b nodeprog.Batch, t vclock.Stamp, ord *shard.ReadOrderer) (int, bool) {
+	var dests []int
+	for _, h := range b.Hops {
+		to, fwd := w.forward(s, n, h.To, t, ord)
+		if !fwd {
+			to = n.id
+		}
+		if !slices.Contains(dests, to) {
+			dests = append(dests, to)
+		}
+	}
+	switch {
+	case len(dests) > 1:
+		panic(fmt.Sprintf("sim: program batch for shard %d spans shards %v after moves", n.id, dests))
+	case len(dests) == 1 && dests[0] != n.id:
+		w.stats.Forwards++
+		return dests[0], true
+	}
+	return 0, false
+}
