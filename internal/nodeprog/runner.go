@@ -184,7 +184,10 @@ func (r *Runner) Stats() RunnerStats {
 
 // Run executes batches of one program that arrived for this shard: every
 // hop whose vertex lookup finds (vertices not visible at the program's stamp
-// are skipped), and the local hops they lead to, in the program's Order.
+// are skipped), and the local hops they lead to, in the program's Order. A
+// hop that arrived for a vertex shardOf places elsewhere is passed on
+// unexecuted (a shard's shardOf answers for the program's stamp, so a
+// vertex whose unit moved is found where it was then).
 // Several batches may be run together (a shard draining its inbox), which
 // orders their hops better and sends fewer, larger batches. Run returns the
 // batches for other shards (at most BatchHopsMax hops each, ascending shard)
@@ -266,6 +269,16 @@ func (r *Runner) execute(p *progRun, batches []Batch, lookup func(string) (Verte
 			break
 		}
 		h := q.pop()
+		if s := shardOf(h.To); s != r.shard {
+			// Its vertex is not here at the program's stamp (its
+			// placement unit moved: docs/online-moves.md): the hop goes
+			// on to the shard that has it, in a batch of its own.
+			rt.add(s, h)
+			if pq != nil {
+				sentMin = math.Min(sentMin, priorityOf(h))
+			}
+			continue
+		}
 		if p.hops >= r.cfg.HopsMax {
 			return fmt.Errorf("%w: %s executed %d hops on shard %d (HopsMax)", ErrTooLarge, p.name, p.hops, r.shard)
 		}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/weft-db/weft/internal/check"
 	"github.com/weft-db/weft/internal/gatekeeper"
-	"github.com/weft-db/weft/internal/nodeprog"
 	"github.com/weft-db/weft/internal/shard"
 	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
@@ -187,29 +186,4 @@ func (w *world) locate(s *server, n *shardNode, h string, t vclock.Stamp, ord *s
 func (w *world) forward(s *server, n *shardNode, h string, t vclock.Stamp, ord *shard.ReadOrderer) (int, bool) {
 	to := w.locate(s, n, h, t, ord)
 	return to, to != n.id
-}
-
-// forwardBatch is forward for a program batch: every hop's vertex must be
-// on this shard, or all on one other (the chain program's batches have one
-// hop; a batch split across shards would need new batch ids from the
-// coordinator, which the engine's runner will assign).
-func (w *world) forwardBatch(s *server, n *shardNode, b nodeprog.Batch, t vclock.Stamp, ord *shard.ReadOrderer) (int, bool) {
-	var dests []int
-	for _, h := range b.Hops {
-		to, fwd := w.forward(s, n, h.To, t, ord)
-		if !fwd {
-			to = n.id
-		}
-		if !slices.Contains(dests, to) {
-			dests = append(dests, to)
-		}
-	}
-	switch {
-	case len(dests) > 1:
-		panic(fmt.Sprintf("sim: program batch for shard %d spans shards %v after moves", n.id, dests))
-	case len(dests) == 1 && dests[0] != n.id:
-		w.stats.Forwards++
-		return dests[0], true
-	}
-	return 0, false
 }

@@ -184,14 +184,6 @@ func (r *progRun) send(from int, batches []nodeprog.Batch) {
 func (t *progTask) runBatch(n *shardNode, at vclock.Stamp) error {
 	r, w := t.run, t.run.w
 	ord := &shard.ReadOrderer{Res: n.core.Resolver(), T: at}
-	if to, fwd := w.forwardBatch(r.s, n, t.batch, at, ord); fwd {
-		if ord.Err != nil {
-			return ord.Err
-		}
-		t.batch.Shard = to
-		r.send(shardID(n.id), []nodeprog.Batch{t.batch})
-		return nil
-	}
 	lookup := func(h string) (nodeprog.Vertex, bool) {
 		v, ok := n.part.Graph.View(h, at, ord)
 		if !ok {
@@ -201,7 +193,7 @@ func (t *progTask) runBatch(n *shardNode, at vclock.Stamp) error {
 	}
 	// A hop to a vertex whose unit was not here at the program's stamp
 	// leaves as a batch for the shard that had it, even when the
-	// directory now places it here.
+	// directory now places it here (the runner passes hops on too).
 	shardOf := func(h string) int { return w.locate(r.s, n, h, at, ord) }
 	out, rep, err := n.runner.Run([]nodeprog.Batch{t.batch}, lookup, shardOf)
 	if ord.Err != nil {
