@@ -96,40 +96,60 @@ func (db *DB) GetVertices(ctx context.Context, snap Snapshot, refs []VertexRef, 
 			byShard[sh] = append(byShard[sh], i)
 		}
 	}
-	shards := make([]int, 0, len(byShard))
-	for sh := range byShard {
-		shards = append(shards, sh)
-	}
-	slices.Sort(shards)
-	errs := make([]error, len(shards))
-	readShard := func(j int) {
-		sh := shards[j]
-		errs[j] = db.read(ctx, sh, s, func(r *reader) {
-			for _, i := range byShard[sh] {
-				h := out[i].Handle
-				read := txn.Read{Vertex: h, Version: txn.EncodeStamp(r.s.g.LastWrite(h, s, r.ord))}
-				view, ok := r.s.g.View(h, s, r.ord)
-				fillVertex(out[i], read, view, ok, opts, max)
-			}
-		})
-	}
-	if len(shards) == 1 { // a placement group's batch: no goroutine needed
-		readShard(0)
-	} else {
-		var wg sync.WaitGroup
-		for j := range shards {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				readShard(j)
-			}()
+	// Each shard reads the vertices it had at s; a vertex whose placement
+	// unit was elsewhere at s (moves.go) goes, in the next round, to the
+	// shard the first one names.
+	for round := 0; len(byShard) > 0; round++ {
+		if round > forwardsMax {
+			return nil, requests, fmt.Errorf("engine: a batched read was forwarded %d times", round)
 		}
-		wg.Wait()
-	}
-	requests += len(shards)
-	for _, err := range errs {
-		if err != nil {
-			return nil, requests, err
+		shards := make([]int, 0, len(byShard))
+		for sh := range byShard {
+			shards = append(shards, sh)
+		}
+		slices.Sort(shards)
+		errs := make([]error, len(shards))
+		moved := make([][]int, len(shards)) // per shard: [shard to ask, ref index] pairs
+		readShard := func(j int) {
+			sh := shards[j]
+			errs[j] = db.read(ctx, sh, s, func(r *reader) {
+				for _, i := range byShard[sh] {
+					h := out[i].Handle
+					if to := r.s.locate(h, s, r.ord); to != sh {
+						moved[j] = append(moved[j], to, i)
+						continue
+					}
+					read := txn.Read{Vertex: h, Version: txn.EncodeStamp(r.s.g.LastWrite(h, s, r.ord))}
+					view, ok := r.s.g.View(h, s, r.ord)
+					fillVertex(out[i], read, view, ok, opts, max)
+				}
+			})
+		}
+		if len(shards) == 1 { // a placement group's batch: no goroutine needed
+			readShard(0)
+		} else {
+			var wg sync.WaitGroup
+			for j := range shards {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					readShard(j)
+				}()
+			}
+			wg.Wait()
+		}
+		requests += len(shards)
+		for _, err := range errs {
+			if err != nil {
+				return nil, requests, err
+			}
+		}
+		byShard = map[int][]int{}
+		for _, m := range moved {
+			for k := 0; k < len(m); k += 2 {
+				byShard[m[k]] = append(byShard[m[k]], m[k+1])
+				db.forwards.Add(1)
+			}
 		}
 	}
 	return out, requests, nil

@@ -61,6 +61,10 @@ type DB struct {
 
 	commits, aborts, programs, applied, nops atomic.Uint64
 	pointReads                               atomic.Uint64 // reads stamped at a read point (readpoint.go)
+	// dir places vertices: the shard count's placement and the units moved
+	// since (moves.go); it changes in a move's commit section.
+	dir             atomic.Pointer[txn.Directory]
+	moves, forwards atomic.Uint64
 }
 
 type clockSample struct {
@@ -95,6 +99,12 @@ func Open(cfg Config) (*DB, error) {
 		st.Close()
 		return nil, err
 	}
+	dir, err := txn.NewDirectory(uint32(cfg.Shards), uint32(cfg.Shards))
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	db.dir.Store(dir) // recover reads the stored one
 	for i := 0; i < cfg.Gatekeepers; i++ {
 		db.gks = append(db.gks, newGK(db, i))
 	}
@@ -165,7 +175,7 @@ func (db *DB) startEpoch() (uint64, error) {
 	}
 }
 
-func (db *DB) shardOf(h string) int { return int(txn.ShardOf(h, uint32(db.cfg.Shards))) }
+func (db *DB) shardOf(h string) int { return int(db.dir.Load().ShardOf(h)) }
 
 func (db *DB) gk() *gkNode { return db.gks[db.rr.Add(1)%uint64(len(db.gks))] }
 
@@ -269,8 +279,32 @@ func (db *DB) atSnapshot(snap *Snapshot) (vclock.Stamp, func(), error) {
 
 // read runs fn on shard sh at stamp s and waits for it.
 func (db *DB) read(ctx context.Context, sh int, s vclock.Stamp, fn func(r *reader)) error {
+	return db.readOn(ctx, sh, "", s, fn)
+}
+
+// readName runs fn at stamp s on the shard that had name's placement unit
+// at s: the directory's, or where shards forward the read (moves.go).
+func (db *DB) readName(ctx context.Context, name string, s vclock.Stamp, fn func(r *reader)) error {
+	sh := db.shardOf(name)
+	for hops := 0; ; hops++ {
+		err := db.readOn(ctx, sh, name, s, fn)
+		var mv *movedError
+		if !errors.As(err, &mv) {
+			return err
+		}
+		if hops >= forwardsMax {
+			return fmt.Errorf("engine: a read of %q at %s was forwarded %d times", name, s, hops)
+		}
+		db.forwards.Add(1)
+		sh = mv.shard
+	}
+}
+
+// readOn runs fn on shard sh at stamp s (refused with a *movedError when
+// name is set and not sh's at s) and waits for it.
+func (db *DB) readOn(ctx context.Context, sh int, name string, s vclock.Stamp, fn func(r *reader)) error {
 	w := waiters.Get().(*waiter)
-	db.shards[sh].push(readMsg{stamp: s, fn: fn, w: w})
+	db.shards[sh].push(readMsg{stamp: s, fn: fn, w: w, name: name})
 	var cancel <-chan struct{}
 	if ctx != nil {
 		cancel = ctx.Done()
@@ -408,7 +442,7 @@ func (db *DB) runLocal(ctx context.Context, name string, comp nodeprog.Compiled,
 	defer release()
 	var res any
 	var progErr error
-	err = db.read(ctx, db.shardOf(h.To), s, func(r *reader) {
+	err = db.readName(ctx, h.To, s, func(r *reader) {
 		res, progErr = nodeprog.RunLocal(comp, name, h, r.lookup(s))
 	})
 	if err != nil {

@@ -242,7 +242,8 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOverloaded, err)
 	}
-	res, err := txn.Exec{Shards: uint32(g.db.cfg.Shards)}.Run(st, ts, reads, ops)
+	dir := g.db.dir.Load()
+	res, err := txn.Exec{Shards: uint32(g.db.cfg.Shards), Dir: dir}.Run(st, ts, reads, ops)
 	if err == nil {
 		// The shards it writes are known now, before the durable commit:
 		// reads on the others need not wait for its fsync.
@@ -253,7 +254,7 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 		if derr != nil {
 			panic(derr) // programmer error: ts is in flight
 		}
-		err = st.Commit(ctx, func(c store.Critical) error { return gatekeeper.OrderAfterAccess(ctx, g.db.oracle, c, ts, res.Access) })
+		err = st.Commit(ctx, func(c store.Critical) error { return gatekeeper.OrderCommit(ctx, g.db.oracle, c, ts, res, dir.Base()) })
 	}
 	if err != nil {
 		g.resolve(ts, nil)

@@ -22,7 +22,7 @@ func (db *DB) resolveRef(ctx context.Context, s vclock.Stamp, v VertexRef) (stri
 	}
 	var h string
 	var lw vclock.Stamp
-	err := db.read(ctx, int(txn.ShardOf(v.Name, uint32(db.cfg.Shards))), s, func(r *reader) {
+	err := db.readName(ctx, v.Name, s, func(r *reader) {
 		h, _ = r.s.alias.Resolve(v.Name, s, r.ord)
 		lw = r.s.alias.LastWrite(v.Name, s, r.ord)
 	})
@@ -48,7 +48,7 @@ func (db *DB) readVertex(ctx context.Context, snap Snapshot, ref VertexRef,
 	if h, aliasRead, err = db.resolveRef(ctx, s, ref); err != nil || h == "" {
 		return h, aliasRead, err
 	}
-	err = db.read(ctx, db.shardOf(h), s, func(r *reader) {
+	err = db.readName(ctx, h, s, func(r *reader) {
 		read := txn.Read{Vertex: h, Version: txn.EncodeStamp(r.s.g.LastWrite(h, s, r.ord))}
 		view, ok := r.s.g.View(h, s, r.ord)
 		fn(read, view, ok)

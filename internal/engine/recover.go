@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/weft-db/weft/internal/shard"
+	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -14,8 +15,17 @@ func (db *DB) recover() error {
 	}
 	defer t.Discard()
 	w := vclock.Stamp{Clock: vclock.New(db.epoch, db.cfg.Gatekeepers)}
+	dir, err := txn.ReadDirectory(t, uint32(db.cfg.Shards), uint32(db.cfg.Shards))
+	if err != nil {
+		return err
+	}
+	db.dir.Store(dir)
+	for _, s := range db.shards {
+		s.units = shard.RecoveredUnits(uint32(s.id), dir, w)
+		s.home = func(h string) txn.Home { d := db.dir.Load(); return d.HomeOf(txn.UnitOf(h, d.Base())) }
+	}
 	return shard.Recover(t, w, func(h string) shard.Partition {
-		s := db.shards[db.shardOf(h)]
+		s := db.shards[dir.ShardOf(h)]
 		return shard.Partition{Graph: s.g, Alias: s.alias}
 	})
 }

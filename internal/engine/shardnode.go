@@ -12,6 +12,7 @@ import (
 	"github.com/weft-db/weft/internal/nodeprog"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/shard"
+	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -29,6 +30,11 @@ type shardNode struct {
 	g      *graph.Graph
 	alias  *graph.AliasIndex
 	runner *nodeprog.Runner
+	// units is the shard's history of moved placement units (its
+	// forwarding pointers), and home the directory's entry for a name;
+	// both nil where units never move (a cluster's shard process).
+	units *shard.Units
+	home  func(h string) txn.Home
 
 	mu     sync.Mutex
 	inbox  []any
@@ -104,6 +110,9 @@ type (
 		stamp vclock.Stamp
 		fn    func(r *reader) // runs on the shard goroutine when runnable
 		w     *waiter         // told when fn ran, or why it could not
+		// name, when set, must be this shard's at stamp: else fn does
+		// not run and w gets a *movedError naming the shard to ask.
+		name string
 	}
 	gcMsg struct{ watermark vclock.Stamp }
 )
@@ -279,7 +288,13 @@ func (s *shardNode) publish() {
 
 // apply executes one transaction's operations for this shard.
 func (s *shardNode) apply(e gatekeeper.Entry) error {
-	if err := shard.Apply(s.g, s.alias, e.Ops, e.Stamp); err != nil {
+	var err error
+	if s.units != nil {
+		err = shard.ApplyPartition(shard.Partition{Graph: s.g, Alias: s.alias}, s.units, e.Ops, e.Stamp)
+	} else {
+		err = shard.Apply(s.g, s.alias, e.Ops, e.Stamp)
+	}
+	if err != nil {
 		return err
 	}
 	s.host.applied()
@@ -291,6 +306,13 @@ func (s *shardNode) run(t shard.Task) error {
 	ord := &shard.ReadOrderer{Res: s.core.Resolver(), T: t.Stamp}
 	switch m := t.Payload.(type) {
 	case readMsg:
+		if m.name != "" {
+			if to := s.locate(m.name, t.Stamp, ord); to != s.id {
+				m.w.err = &movedError{shard: to}
+				m.w.ch <- struct{}{}
+				break
+			}
+		}
 		m.fn(&reader{s: s, ord: ord})
 		m.w.ch <- struct{}{}
 	case progMsg:
@@ -310,7 +332,11 @@ func (s *shardNode) runProgram(m progMsg, ord *shard.ReadOrderer) {
 		}
 		return shard.ProgramVertex(v), true
 	}
-	out, rep, err := s.runner.Run([]nodeprog.Batch{m.batch}, lookup, s.host.shardOf)
+	shardOf := s.host.shardOf
+	if s.units != nil {
+		shardOf = func(h string) int { return s.locate(h, m.stamp, ord) }
+	}
+	out, rep, err := s.runner.Run([]nodeprog.Batch{m.batch}, lookup, shardOf)
 	if errors.Is(err, nodeprog.ErrFinished) {
 		return
 	}
@@ -321,3 +347,32 @@ func (s *shardNode) runProgram(m progMsg, ord *shard.ReadOrderer) {
 		s.host.hop(m.gk, m.stamp, b)
 	}
 }
+
+// locate is the shard that answers for name h at stamp t, as this shard
+// knows it (docs/online-moves.md): itself when h's unit was here at t,
+// else the shard its forwarding pointer names, else (a unit it never held,
+// whose move here, if any, comes after t) the directory's home — or the
+// home's source when the home is this shard.
+func (s *shardNode) locate(h string, t vclock.Stamp, ord *shard.ReadOrderer) int {
+	if s.units == nil {
+		return s.host.shardOf(h)
+	}
+	here, ask := s.units.Where(h, t, ord)
+	switch {
+	case here:
+		return s.id
+	case ask != shard.Unknown:
+		return int(ask)
+	}
+	home := s.home(h)
+	if int(home.Shard) == s.id {
+		return int(home.From)
+	}
+	return int(home.Shard)
+}
+
+// movedError answers a read sent to a shard that did not have the name's
+// unit at the read's stamp.
+type movedError struct{ shard int }
+
+func (e *movedError) Error() string { return fmt.Sprintf("engine: moved to shard %d", e.shard) }

@@ -41,6 +41,10 @@ func Recover(t Scanner, w vclock.Stamp, part func(h string) Partition) error {
 // read them in one pass).
 func ReadUnit(t Scanner, u txn.Unit, base uint32) (vs []*graph.VertexRecord, as []txn.AliasState, err error) {
 	in := func(name string) bool { return txn.UnitOf(name, base) == u }
+	if u.Group != "" {
+		// A group's names share a prefix: scan only its keys.
+		t = prefixScanner{t: t, prefix: txn.GroupName(u.Group, "")}
+	}
 	err = scanRecords(t, in, in,
 		func(rec *graph.VertexRecord) error { vs = append(vs, rec); return nil },
 		func(a txn.AliasState) error { as = append(as, a); return nil })
@@ -131,4 +135,30 @@ func scanTable(t Scanner, tag byte, fn func(parts []string, v []byte) error) err
 		}
 		return nil
 	})
+}
+
+// prefixScanner limits every table scan to the names starting with prefix
+// (a placement group's: its handles and aliases start with it).
+type prefixScanner struct {
+	t      Scanner
+	prefix string
+}
+
+func (p prefixScanner) Scan(start, end []byte, limit int, fn func(k, v []byte) error) error {
+	if len(start) == 0 {
+		return p.t.Scan(start, end, limit, fn)
+	}
+	lo := append([]byte{start[0]}, p.prefix...)
+	hi := append([]byte{start[0]}, p.prefix...)
+	hi[len(hi)-1]++ // the prefix ends in '|': the next byte bounds it
+	if string(lo) < string(start) {
+		lo = start
+	}
+	if end != nil && string(hi) > string(end) {
+		hi = end
+	}
+	if string(lo) >= string(hi) {
+		return nil
+	}
+	return p.t.Scan(lo, hi, limit, fn)
 }

@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 
+	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/graph"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
@@ -177,4 +178,43 @@ func (u *Units) apply(p Partition, op *txn.ShardOp, w vclock.Stamp) error {
 	}
 	u.ev[mv.Unit] = append(u.ev[mv.Unit], unitEvent{at: w, in: false, peer: mv.To})
 	return nil
+}
+
+// MoveReader is the part of a store transaction a move reads through.
+type MoveReader interface {
+	Scanner
+	Get(key []byte) ([]byte, bool, error)
+}
+
+// ReadMove fills mv with its unit's state at t's snapshot (ReadUnit) and
+// returns what the move's commit section must find unchanged there
+// (gatekeeper.OrderMove): the access records of the unit's vertices and
+// aliases and its population record. The engine and the simulator share it.
+func ReadMove(t MoveReader, mv *txn.UnitMove, base uint32) (gatekeeper.MoveSeen, error) {
+	seen := gatekeeper.MoveSeen{Access: map[string][]byte{}}
+	var err error
+	if mv.Vertices, mv.Aliases, err = ReadUnit(t, mv.Unit, base); err != nil {
+		return seen, err
+	}
+	get := func(k []byte) ([]byte, error) {
+		b, ok, err := t.Get(k)
+		if !ok {
+			b = nil
+		}
+		return b, err
+	}
+	for _, v := range mv.Vertices {
+		k := txn.AccessKey(v.Handle)
+		if seen.Access[string(k)], err = get(k); err != nil {
+			return seen, err
+		}
+	}
+	for _, a := range mv.Aliases {
+		k := txn.AliasAccessKey(a.Alias)
+		if seen.Access[string(k)], err = get(k); err != nil {
+			return seen, err
+		}
+	}
+	seen.Pop, err = get(txn.PopKey(mv.Unit))
+	return seen, err
 }

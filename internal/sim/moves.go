@@ -80,7 +80,7 @@ func (w *world) moveStamped(s *server, g int, mv *txn.UnitMove) {
 		st.Discard()
 		return // overloaded: the next move will do
 	}
-	seen, err := w.readUnit(s, st, mv)
+	seen, err := shard.ReadMove(st, mv, s.dir.Base())
 	if err != nil {
 		panic(fmt.Sprintf("sim: move %s: reading the unit: %v", mv.Unit, err))
 	}
@@ -129,37 +129,6 @@ func (w *world) moveStamped(s *server, g int, mv *txn.UnitMove) {
 		return
 	}
 	w.after(int64(w.rng.IntN(max(w.cfg.DelayMax, w.cfg.CommitDelayMax))), critical)
-}
-
-// readUnit fills mv with the unit's state at st's snapshot and returns what
-// the commit section must find unchanged.
-func (w *world) readUnit(s *server, st store.Txn, mv *txn.UnitMove) (gatekeeper.MoveSeen, error) {
-	seen := gatekeeper.MoveSeen{Access: map[string][]byte{}}
-	var err error
-	if mv.Vertices, mv.Aliases, err = shard.ReadUnit(st, mv.Unit, s.dir.Base()); err != nil {
-		return seen, err
-	}
-	get := func(k []byte) ([]byte, error) {
-		b, ok, err := st.Get(k)
-		if !ok {
-			b = nil
-		}
-		return b, err
-	}
-	for _, v := range mv.Vertices {
-		k := txn.AccessKey(v.Handle)
-		if seen.Access[string(k)], err = get(k); err != nil {
-			return seen, err
-		}
-	}
-	for _, a := range mv.Aliases {
-		k := txn.AliasAccessKey(a.Alias)
-		if seen.Access[string(k)], err = get(k); err != nil {
-			return seen, err
-		}
-	}
-	seen.Pop, err = get(txn.PopKey(mv.Unit))
-	return seen, err
 }
 
 // locate is where shard n sends a read of h at t: itself when the unit

@@ -1,0 +1,125 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/shard"
+	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/txn"
+)
+
+// Online moves of placement units (docs/online-moves.md): MoveUnit runs a
+// move as a transaction of a gatekeeper, the protocol the simulation checks
+// (internal/sim/moves.go). Commits check the directory in their commit
+// sections (gatekeeper.OrderCommit, gknode.go), and shards forward reads
+// and program hops for units they did not have at the stamp
+// (shardNode.locate).
+
+// forwardsMax bounds how often one read is forwarded: every forward follows
+// a move, so a longer chain is a bug.
+const forwardsMax = 64
+
+// MoveUnit moves placement unit u (txn.UnitOf: a slot of vertex handles and
+// aliases, or a placement group) to shard to while transactions, reads and
+// programs go on: reads at stamps before the move are still answered by
+// the shard it left, later ones by the new one, and commits that routed
+// the unit by the old directory abort (retryable). It fails with a
+// retryable txn.ErrAborted when the unit changed while the move read it
+// (retry), and with ErrBadRequest for a shard that still holds a copy of
+// the unit: a unit does not yet move back to a shard it left (the copy it
+// left there is not tracked as collected). Moving a unit to where it is
+// does nothing. The move reads the store's tables once for a slot, only
+// the group's keys for a group.
+func (db *DB) MoveUnit(ctx context.Context, u txn.Unit, to int) error {
+	if err := db.check(); err != nil {
+		return err
+	}
+	d := db.dir.Load()
+	switch {
+	case to < 0 || to >= db.cfg.Shards:
+		return fmt.Errorf("%w: shard %d of %d", ErrBadRequest, to, db.cfg.Shards)
+	case u.Group == "" && u.Slot >= txn.SlotsPerShard*d.Base():
+		return fmt.Errorf("%w: slot %d of %d", ErrBadRequest, u.Slot, txn.SlotsPerShard*d.Base())
+	}
+	return db.gk().move(ctx, u, uint32(to))
+}
+
+// Moves returns the moves committed and the reads and program hops
+// forwarded since Open.
+func (db *DB) Moves() (moves, forwards uint64) { return db.moves.Load(), db.forwards.Load() }
+
+// Directory returns the current placement directory.
+func (db *DB) Directory() *txn.Directory { return db.dir.Load() }
+
+// move is MoveUnit at gatekeeper g: stamp, read the unit at the store
+// snapshot, declare both shards, commit (gatekeeper.OrderMove), switch the
+// directory, and hand MoveOut and MoveIn to the shards.
+func (g *gkNode) move(ctx context.Context, u txn.Unit, to uint32) error {
+	db := g.db
+	st, err := db.st.Begin()
+	if err != nil {
+		return mapStoreErr(err)
+	}
+	defer st.Discard()
+	base := db.dir.Load().Base()
+	home := txn.BaseHome(u, base)
+	if b, ok, err := st.Get(txn.DirKey(u)); err != nil {
+		return mapStoreErr(err)
+	} else if ok {
+		if home, err = txn.DecodeHome(b); err != nil {
+			return err
+		}
+	}
+	if home.Shard == to {
+		return nil
+	}
+	if slices.Contains(home.Held, to) {
+		return fmt.Errorf("%w: shard %d still holds the copy unit %s left there", ErrBadRequest, to, u)
+	}
+	mv := &txn.UnitMove{Unit: u, From: home.Shard, To: to}
+	g.mu.Lock()
+	g.sync()
+	ts, err := g.core.BeginCommit()
+	if err == nil {
+		g.publish(ts)
+		g.refreshPoint()
+	}
+	g.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrOverloaded, err)
+	}
+	seen, err := shard.ReadMove(st, mv, base)
+	if err == nil {
+		g.mu.Lock()
+		derr := g.core.Declare(ts, []uint32{mv.From, mv.To})
+		g.dispatch()
+		g.mu.Unlock()
+		if derr != nil {
+			panic(derr) // programmer error: ts is in flight
+		}
+		err = st.Commit(ctx, func(c store.Critical) error { return gatekeeper.OrderMove(ctx, db.oracle, c, ts, mv, seen, base) })
+	}
+	if err != nil {
+		g.resolve(ts, nil)
+		return mapStoreErr(err)
+	}
+	held := append(slices.Clone(home.Held), to)
+	slices.Sort(held)
+	next := txn.Home{Shard: to, From: mv.From, Stamp: ts, Held: held}
+	for {
+		d := db.dir.Load()
+		nd, err := d.With(u, next)
+		if err != nil {
+			panic(fmt.Sprintf("engine: a committed move does not fit the directory: %v", err))
+		}
+		if db.dir.CompareAndSwap(d, nd) {
+			break
+		}
+	}
+	db.moves.Add(1)
+	<-g.resolve(ts, []txn.ShardOp{{Shard: mv.From, Kind: txn.OpUnitOut, Move: mv}, {Shard: mv.To, Kind: txn.OpUnitIn, Move: mv}})
+	return nil
+}
