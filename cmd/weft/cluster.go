@@ -22,6 +22,7 @@ import (
 
 	"github.com/weft-db/weft/client/weft"
 	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/wire/coordpb"
 	"github.com/weft-db/weft/internal/wire/kronospb"
 )
@@ -43,6 +44,11 @@ type clusterOpts struct {
 	// configuration epoch they are started in (larger on every up).
 	postgresURL, postgresSchema string
 	epoch                       uint64
+	// dgraph gives every gatekeeper Dgraph's HTTP and gRPC APIs (weft
+	// gatekeeper --dgraph-http/--dgraph-grpc) on addresses of their own;
+	// dgraphPlacement is the Dgraph data's placement when first created.
+	dgraph          bool
+	dgraphPlacement string
 }
 
 // clusterProc is one launched process, as recorded in the state file.
@@ -55,20 +61,28 @@ type clusterProc struct {
 	HTTPAddr string `json:"http_addr,omitempty"`
 	// PeerAddr is a gatekeeper's cluster-protocol address (Addr is its
 	// Weft gRPC API, HTTPAddr its HTTP/JSON API).
-	PeerAddr string   `json:"peer_addr,omitempty"`
-	DataDir  string   `json:"data_dir"`
-	Log      string   `json:"log"`
-	Args     []string `json:"args"`
+	PeerAddr string `json:"peer_addr,omitempty"`
+	// DgraphHTTPAddr and DgraphGRPCAddr are a gatekeeper's Dgraph APIs
+	// (cluster up --dgraph).
+	DgraphHTTPAddr string   `json:"dgraph_http_addr,omitempty"`
+	DgraphGRPCAddr string   `json:"dgraph_grpc_addr,omitempty"`
+	DataDir        string   `json:"data_dir"`
+	Log            string   `json:"log"`
+	Args           []string `json:"args"`
 }
 
 type clusterState struct {
 	Binary  string    `json:"binary"`
 	Started time.Time `json:"started"`
 	// Epoch is the clock epoch base the gatekeepers and shards were given.
-	Epoch      uint64         `json:"epoch,omitempty"`
-	Stopped    bool           `json:"stopped"`
-	Procs      []*clusterProc `json:"procs"`
-	NotStarted []string       `json:"not_started,omitempty"`
+	Epoch uint64 `json:"epoch,omitempty"`
+	// Dgraph and DgraphPlacement are up's --dgraph and --dgraph-placement
+	// (cluster add gives a new gatekeeper the same).
+	Dgraph          bool           `json:"dgraph,omitempty"`
+	DgraphPlacement string         `json:"dgraph_placement,omitempty"`
+	Stopped         bool           `json:"stopped"`
+	Procs           []*clusterProc `json:"procs"`
+	NotStarted      []string       `json:"not_started,omitempty"`
 }
 
 // launchRole is one row of the launcher's table: adding a role (when
@@ -124,8 +138,15 @@ var launchRoles = []launchRole{
 		}},
 	{name: "gatekeeper", count: func(o *clusterOpts) int { return o.gatekeepers + o.backupGatekeepers }, http: true, peer: true,
 		args: func(o *clusterOpts, i int, g []*clusterProc, st *clusterState) []string {
-			return append([]string{"gatekeeper", "--name", g[i].Name, "--listen", g[i].PeerAddr,
-				"--grpc-addr", g[i].Addr, "--http-addr", g[i].HTTPAddr}, roleArgs(o, st)...)
+			args := []string{"gatekeeper", "--name", g[i].Name, "--listen", g[i].PeerAddr,
+				"--grpc-addr", g[i].Addr, "--http-addr", g[i].HTTPAddr}
+			if o.dgraph {
+				args = append(args, "--dgraph-http", g[i].DgraphHTTPAddr, "--dgraph-grpc", g[i].DgraphGRPCAddr)
+				if o.dgraphPlacement != "" {
+					args = append(args, "--dgraph-placement", o.dgraphPlacement)
+				}
+			}
+			return append(args, roleArgs(o, st)...)
 		}},
 }
 
@@ -190,6 +211,8 @@ func newClusterCmd() *cobra.Command {
 	f.DurationVar(&o.readyTimeout, "ready-timeout", 30*time.Second, "wait this long for every process to serve")
 	f.StringVar(&o.postgresURL, "postgres-url", "", "PostgreSQL the gatekeepers and shards share (empty: up starts one, `weft postgres`, in DIR/postgres-1)")
 	f.StringVar(&o.postgresSchema, "postgres-schema", "", "schema of the shared store (default: the store's)")
+	f.BoolVar(&o.dgraph, "dgraph", false, "every gatekeeper also serves Dgraph's HTTP and gRPC APIs (weft gatekeeper --dgraph-http/--dgraph-grpc) on ports of its own, listed by up and status")
+	f.StringVar(&o.dgraphPlacement, "dgraph-placement", "", `with --dgraph: the Dgraph data's placement when first created, "vertex" or "predicate" (weft serve --dgraph-placement)`)
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Show the cluster's processes, members, slots and epochs",
@@ -260,6 +283,12 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 	if (o.gatekeepers == 0) != (o.shards == 0) {
 		return errors.New("a cluster has both gatekeepers and shards, or neither")
 	}
+	if o.dgraphPlacement != "" && !o.dgraph {
+		return errors.New("--dgraph-placement needs --dgraph")
+	}
+	if err := dgraph.CheckPlacement(o.dgraphPlacement); err != nil {
+		return fmt.Errorf("--dgraph-placement: %w", err)
+	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return err
 	}
@@ -298,7 +327,7 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 		return err
 	}
 	o.epoch = uint64(time.Now().Unix()) // larger on every up: stamps of a new run follow the old
-	st := &clusterState{Binary: self, Started: time.Now().UTC(), Epoch: o.epoch}
+	st := &clusterState{Binary: self, Started: time.Now().UTC(), Epoch: o.epoch, Dgraph: o.dgraph, DgraphPlacement: o.dgraphPlacement}
 	// Every group's addresses are planned first: shards are told the
 	// gatekeepers' addresses before those start.
 	planned := map[string][]*clusterProc{}
@@ -306,6 +335,7 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 	if prev != nil {
 		for _, q := range prev.Procs {
 			used[q.Addr], used[q.PeerAddr], used[q.HTTPAddr] = true, true, true
+			used[q.DgraphHTTPAddr], used[q.DgraphGRPCAddr] = true, true
 		}
 	}
 	for _, r := range launchRoles {
@@ -313,6 +343,11 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 			if planned[r.name], err = planGroup(dir, r, n, prev, used); err != nil {
 				return err
 			}
+		}
+	}
+	if o.dgraph {
+		if err := planDgraph(planned["gatekeeper"], prev, used); err != nil {
+			return err
 		}
 	}
 	plannedState := &clusterState{}
@@ -361,9 +396,19 @@ func clusterUp(ctx context.Context, out io.Writer, o *clusterOpts) error {
 			return fmt.Errorf("%w (the processes started are in %s; `weft cluster down --dir %s` stops them)", err, filepath.Join(dir, clusterStateFile), o.dir)
 		}
 	}
+	if o.dgraph && o.gatekeepers > 0 {
+		if err := waitDgraph(procsOf(st, "gatekeeper"), o.gatekeepers, o.readyTimeout); err != nil {
+			return fmt.Errorf("%w (the processes started are in %s; `weft cluster down --dir %s` stops them)", err, filepath.Join(dir, clusterStateFile), o.dir)
+		}
+	}
 	fmt.Fprintf(out, "cluster up in %s\n", dir)
 	for _, p := range st.Procs {
 		fmt.Fprintf(out, "  %-8s pid %-7d %s %s\n", p.Name, p.Pid, p.Addr, p.HTTPAddr)
+	}
+	for _, p := range st.Procs {
+		if p.DgraphHTTPAddr != "" {
+			fmt.Fprintf(out, "  %-8s Dgraph HTTP http://%s  Dgraph gRPC %s\n", p.Name, p.DgraphHTTPAddr, p.DgraphGRPCAddr)
+		}
 	}
 	for _, s := range st.NotStarted {
 		fmt.Fprintf(out, "  not started: %s\n", s)
@@ -412,18 +457,24 @@ func clusterAdd(ctx context.Context, out io.Writer, o *clusterOpts, role string)
 	if st.Stopped || st.Epoch == 0 {
 		return fmt.Errorf("the cluster in %s is stopped (or was started by an older weft): `weft cluster up` first", o.dir)
 	}
-	o.epoch = st.Epoch
+	o.epoch, o.dgraph, o.dgraphPlacement = st.Epoch, st.Dgraph, st.DgraphPlacement
 	existing := procsOf(st, role)
 	n := len(existing)
 	used := map[string]bool{}
 	for _, q := range st.Procs {
 		used[q.Addr], used[q.PeerAddr], used[q.HTTPAddr] = true, true, true
+		used[q.DgraphHTTPAddr], used[q.DgraphGRPCAddr] = true, true
 	}
 	group, err := planGroup(dir, *r, n+1, nil, used)
 	if err != nil {
 		return err
 	}
 	p := group[n]
+	if o.dgraph && role == "gatekeeper" {
+		if err := planDgraph(group[n:], nil, used); err != nil {
+			return err
+		}
+	}
 	p.Index = n
 	for _, q := range existing { // planGroup gave the new one fresh addresses; keep the names unique
 		if q.Name == p.Name {
@@ -524,6 +575,30 @@ func planGroup(dir string, r launchRole, n int, prev *clusterState, used map[str
 	return group, nil
 }
 
+// planDgraph gives each gatekeeper of group its Dgraph HTTP and gRPC
+// addresses, reusing those of a stopped cluster in the same directory.
+func planDgraph(group []*clusterProc, prev *clusterState, used map[string]bool) error {
+	for _, p := range group {
+		if prev != nil {
+			for _, q := range prev.Procs {
+				if q.Name == p.Name {
+					p.DgraphHTTPAddr, p.DgraphGRPCAddr = q.DgraphHTTPAddr, q.DgraphGRPCAddr
+				}
+			}
+		}
+		for _, a := range []*string{&p.DgraphHTTPAddr, &p.DgraphGRPCAddr} {
+			if *a != "" {
+				continue
+			}
+			var err error
+			if *a, err = freeAddrNot(used); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
@@ -601,6 +676,31 @@ func waitServing(p *clusterProc, timeout time.Duration) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("%s (pid %d) not serving after %v; its log %s ends:\n%s", p.Name, p.Pid, timeout, p.Log, logTail(p.Log, 15))
+}
+
+// dgraphReady is the line a gatekeeper logs once its Dgraph face serves
+// (cmd/weft/dgraph.go, describe).
+const dgraphReady = "Dgraph HTTP API on"
+
+// waitDgraph waits until n of the gatekeepers (the slot holders; backups
+// serve Dgraph only once promoted) log that their Dgraph face serves.
+func waitDgraph(gks []*clusterProc, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ready := 0
+		for _, p := range gks {
+			if b, err := os.ReadFile(p.Log); err == nil && strings.Contains(string(b), dgraphReady) {
+				ready++
+			}
+		}
+		if ready >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d gatekeepers serve Dgraph's API after %v (see their logs in %s)", ready, n, timeout, filepath.Dir(gks[0].Log))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func logTail(path string, n int) string {
@@ -783,6 +883,11 @@ func clusterStatus(ctx context.Context, out io.Writer, o *clusterOpts) error {
 	w.Flush()
 	for _, s := range st.NotStarted {
 		fmt.Fprintf(out, "not started: %s\n", s)
+	}
+	for _, p := range st.Procs {
+		if p.DgraphHTTPAddr != "" {
+			fmt.Fprintf(out, "%s: Dgraph HTTP http://%s, Dgraph gRPC %s (served once it holds a slot)\n", p.Name, p.DgraphHTTPAddr, p.DgraphGRPCAddr)
+		}
 	}
 	if len(procsOf(st, "coord")) == 0 {
 		return nil

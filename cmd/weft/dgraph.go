@@ -21,10 +21,12 @@ import (
 	"github.com/weft-db/weft/internal/engine"
 )
 
-// dgraphFlags are weft serve's flags for Dgraph's API (docs/dgraph.md).
-// It is off unless an address is given, so that a plain `weft serve`
-// takes no port Dgraph itself might use.
+// dgraphFlags are weft serve's (and weft gatekeeper's) flags for Dgraph's
+// API (docs/dgraph.md). It is off unless an address is given, so that a
+// plain `weft serve` takes no port Dgraph itself might use.
 type dgraphFlags struct {
+	// cmd names the command in errors ("": serve).
+	cmd                string
 	httpAddr, grpcAddr string
 	secretFile         string
 	grootPasswordFile  string
@@ -59,32 +61,24 @@ type dgraphServer struct {
 
 // start opens the Dgraph model on db and serves its API; nil when off.
 func (d *dgraphFlags) start(ctx context.Context, db engine.API) (*dgraphServer, error) {
-	if err := dgraph.CheckPlacement(d.placement); err != nil {
-		return nil, fmt.Errorf("serve: --dgraph-placement: %w", err)
+	if err := d.check(); err != nil || !d.on() {
+		return nil, err
 	}
-	if d.httpAddr == "" && d.grpcAddr == "" {
-		if d.secretFile != "" {
-			return nil, errors.New("serve: --acl-secret-file needs --dgraph-http or --dgraph-grpc")
-		}
-		if d.placement != "" {
-			return nil, errors.New("serve: --dgraph-placement needs --dgraph-http or --dgraph-grpc")
-		}
-		return nil, nil
-	}
+	cmd := d.name()
 	cfg := dgraphapi.DefaultConfig()
 	cfg.TxnsMax, cfg.TxnIdle, cfg.Logger = d.txnsMax, d.txnIdle, slog.Default()
 	cfg.ACL.AccessTTL, cfg.ACL.RefreshTTL = d.accessTTL, d.refreshTTL
 	if d.secretFile != "" {
 		b, err := os.ReadFile(d.secretFile)
 		if err != nil {
-			return nil, fmt.Errorf("serve: --acl-secret-file: %w", err)
+			return nil, fmt.Errorf("%s: --acl-secret-file: %w", cmd, err)
 		}
 		cfg.ACL.Secret = []byte(strings.TrimSpace(string(b)))
 	}
 	if d.grootPasswordFile != "" {
 		b, err := os.ReadFile(d.grootPasswordFile)
 		if err != nil {
-			return nil, fmt.Errorf("serve: --acl-groot-password-file: %w", err)
+			return nil, fmt.Errorf("%s: --acl-groot-password-file: %w", cmd, err)
 		}
 		cfg.ACL.GrootPassword = strings.TrimSpace(string(b))
 	}
@@ -99,13 +93,13 @@ func (d *dgraphFlags) start(ctx context.Context, db engine.API) (*dgraphServer, 
 		return nil, err
 	}
 	if err := srv.Init(ctx); err != nil {
-		return nil, fmt.Errorf("serve: creating the groot user: %w", err)
+		return nil, fmt.Errorf("%s: creating the groot user: %w", cmd, err)
 	}
 	ds := &dgraphServer{acl: cfg.ACL.Enabled(), errc: make(chan error, 2)}
 	if d.grpcAddr != "" {
 		lis, err := net.Listen("tcp", d.grpcAddr)
 		if err != nil {
-			return nil, fmt.Errorf("serve: --dgraph-grpc: %w", err)
+			return nil, fmt.Errorf("%s: --dgraph-grpc: %w", cmd, err)
 		}
 		ds.grpcAddr = lis.Addr().String()
 		ds.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(int(cfg.RequestBytesMax)))
@@ -117,7 +111,7 @@ func (d *dgraphFlags) start(ctx context.Context, db engine.API) (*dgraphServer, 
 		lis, err := net.Listen("tcp", d.httpAddr)
 		if err != nil {
 			ds.stop(ctx)
-			return nil, fmt.Errorf("serve: --dgraph-http: %w", err)
+			return nil, fmt.Errorf("%s: --dgraph-http: %w", cmd, err)
 		}
 		ds.httpAddr = lis.Addr().String()
 		ds.http = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
@@ -128,6 +122,59 @@ func (d *dgraphFlags) start(ctx context.Context, db engine.API) (*dgraphServer, 
 		}()
 	}
 	return ds, nil
+}
+
+func (d *dgraphFlags) name() string {
+	if d.cmd == "" {
+		return "serve"
+	}
+	return d.cmd
+}
+
+// on reports whether an address turns the Dgraph face on.
+func (d *dgraphFlags) on() bool { return d.httpAddr != "" || d.grpcAddr != "" }
+
+// check refuses flags that make no sense together, before anything starts.
+func (d *dgraphFlags) check() error {
+	if err := dgraph.CheckPlacement(d.placement); err != nil {
+		return fmt.Errorf("%s: --dgraph-placement: %w", d.name(), err)
+	}
+	if !d.on() {
+		if d.secretFile != "" {
+			return fmt.Errorf("%s: --acl-secret-file needs --dgraph-http or --dgraph-grpc", d.name())
+		}
+		if d.placement != "" {
+			return fmt.Errorf("%s: --dgraph-placement needs --dgraph-http or --dgraph-grpc", d.name())
+		}
+	}
+	return nil
+}
+
+// dgraphRetryEvery is how often startServing tries again while the engine
+// cannot answer yet.
+const dgraphRetryEvery = 200 * time.Millisecond
+
+// startServing is start for an engine that may not answer yet (a
+// gatekeeper under a coordinator before its first epoch, or between two:
+// engine.Switch answers ErrOverloaded): it tries again until the engine
+// answers or ctx ends. Other errors end it.
+func (d *dgraphFlags) startServing(ctx context.Context, db engine.API) (*dgraphServer, error) {
+	for {
+		ds, err := d.start(ctx, db)
+		if err == nil || !(errors.Is(err, engine.ErrOverloaded) || errors.Is(err, engine.ErrClosed)) {
+			return ds, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s: the Dgraph API never started: %w (last: %v)", d.name(), ctx.Err(), err)
+		case <-time.After(dgraphRetryEvery):
+		}
+	}
+}
+
+// describe is the addresses of a running Dgraph face, for the ready line.
+func (ds *dgraphServer) describe() string {
+	return fmt.Sprintf("Dgraph HTTP API on %s, Dgraph gRPC API on %s", orOff(ds.httpAddr), orOff(ds.grpcAddr))
 }
 
 // errs reports a server that stopped by itself (never, when off).

@@ -147,6 +147,7 @@ func newGatekeeperCmd() *cobra.Command {
 	var r roleFlags
 	acfg := api.DefaultConfig()
 	var tau time.Duration
+	var dg dgraphFlags
 	cmd := &cobra.Command{
 		Use:   "gatekeeper",
 		Short: "Run one gatekeeper of a cluster (a process of its own; docs/cluster.md)",
@@ -154,7 +155,10 @@ func newGatekeeperCmd() *cobra.Command {
 clients (gRPC and HTTP, as weft serve does), stamps and commits transactions on
 the shared store, and talks to the shards and the other gatekeepers over the
 cluster protocol (--listen). Start the shards first (a gatekeeper waits up to
-30 s for them).
+30 s for them). With weft serve's Dgraph flags (--dgraph-http, --dgraph-grpc,
+--dgraph-placement, --acl-*) it also serves Dgraph's API over the cluster
+(docs/dgraph.md, "On a cluster"): give every gatekeeper the same ACL secret, and
+keep a Dgraph transaction's requests on the gatekeeper that began it.
 
   weft gatekeeper --id 0 --listen 127.0.0.1:7701 --grpc-addr 127.0.0.1:7500 --http-addr 127.0.0.1:7580 \
     --epoch 1 --gatekeepers 2 --shards 2 --gatekeeper-addrs 127.0.0.1:7701,127.0.0.1:7702 \
@@ -163,6 +167,9 @@ cluster protocol (--listen). Start the shards first (a gatekeeper waits up to
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			gkAddrs, shardAddrs, err := r.check("gatekeeper")
 			if err != nil {
+				return err
+			}
+			if err := dg.check(); err != nil {
 				return err
 			}
 			acfg.Logger = slog.Default()
@@ -175,7 +182,7 @@ cluster protocol (--listen). Start the shards first (a gatekeeper waits up to
 			}
 			defer done()
 			if r.coord != "" {
-				return runMemberRole(cmd, &r, st, oracle, &memberGK{acfg: acfg, tau: tau})
+				return runMemberRole(cmd, &r, st, oracle, &memberGK{acfg: acfg, tau: tau, dg: &dg})
 			}
 			// The port is taken first; the peer protocol is served once
 			// the gatekeeper is built (peers and shards retry meanwhile).
@@ -211,11 +218,27 @@ cluster protocol (--listen). Start the shards first (a gatekeeper waits up to
 				r.id, orOff(front.GRPCAddr()), orOff(front.HTTPAddr()), lis.Addr())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// Dgraph's face opens its model through the gatekeeper, whose
+			// first answers wait for every peer's clock: it starts after
+			// the ready line, so that the gatekeepers start together.
+			ds, err := dg.startServing(ctx, gk)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil // stopped while the Dgraph face was opening
+				}
+				return err
+			}
+			defer stopDgraph(ds)
+			if ds != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "gatekeeper %d: %s\n", r.id, ds.describe())
+			}
 			select {
 			case <-ctx.Done():
 				return nil
 			case err := <-front.Err():
 				return err
+			case err := <-ds.errs():
+				return fmt.Errorf("gatekeeper: the Dgraph API: %w", err)
 			}
 		},
 	}
@@ -224,6 +247,8 @@ cluster protocol (--listen). Start the shards first (a gatekeeper waits up to
 	f.StringVar(&acfg.GRPCAddr, "grpc-addr", acfg.GRPCAddr, "the Weft API's gRPC address (\"\": none)")
 	f.StringVar(&acfg.HTTPAddr, "http-addr", acfg.HTTPAddr, "the Weft API's HTTP/JSON address (\"\": none)")
 	f.DurationVar(&tau, "announce-every", 10*time.Millisecond, "τ: how often the clock goes to the peers when no answer waits for them")
+	dg.cmd = "gatekeeper"
+	dg.register(f)
 	return cmd
 }
 
@@ -256,6 +281,15 @@ func serveRole(cmd *cobra.Command, addr, name string, register func(*grpc.Server
 type memberGK struct {
 	acfg api.Config
 	tau  time.Duration
+	dg   *dgraphFlags
+}
+
+// stopDgraph stops a Dgraph face, letting requests in flight finish for
+// up to 5 s.
+func stopDgraph(ds *dgraphServer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ds.stop(ctx)
 }
 
 // runMemberRole runs a shard (gk nil) or gatekeeper process that registers
@@ -315,10 +349,38 @@ func runMemberRole(cmd *cobra.Command, r *roleFlags, st store.Store, oracle orde
 		r.name, orOff(front.GRPCAddr()), orOff(front.HTTPAddr()), lis.Addr(), r.coord)
 	errs := make(chan error, 1)
 	go func() { errs <- g.Run(ctx, front.GRPCAddr(), front.HTTPAddr()) }()
+	// Dgraph's face opens its model once the gatekeeper holds a slot in an
+	// epoch (the Switch answers); it serves the Switch, so it survives
+	// epoch changes as the Weft API does.
+	dgErr := make(chan error, 1)
+	dgDone := make(chan *dgraphServer, 1)
+	go func() {
+		ds, err := gk.dg.startServing(ctx, g.API)
+		dgDone <- ds
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				dgErr <- err
+			}
+		case ds != nil:
+			fmt.Fprintf(cmd.OutOrStdout(), "gatekeeper %s: %s\n", r.name, ds.describe())
+			if err := <-ds.errs(); err != nil {
+				dgErr <- fmt.Errorf("gatekeeper: the Dgraph API: %w", err)
+			}
+		}
+	}()
+	defer func() {
+		stop()
+		stopDgraph(<-dgDone)
+	}()
 	select {
 	case err := <-errs:
 		return err
 	case err := <-front.Err():
+		stop()
+		<-errs
+		return err
+	case err := <-dgErr:
 		stop()
 		<-errs
 		return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
@@ -60,7 +61,36 @@ type DQLOptions struct {
 	// Placement is the Dgraph data's placement: vertex (a node's data on
 	// its vertex) or predicate (a predicate's data on one shard; the
 	// executor reads one batch per predicate and shard per level) [vertex].
+	// With Target it only labels the results (the server's data has its
+	// own).
 	Placement string
+	// Cluster runs the engine as a cluster in this process: Gatekeepers
+	// gatekeeper roles and Shards shard roles, each behind its own gRPC
+	// server on loopback (engine.StartLocalCluster, the code weft
+	// gatekeeper and weft shard run), sharing an in-memory store. The film
+	// data loads through gatekeeper 0's Dgraph face; every gatekeeper
+	// serves Dgraph's HTTP API (the handler weft gatekeeper --dgraph-http
+	// runs) and the clients take them in turn. Internal calls are counted
+	// as the shards' Read and ReadBatch calls: network round trips.
+	Cluster bool
+	// Target is an external Dgraph HTTP API (e.g. http://127.0.0.1:8080,
+	// a weft serve --dgraph-http or weft gatekeeper --dgraph-http) whose
+	// data is already loaded: no load, roots found through the API
+	// (has(pred)), internal calls not counted ["": the benchmark's own
+	// engine].
+	Target string
+	// TargetLoad (with Target) first applies Schema through the target's
+	// /alter and posts RDF's first Lines lines through its
+	// /mutate?commitNow=true, LoadBatch lines per mutation (a mutation the
+	// target refuses is split until the refused lines are found and
+	// skipped).
+	TargetLoad bool
+	// TargetShards (with Target) are the cluster-protocol addresses of the
+	// target cluster's shard processes: the internal calls of CallsSample
+	// queries per query, sent one at a time, are counted as the change in
+	// the shards' Read and ReadBatch counters (Shard.Status). Nothing else
+	// may use the cluster meanwhile.
+	TargetShards []string
 	// Queries names the queries to run [all of DQLQueries, in order].
 	Queries []string
 	// RootsMax bounds the root entities a query draws from [0: all found].
@@ -123,6 +153,11 @@ func (o *DQLOptions) setDefaults() {
 			o.Queries = append(o.Queries, q.Name)
 		}
 	}
+	if o.LoadBatch <= 0 && o.Target != "" {
+		// A film line is about ten engine operations: 400 lines stay
+		// under the 10,000 one transaction holds.
+		o.LoadBatch = 400
+	}
 	if o.LoadBatch <= 0 {
 		o.LoadBatch = dgraph.DefaultLoadConfig().BatchQuads
 	}
@@ -145,6 +180,17 @@ func (o *DQLOptions) validate() error {
 	if o.Mode != "http" && o.Mode != "inproc" {
 		return fmt.Errorf("bench: --mode %q: want http or inproc", o.Mode)
 	}
+	if o.Target != "" {
+		if o.Cluster || o.Mode != "http" {
+			return errors.New("bench: --target runs over HTTP against its server: not with --cluster or --mode inproc")
+		}
+		if !strings.HasPrefix(o.Target, "http://") && !strings.HasPrefix(o.Target, "https://") {
+			return fmt.Errorf("bench: --target %q: want an http:// or https:// URL", o.Target)
+		}
+	}
+	if o.Target == "" && (o.TargetLoad || len(o.TargetShards) > 0) {
+		return errors.New("bench: --target-load and --target-shards need --target")
+	}
 	if err := dgraph.CheckPlacement(o.Placement); err != nil {
 		return fmt.Errorf("bench: --placement: %w", err)
 	}
@@ -165,10 +211,17 @@ func (o *DQLOptions) validate() error {
 	return nil
 }
 
-// DQLName is the results' base name: film-<mode>-<placement>, with -quick
-// for a smoke run.
+// DQLName is the results' base name: film-<mode>-<placement>, with
+// cluster- or target- before the mode and -quick after for a smoke run.
 func (o DQLOptions) DQLName() string {
-	name := "film-" + o.Mode + "-" + o.Placement
+	mode := o.Mode
+	switch {
+	case o.Cluster:
+		mode = "cluster-" + mode
+	case o.Target != "":
+		mode = "target-" + mode
+	}
+	name := "film-" + mode + "-" + o.Placement
 	if o.Quick {
 		name += "-quick"
 	}
@@ -181,6 +234,7 @@ type dqlBench struct {
 	cfg     engine.Config
 	db      *engine.DB
 	g       *dgraph.Graph
+	lc      *engine.LocalCluster // Cluster
 	res     dqlResults
 	cleanup []func()
 }
@@ -196,17 +250,27 @@ func RunDQL(ctx context.Context, opts DQLOptions) (*Result, error) {
 	b := &dqlBench{opts: opts}
 	defer b.close()
 	start, load := time.Now(), LoadAvg()
-	if err := b.prepare(); err != nil {
-		return nil, err
+	var runErr error
+	switch {
+	case opts.Target != "":
+		runErr = b.runTarget(ctx)
+	case opts.Cluster:
+		runErr = b.runCluster(ctx)
+	default:
+		if err := b.prepare(); err != nil {
+			return nil, err
+		}
+		if err := b.load(ctx); err != nil {
+			return nil, err
+		}
+		runErr = b.queries(ctx)
 	}
-	if err := b.load(ctx); err != nil {
-		return nil, err
-	}
-	runErr := b.queries(ctx)
 	if runErr != nil && len(b.res.Cells) == 0 {
 		return nil, runErr
 	}
-	return finishResult(b.result(), start, load, b.opts.Out, b.opts.DQLName(), b.savePlots, runErr)
+	res := b.result()
+	b.describeFront(res)
+	return finishResult(res, start, load, b.opts.Out, b.opts.DQLName(), b.savePlots, runErr)
 }
 
 func (b *dqlBench) close() {

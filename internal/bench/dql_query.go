@@ -139,23 +139,44 @@ func newHTTPDQL(ctx context.Context, g *dgraph.Graph) (*httpDQL, error) {
 	return b, nil
 }
 
+// newHTTPTarget is an httpDQL posting to an external server's Dgraph
+// HTTP API at base (Options.Target).
+func newHTTPTarget(base string) *httpDQL {
+	return &httpDQL{url: strings.TrimRight(base, "/") + "/query?ro=true",
+		client: &http.Client{Transport: &http.Transport{
+			MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096, DisableCompression: true,
+		}},
+		errc: make(chan error, 1),
+	}
+}
+
 func (b *httpDQL) query(ctx context.Context, text string) (dqlAnswer, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, strings.NewReader(text))
+	body, me, err := b.post(ctx, text)
 	if err != nil {
 		return dqlAnswer{}, err
+	}
+	return countAnswer(body, me), nil
+}
+
+// post sends one query and returns the whole answer, its "data" and the
+// number of its "me" nodes.
+func (b *httpDQL) post(ctx context.Context, text string) (body []byte, me int, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url, strings.NewReader(text))
+	if err != nil {
+		return nil, 0, err
 	}
 	req.Header.Set("Content-Type", "application/dql")
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return dqlAnswer{}, err
+		return nil, 0, err
 	}
-	body, err := io.ReadAll(resp.Body)
+	body, err = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		return dqlAnswer{}, err
+		return nil, 0, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return dqlAnswer{}, fmt.Errorf("POST /query: %s: %s", resp.Status, bytes.TrimSpace(body))
+		return nil, 0, fmt.Errorf("POST /query: %s: %s", resp.Status, bytes.TrimSpace(body))
 	}
 	// {"data": {"me": [...]}, "extensions": {...}}, or {"errors": [...]}.
 	var env struct {
@@ -165,12 +186,12 @@ func (b *httpDQL) query(ctx context.Context, text string) (dqlAnswer, error) {
 		Errors json.RawMessage `json:"errors"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
-		return dqlAnswer{}, fmt.Errorf("POST /query: the answer is not Dgraph JSON: %w", err)
+		return nil, 0, fmt.Errorf("POST /query: the answer is not Dgraph JSON: %w", err)
 	}
 	if len(env.Errors) > 0 && string(env.Errors) != "null" {
-		return dqlAnswer{}, fmt.Errorf("POST /query: %s", env.Errors)
+		return nil, 0, fmt.Errorf("POST /query: %s", env.Errors)
 	}
-	return countAnswer(body, len(env.Data.Me)), nil
+	return body, len(env.Data.Me), nil
 }
 
 // failed reports the server stopping by itself, if it did.
@@ -184,9 +205,11 @@ func (b *httpDQL) failed() error {
 }
 
 func (b *httpDQL) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = b.srv.Shutdown(ctx)
+	if b.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = b.srv.Shutdown(ctx)
+	}
 	b.client.CloseIdleConnections()
 }
 
@@ -252,6 +275,14 @@ type dqlCalls struct {
 	NamesMean       float64 `json:"names_mean"`
 	EmptyAnswers    int     `json:"empty_answers"`
 	AnswerBytesMean float64 `json:"answer_bytes_mean"`
+	// ShardRPCsMean and ShardReadBatchesMean (--cluster) are the shards'
+	// Read and ReadBatch calls per query, counted at the shards: the
+	// network round trips of the reads (the stable-stamp announces
+	// between gatekeepers are not counted).
+	ShardRPCsMean        float64 `json:"shard_rpcs_mean,omitempty"`
+	ShardReadBatchesMean float64 `json:"shard_read_batches_mean,omitempty"`
+	// ShardRPCsMax (--target-shards) is the most calls one query made.
+	ShardRPCsMax int64 `json:"shard_rpcs_max,omitempty"`
 }
 
 // countCalls runs q on the first n roots of a seeded shuffle through a

@@ -106,6 +106,9 @@ type shardLink struct {
 	conn   *grpc.ClientConn
 	client pb.ShardClient
 	stream pb.Shard_DeliverClient
+	// noBatch is set once the shard answered ReadBatch with Unimplemented:
+	// it is read vertex by vertex (cluster_batch.go).
+	noBatch atomic.Bool
 }
 
 type peerLink struct {
@@ -571,19 +574,30 @@ func (g *ClusterGatekeeper) GetVertex(ctx context.Context, snap Snapshot, ref Ve
 	if r == nil {
 		return out, nil
 	}
+	if err := vertexFromPB(out, r); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// vertexFromPB fills out (its Handle set) from a shard's answer to a read
+// of that vertex.
+func vertexFromPB(out *Vertex, r *pb.ReadResponse) error {
+	h := out.Handle
 	out.Read = txn.Read{Vertex: h, Version: r.GetVersion()}
 	out.Exists, out.EdgesTruncated, out.Aliases = r.GetExists(), r.GetEdgesTruncated(), r.GetAliases()
+	var err error
 	if out.Props, err = propsFromPB(r.GetProps()); err != nil {
-		return nil, err
+		return err
 	}
 	for _, e := range r.GetEdges() {
 		ed, err := edgeFromPB(h, e)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out.Edges = append(out.Edges, ed)
 	}
-	return out, nil
+	return nil
 }
 
 // GetEdge implements API.

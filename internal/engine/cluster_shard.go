@@ -98,9 +98,12 @@ type ShardServer struct {
 	outbox chan outMsg
 	outWG  sync.WaitGroup
 
-	applies   atomic.Uint64
-	deliverMu sync.Mutex
-	delivered []uint64 // per gatekeeper: highest in-order sequence number pushed
+	applies atomic.Uint64
+	// reads and readBatches count the Read and ReadBatch calls answered
+	// (ReadCalls): how tests and benchmarks see the network cost of reads.
+	reads, readBatches atomic.Uint64
+	deliverMu          sync.Mutex
+	delivered          []uint64 // per gatekeeper: highest in-order sequence number pushed
 
 	// Garbage collection (cluster_gc.go): every gatekeeper's latest low
 	// clock, and the watermark collected below.
@@ -437,27 +440,37 @@ func (s *ShardServer) Read(ctx context.Context, req *pb.ReadRequest) (*pb.ReadRe
 	if err := s.owns(name); err != nil {
 		return nil, err
 	}
+	s.reads.Add(1)
 	resp := &pb.ReadResponse{}
-	err = s.readAt(ctx, st, func(r *reader) {
-		if req.GetAlias() {
-			h, _ := r.s.alias.Resolve(name, st, r.ord)
-			resp.Handle = h
-			resp.Version = txn.EncodeStamp(r.s.alias.LastWrite(name, st, r.ord))
-			return
-		}
-		resp.Handle = name
-		resp.Version = txn.EncodeStamp(r.s.g.LastWrite(name, st, r.ord))
-		view, ok := r.s.g.View(name, st, r.ord)
-		if !ok {
-			return
-		}
-		resp.Exists = true
-		fillRead(resp, view, req)
-	})
-	if err != nil {
+	if err := s.readAt(ctx, st, func(r *reader) { readOne(r, st, name, req, resp) }); err != nil {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// readOne answers a read of name (an alias with req.Alias) at st into resp:
+// Read's answer, and each of ReadBatch's.
+func readOne(r *reader, st vclock.Stamp, name string, req *pb.ReadRequest, resp *pb.ReadResponse) {
+	if req.GetAlias() {
+		h, _ := r.s.alias.Resolve(name, st, r.ord)
+		resp.Handle = h
+		resp.Version = txn.EncodeStamp(r.s.alias.LastWrite(name, st, r.ord))
+		return
+	}
+	resp.Handle = name
+	resp.Version = txn.EncodeStamp(r.s.g.LastWrite(name, st, r.ord))
+	view, ok := r.s.g.View(name, st, r.ord)
+	if !ok {
+		return
+	}
+	resp.Exists = true
+	fillRead(resp, view, req)
+}
+
+// ReadCalls returns the Read and ReadBatch calls this shard has answered
+// since it started.
+func (s *ShardServer) ReadCalls() (reads, batches uint64) {
+	return s.reads.Load(), s.readBatches.Load()
 }
 
 // Run implements a one-vertex program at a stamp (cluster.proto).
@@ -579,7 +592,8 @@ func (s *ShardServer) Status(context.Context, *pb.StatusRequest) (*pb.StatusResp
 	st := s.node.stats
 	s.node.statsMu.Unlock()
 	out := &pb.StatusResponse{Shard: uint32(s.cfg.ID), Epoch: s.cfg.Epoch, Vertices: uint64(st.Vertices),
-		Edges: uint64(st.Edges), Applied: s.applies.Load(), Versions: uint64(st.Versions)}
+		Edges: uint64(st.Edges), Applied: s.applies.Load(), Versions: uint64(st.Versions),
+		Reads: s.reads.Load(), ReadBatches: s.readBatches.Load()}
 	s.gcMu.Lock()
 	if s.wm.Counters != nil {
 		out.Watermark = clockPB(s.wm)

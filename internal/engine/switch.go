@@ -85,6 +85,17 @@ func (s *Switch) GetVertex(ctx context.Context, snap Snapshot, v VertexRef, opts
 	return a.GetVertex(ctx, snap, v, opts)
 }
 
+// GetVertices implements BatchReader: the backend's batched read when it
+// has one (a ClusterGatekeeper does), else vertex by vertex
+// (engine.GetVertices).
+func (s *Switch) GetVertices(ctx context.Context, snap Snapshot, refs []VertexRef, opts ReadOptions) ([]*Vertex, int, error) {
+	a, err := s.get()
+	if err != nil {
+		return nil, 0, err
+	}
+	return GetVertices(ctx, a, snap, refs, opts)
+}
+
 // GetEdge implements API.
 func (s *Switch) GetEdge(ctx context.Context, snap Snapshot, src VertexRef, edge string) (*Edge, error) {
 	a, err := s.get()

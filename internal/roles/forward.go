@@ -58,6 +58,14 @@ func (f *shardFront) Read(ctx context.Context, r *pb.ReadRequest) (*pb.ReadRespo
 	return s.Read(ctx, r)
 }
 
+func (f *shardFront) ReadBatch(r *pb.ReadBatchRequest, stream grpc.ServerStreamingServer[pb.ReadBatchChunk]) error {
+	s, err := f.get()
+	if err != nil {
+		return err
+	}
+	return s.ReadBatch(r, stream)
+}
+
 func (f *shardFront) Run(ctx context.Context, r *pb.RunRequest) (*pb.RunResponse, error) {
 	s, err := f.get()
 	if err != nil {

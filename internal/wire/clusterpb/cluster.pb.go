@@ -856,6 +856,202 @@ func (x *ReadRequest) GetEdge() string {
 	return ""
 }
 
+type ReadBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// txn.EncodeStamp of the snapshot.
+	Stamp []byte `protobuf:"bytes,1,opt,name=stamp,proto3" json:"stamp,omitempty"`
+	// Vertex handles this shard owns or, with alias, alias names it owns; at
+	// most engine.BatchRefsMax. Duplicates are answered once per occurrence.
+	Names []string `protobuf:"bytes,2,rep,name=names,proto3" json:"names,omitempty"`
+	Alias bool     `protobuf:"varint,3,opt,name=alias,proto3" json:"alias,omitempty"`
+	// What to return of each vertex, as in ReadRequest.
+	Props         bool   `protobuf:"varint,4,opt,name=props,proto3" json:"props,omitempty"`
+	Edges         bool   `protobuf:"varint,5,opt,name=edges,proto3" json:"edges,omitempty"`
+	Aliases       bool   `protobuf:"varint,6,opt,name=aliases,proto3" json:"aliases,omitempty"`
+	EdgesMax      uint32 `protobuf:"varint,7,opt,name=edges_max,json=edgesMax,proto3" json:"edges_max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadBatchRequest) Reset() {
+	*x = ReadBatchRequest{}
+	mi := &file_cluster_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadBatchRequest) ProtoMessage() {}
+
+func (x *ReadBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadBatchRequest.ProtoReflect.Descriptor instead.
+func (*ReadBatchRequest) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ReadBatchRequest) GetStamp() []byte {
+	if x != nil {
+		return x.Stamp
+	}
+	return nil
+}
+
+func (x *ReadBatchRequest) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+func (x *ReadBatchRequest) GetAlias() bool {
+	if x != nil {
+		return x.Alias
+	}
+	return false
+}
+
+func (x *ReadBatchRequest) GetProps() bool {
+	if x != nil {
+		return x.Props
+	}
+	return false
+}
+
+func (x *ReadBatchRequest) GetEdges() bool {
+	if x != nil {
+		return x.Edges
+	}
+	return false
+}
+
+func (x *ReadBatchRequest) GetAliases() bool {
+	if x != nil {
+		return x.Aliases
+	}
+	return false
+}
+
+func (x *ReadBatchRequest) GetEdgesMax() uint32 {
+	if x != nil {
+		return x.EdgesMax
+	}
+	return 0
+}
+
+type ReadBatchItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name's position in the request.
+	Index uint32 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// The answer Read gives for that name. An item with the index of the
+	// item before it continues that answer: its edges follow the earlier
+	// ones (every other field is unset).
+	Read          *ReadResponse `protobuf:"bytes,2,opt,name=read,proto3" json:"read,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadBatchItem) Reset() {
+	*x = ReadBatchItem{}
+	mi := &file_cluster_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadBatchItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadBatchItem) ProtoMessage() {}
+
+func (x *ReadBatchItem) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadBatchItem.ProtoReflect.Descriptor instead.
+func (*ReadBatchItem) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ReadBatchItem) GetIndex() uint32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *ReadBatchItem) GetRead() *ReadResponse {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
+type ReadBatchChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []*ReadBatchItem       `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadBatchChunk) Reset() {
+	*x = ReadBatchChunk{}
+	mi := &file_cluster_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadBatchChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadBatchChunk) ProtoMessage() {}
+
+func (x *ReadBatchChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadBatchChunk.ProtoReflect.Descriptor instead.
+func (*ReadBatchChunk) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ReadBatchChunk) GetItems() []*ReadBatchItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
 type Prop struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -867,7 +1063,7 @@ type Prop struct {
 
 func (x *Prop) Reset() {
 	*x = Prop{}
-	mi := &file_cluster_proto_msgTypes[16]
+	mi := &file_cluster_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -879,7 +1075,7 @@ func (x *Prop) String() string {
 func (*Prop) ProtoMessage() {}
 
 func (x *Prop) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[16]
+	mi := &file_cluster_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -892,7 +1088,7 @@ func (x *Prop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prop.ProtoReflect.Descriptor instead.
 func (*Prop) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{16}
+	return file_cluster_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Prop) GetKey() string {
@@ -920,7 +1116,7 @@ type Edge struct {
 
 func (x *Edge) Reset() {
 	*x = Edge{}
-	mi := &file_cluster_proto_msgTypes[17]
+	mi := &file_cluster_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -932,7 +1128,7 @@ func (x *Edge) String() string {
 func (*Edge) ProtoMessage() {}
 
 func (x *Edge) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[17]
+	mi := &file_cluster_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -945,7 +1141,7 @@ func (x *Edge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Edge.ProtoReflect.Descriptor instead.
 func (*Edge) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{17}
+	return file_cluster_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Edge) GetHandle() string {
@@ -987,7 +1183,7 @@ type ReadResponse struct {
 
 func (x *ReadResponse) Reset() {
 	*x = ReadResponse{}
-	mi := &file_cluster_proto_msgTypes[18]
+	mi := &file_cluster_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -999,7 +1195,7 @@ func (x *ReadResponse) String() string {
 func (*ReadResponse) ProtoMessage() {}
 
 func (x *ReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[18]
+	mi := &file_cluster_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1012,7 +1208,7 @@ func (x *ReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResponse.ProtoReflect.Descriptor instead.
 func (*ReadResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{18}
+	return file_cluster_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReadResponse) GetHandle() string {
@@ -1072,7 +1268,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_cluster_proto_msgTypes[19]
+	mi := &file_cluster_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1280,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[19]
+	mi := &file_cluster_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1293,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{19}
+	return file_cluster_proto_rawDescGZIP(), []int{22}
 }
 
 type StatusResponse struct {
@@ -1112,15 +1308,19 @@ type StatusResponse struct {
 	Delivered []uint64 `protobuf:"varint,6,rep,packed,name=delivered,proto3" json:"delivered,omitempty"`
 	// Versions stored (dead ones included) and the garbage-collection
 	// watermark's clock (empty until every gatekeeper reported its low).
-	Versions      uint64 `protobuf:"varint,7,opt,name=versions,proto3" json:"versions,omitempty"`
-	Watermark     *Clock `protobuf:"bytes,8,opt,name=watermark,proto3" json:"watermark,omitempty"`
+	Versions  uint64 `protobuf:"varint,7,opt,name=versions,proto3" json:"versions,omitempty"`
+	Watermark *Clock `protobuf:"bytes,8,opt,name=watermark,proto3" json:"watermark,omitempty"`
+	// Read and ReadBatch calls answered since the process started: the
+	// network cost of reads (weft bench dql --target-shards counts them).
+	Reads         uint64 `protobuf:"varint,9,opt,name=reads,proto3" json:"reads,omitempty"`
+	ReadBatches   uint64 `protobuf:"varint,10,opt,name=read_batches,json=readBatches,proto3" json:"read_batches,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_cluster_proto_msgTypes[20]
+	mi := &file_cluster_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1132,7 +1332,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[20]
+	mi := &file_cluster_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1145,7 +1345,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{20}
+	return file_cluster_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StatusResponse) GetShard() uint32 {
@@ -1204,6 +1404,20 @@ func (x *StatusResponse) GetWatermark() *Clock {
 	return nil
 }
 
+func (x *StatusResponse) GetReads() uint64 {
+	if x != nil {
+		return x.Reads
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetReadBatches() uint64 {
+	if x != nil {
+		return x.ReadBatches
+	}
+	return 0
+}
+
 type ScanRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// txn.EncodeStamp of the snapshot.
@@ -1214,7 +1428,7 @@ type ScanRequest struct {
 
 func (x *ScanRequest) Reset() {
 	*x = ScanRequest{}
-	mi := &file_cluster_proto_msgTypes[21]
+	mi := &file_cluster_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1226,7 +1440,7 @@ func (x *ScanRequest) String() string {
 func (*ScanRequest) ProtoMessage() {}
 
 func (x *ScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[21]
+	mi := &file_cluster_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1239,7 +1453,7 @@ func (x *ScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanRequest.ProtoReflect.Descriptor instead.
 func (*ScanRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{21}
+	return file_cluster_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ScanRequest) GetStamp() []byte {
@@ -1259,7 +1473,7 @@ type ScanChunk struct {
 
 func (x *ScanChunk) Reset() {
 	*x = ScanChunk{}
-	mi := &file_cluster_proto_msgTypes[22]
+	mi := &file_cluster_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1271,7 +1485,7 @@ func (x *ScanChunk) String() string {
 func (*ScanChunk) ProtoMessage() {}
 
 func (x *ScanChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[22]
+	mi := &file_cluster_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1284,7 +1498,7 @@ func (x *ScanChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanChunk.ProtoReflect.Descriptor instead.
 func (*ScanChunk) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{22}
+	return file_cluster_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ScanChunk) GetVertices() []*ReadResponse {
@@ -1352,7 +1566,20 @@ const file_cluster_proto_rawDesc = "" +
 	"\x05edges\x18\x05 \x01(\bR\x05edges\x12\x18\n" +
 	"\aaliases\x18\x06 \x01(\bR\aaliases\x12\x1b\n" +
 	"\tedges_max\x18\a \x01(\rR\bedgesMax\x12\x12\n" +
-	"\x04edge\x18\b \x01(\tR\x04edge\".\n" +
+	"\x04edge\x18\b \x01(\tR\x04edge\"\xb7\x01\n" +
+	"\x10ReadBatchRequest\x12\x14\n" +
+	"\x05stamp\x18\x01 \x01(\fR\x05stamp\x12\x14\n" +
+	"\x05names\x18\x02 \x03(\tR\x05names\x12\x14\n" +
+	"\x05alias\x18\x03 \x01(\bR\x05alias\x12\x14\n" +
+	"\x05props\x18\x04 \x01(\bR\x05props\x12\x14\n" +
+	"\x05edges\x18\x05 \x01(\bR\x05edges\x12\x18\n" +
+	"\aaliases\x18\x06 \x01(\bR\aaliases\x12\x1b\n" +
+	"\tedges_max\x18\a \x01(\rR\bedgesMax\"X\n" +
+	"\rReadBatchItem\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\rR\x05index\x121\n" +
+	"\x04read\x18\x02 \x01(\v2\x1d.weft.cluster.v1.ReadResponseR\x04read\"F\n" +
+	"\x0eReadBatchChunk\x124\n" +
+	"\x05items\x18\x01 \x03(\v2\x1e.weft.cluster.v1.ReadBatchItemR\x05items\".\n" +
 	"\x04Prop\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\"]\n" +
@@ -1368,7 +1595,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\x05edges\x18\x05 \x03(\v2\x15.weft.cluster.v1.EdgeR\x05edges\x12'\n" +
 	"\x0fedges_truncated\x18\x06 \x01(\bR\x0eedgesTruncated\x12\x18\n" +
 	"\aaliases\x18\a \x03(\tR\aaliases\"\x0f\n" +
-	"\rStatusRequest\"\xf8\x01\n" +
+	"\rStatusRequest\"\xb1\x02\n" +
 	"\x0eStatusResponse\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\rR\x05shard\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x1a\n" +
@@ -1377,14 +1604,18 @@ const file_cluster_proto_rawDesc = "" +
 	"\aapplied\x18\x05 \x01(\x04R\aapplied\x12\x1c\n" +
 	"\tdelivered\x18\x06 \x03(\x04R\tdelivered\x12\x1a\n" +
 	"\bversions\x18\a \x01(\x04R\bversions\x124\n" +
-	"\twatermark\x18\b \x01(\v2\x16.weft.cluster.v1.ClockR\twatermark\"#\n" +
+	"\twatermark\x18\b \x01(\v2\x16.weft.cluster.v1.ClockR\twatermark\x12\x14\n" +
+	"\x05reads\x18\t \x01(\x04R\x05reads\x12!\n" +
+	"\fread_batches\x18\n" +
+	" \x01(\x04R\vreadBatches\"#\n" +
 	"\vScanRequest\x12\x14\n" +
 	"\x05stamp\x18\x01 \x01(\fR\x05stamp\"F\n" +
 	"\tScanChunk\x129\n" +
-	"\bvertices\x18\x01 \x03(\v2\x1d.weft.cluster.v1.ReadResponseR\bvertices2\xef\x03\n" +
+	"\bvertices\x18\x01 \x03(\v2\x1d.weft.cluster.v1.ReadResponseR\bvertices2\xc2\x04\n" +
 	"\x05Shard\x12C\n" +
 	"\aDeliver\x12\x18.weft.cluster.v1.Entries\x1a\x1a.weft.cluster.v1.Delivered(\x010\x01\x12C\n" +
-	"\x04Read\x12\x1c.weft.cluster.v1.ReadRequest\x1a\x1d.weft.cluster.v1.ReadResponse\x12@\n" +
+	"\x04Read\x12\x1c.weft.cluster.v1.ReadRequest\x1a\x1d.weft.cluster.v1.ReadResponse\x12Q\n" +
+	"\tReadBatch\x12!.weft.cluster.v1.ReadBatchRequest\x1a\x1f.weft.cluster.v1.ReadBatchChunk0\x01\x12@\n" +
 	"\x03Run\x12\x1b.weft.cluster.v1.RunRequest\x1a\x1c.weft.cluster.v1.RunResponse\x12@\n" +
 	"\x03Hop\x12\x1b.weft.cluster.v1.HopRequest\x1a\x1c.weft.cluster.v1.HopResponse\x12I\n" +
 	"\x06Finish\x12\x1e.weft.cluster.v1.FinishRequest\x1a\x1f.weft.cluster.v1.FinishResponse\x12I\n" +
@@ -1409,7 +1640,7 @@ func file_cluster_proto_rawDescGZIP() []byte {
 	return file_cluster_proto_rawDescData
 }
 
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_cluster_proto_goTypes = []any{
 	(*HopRequest)(nil),       // 0: weft.cluster.v1.HopRequest
 	(*HopResponse)(nil),      // 1: weft.cluster.v1.HopResponse
@@ -1427,49 +1658,56 @@ var file_cluster_proto_goTypes = []any{
 	(*Entries)(nil),          // 13: weft.cluster.v1.Entries
 	(*Delivered)(nil),        // 14: weft.cluster.v1.Delivered
 	(*ReadRequest)(nil),      // 15: weft.cluster.v1.ReadRequest
-	(*Prop)(nil),             // 16: weft.cluster.v1.Prop
-	(*Edge)(nil),             // 17: weft.cluster.v1.Edge
-	(*ReadResponse)(nil),     // 18: weft.cluster.v1.ReadResponse
-	(*StatusRequest)(nil),    // 19: weft.cluster.v1.StatusRequest
-	(*StatusResponse)(nil),   // 20: weft.cluster.v1.StatusResponse
-	(*ScanRequest)(nil),      // 21: weft.cluster.v1.ScanRequest
-	(*ScanChunk)(nil),        // 22: weft.cluster.v1.ScanChunk
+	(*ReadBatchRequest)(nil), // 16: weft.cluster.v1.ReadBatchRequest
+	(*ReadBatchItem)(nil),    // 17: weft.cluster.v1.ReadBatchItem
+	(*ReadBatchChunk)(nil),   // 18: weft.cluster.v1.ReadBatchChunk
+	(*Prop)(nil),             // 19: weft.cluster.v1.Prop
+	(*Edge)(nil),             // 20: weft.cluster.v1.Edge
+	(*ReadResponse)(nil),     // 21: weft.cluster.v1.ReadResponse
+	(*StatusRequest)(nil),    // 22: weft.cluster.v1.StatusRequest
+	(*StatusResponse)(nil),   // 23: weft.cluster.v1.StatusResponse
+	(*ScanRequest)(nil),      // 24: weft.cluster.v1.ScanRequest
+	(*ScanChunk)(nil),        // 25: weft.cluster.v1.ScanChunk
 }
 var file_cluster_proto_depIdxs = []int32{
 	8,  // 0: weft.cluster.v1.AnnounceRequest.clock:type_name -> weft.cluster.v1.Clock
 	8,  // 1: weft.cluster.v1.AnnounceResponse.clock:type_name -> weft.cluster.v1.Clock
 	8,  // 2: weft.cluster.v1.NopRequest.clock:type_name -> weft.cluster.v1.Clock
 	8,  // 3: weft.cluster.v1.Entries.low:type_name -> weft.cluster.v1.Clock
-	16, // 4: weft.cluster.v1.Edge.props:type_name -> weft.cluster.v1.Prop
-	16, // 5: weft.cluster.v1.ReadResponse.props:type_name -> weft.cluster.v1.Prop
-	17, // 6: weft.cluster.v1.ReadResponse.edges:type_name -> weft.cluster.v1.Edge
-	8,  // 7: weft.cluster.v1.StatusResponse.watermark:type_name -> weft.cluster.v1.Clock
-	18, // 8: weft.cluster.v1.ScanChunk.vertices:type_name -> weft.cluster.v1.ReadResponse
-	13, // 9: weft.cluster.v1.Shard.Deliver:input_type -> weft.cluster.v1.Entries
-	15, // 10: weft.cluster.v1.Shard.Read:input_type -> weft.cluster.v1.ReadRequest
-	6,  // 11: weft.cluster.v1.Shard.Run:input_type -> weft.cluster.v1.RunRequest
-	0,  // 12: weft.cluster.v1.Shard.Hop:input_type -> weft.cluster.v1.HopRequest
-	2,  // 13: weft.cluster.v1.Shard.Finish:input_type -> weft.cluster.v1.FinishRequest
-	19, // 14: weft.cluster.v1.Shard.Status:input_type -> weft.cluster.v1.StatusRequest
-	21, // 15: weft.cluster.v1.Shard.Scan:input_type -> weft.cluster.v1.ScanRequest
-	9,  // 16: weft.cluster.v1.Gatekeeper.Announce:input_type -> weft.cluster.v1.AnnounceRequest
-	11, // 17: weft.cluster.v1.Gatekeeper.RequestNop:input_type -> weft.cluster.v1.NopRequest
-	4,  // 18: weft.cluster.v1.Gatekeeper.Report:input_type -> weft.cluster.v1.ReportRequest
-	14, // 19: weft.cluster.v1.Shard.Deliver:output_type -> weft.cluster.v1.Delivered
-	18, // 20: weft.cluster.v1.Shard.Read:output_type -> weft.cluster.v1.ReadResponse
-	7,  // 21: weft.cluster.v1.Shard.Run:output_type -> weft.cluster.v1.RunResponse
-	1,  // 22: weft.cluster.v1.Shard.Hop:output_type -> weft.cluster.v1.HopResponse
-	3,  // 23: weft.cluster.v1.Shard.Finish:output_type -> weft.cluster.v1.FinishResponse
-	20, // 24: weft.cluster.v1.Shard.Status:output_type -> weft.cluster.v1.StatusResponse
-	22, // 25: weft.cluster.v1.Shard.Scan:output_type -> weft.cluster.v1.ScanChunk
-	10, // 26: weft.cluster.v1.Gatekeeper.Announce:output_type -> weft.cluster.v1.AnnounceResponse
-	12, // 27: weft.cluster.v1.Gatekeeper.RequestNop:output_type -> weft.cluster.v1.NopResponse
-	5,  // 28: weft.cluster.v1.Gatekeeper.Report:output_type -> weft.cluster.v1.ReportResponse
-	19, // [19:29] is the sub-list for method output_type
-	9,  // [9:19] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	21, // 4: weft.cluster.v1.ReadBatchItem.read:type_name -> weft.cluster.v1.ReadResponse
+	17, // 5: weft.cluster.v1.ReadBatchChunk.items:type_name -> weft.cluster.v1.ReadBatchItem
+	19, // 6: weft.cluster.v1.Edge.props:type_name -> weft.cluster.v1.Prop
+	19, // 7: weft.cluster.v1.ReadResponse.props:type_name -> weft.cluster.v1.Prop
+	20, // 8: weft.cluster.v1.ReadResponse.edges:type_name -> weft.cluster.v1.Edge
+	8,  // 9: weft.cluster.v1.StatusResponse.watermark:type_name -> weft.cluster.v1.Clock
+	21, // 10: weft.cluster.v1.ScanChunk.vertices:type_name -> weft.cluster.v1.ReadResponse
+	13, // 11: weft.cluster.v1.Shard.Deliver:input_type -> weft.cluster.v1.Entries
+	15, // 12: weft.cluster.v1.Shard.Read:input_type -> weft.cluster.v1.ReadRequest
+	16, // 13: weft.cluster.v1.Shard.ReadBatch:input_type -> weft.cluster.v1.ReadBatchRequest
+	6,  // 14: weft.cluster.v1.Shard.Run:input_type -> weft.cluster.v1.RunRequest
+	0,  // 15: weft.cluster.v1.Shard.Hop:input_type -> weft.cluster.v1.HopRequest
+	2,  // 16: weft.cluster.v1.Shard.Finish:input_type -> weft.cluster.v1.FinishRequest
+	22, // 17: weft.cluster.v1.Shard.Status:input_type -> weft.cluster.v1.StatusRequest
+	24, // 18: weft.cluster.v1.Shard.Scan:input_type -> weft.cluster.v1.ScanRequest
+	9,  // 19: weft.cluster.v1.Gatekeeper.Announce:input_type -> weft.cluster.v1.AnnounceRequest
+	11, // 20: weft.cluster.v1.Gatekeeper.RequestNop:input_type -> weft.cluster.v1.NopRequest
+	4,  // 21: weft.cluster.v1.Gatekeeper.Report:input_type -> weft.cluster.v1.ReportRequest
+	14, // 22: weft.cluster.v1.Shard.Deliver:output_type -> weft.cluster.v1.Delivered
+	21, // 23: weft.cluster.v1.Shard.Read:output_type -> weft.cluster.v1.ReadResponse
+	18, // 24: weft.cluster.v1.Shard.ReadBatch:output_type -> weft.cluster.v1.ReadBatchChunk
+	7,  // 25: weft.cluster.v1.Shard.Run:output_type -> weft.cluster.v1.RunResponse
+	1,  // 26: weft.cluster.v1.Shard.Hop:output_type -> weft.cluster.v1.HopResponse
+	3,  // 27: weft.cluster.v1.Shard.Finish:output_type -> weft.cluster.v1.FinishResponse
+	23, // 28: weft.cluster.v1.Shard.Status:output_type -> weft.cluster.v1.StatusResponse
+	25, // 29: weft.cluster.v1.Shard.Scan:output_type -> weft.cluster.v1.ScanChunk
+	10, // 30: weft.cluster.v1.Gatekeeper.Announce:output_type -> weft.cluster.v1.AnnounceResponse
+	12, // 31: weft.cluster.v1.Gatekeeper.RequestNop:output_type -> weft.cluster.v1.NopResponse
+	5,  // 32: weft.cluster.v1.Gatekeeper.Report:output_type -> weft.cluster.v1.ReportResponse
+	22, // [22:33] is the sub-list for method output_type
+	11, // [11:22] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -1483,7 +1721,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

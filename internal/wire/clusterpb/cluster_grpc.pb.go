@@ -28,13 +28,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Shard_Deliver_FullMethodName = "/weft.cluster.v1.Shard/Deliver"
-	Shard_Read_FullMethodName    = "/weft.cluster.v1.Shard/Read"
-	Shard_Run_FullMethodName     = "/weft.cluster.v1.Shard/Run"
-	Shard_Hop_FullMethodName     = "/weft.cluster.v1.Shard/Hop"
-	Shard_Finish_FullMethodName  = "/weft.cluster.v1.Shard/Finish"
-	Shard_Status_FullMethodName  = "/weft.cluster.v1.Shard/Status"
-	Shard_Scan_FullMethodName    = "/weft.cluster.v1.Shard/Scan"
+	Shard_Deliver_FullMethodName   = "/weft.cluster.v1.Shard/Deliver"
+	Shard_Read_FullMethodName      = "/weft.cluster.v1.Shard/Read"
+	Shard_ReadBatch_FullMethodName = "/weft.cluster.v1.Shard/ReadBatch"
+	Shard_Run_FullMethodName       = "/weft.cluster.v1.Shard/Run"
+	Shard_Hop_FullMethodName       = "/weft.cluster.v1.Shard/Hop"
+	Shard_Finish_FullMethodName    = "/weft.cluster.v1.Shard/Finish"
+	Shard_Status_FullMethodName    = "/weft.cluster.v1.Shard/Status"
+	Shard_Scan_FullMethodName      = "/weft.cluster.v1.Shard/Scan"
 )
 
 // ShardClient is the client API for Shard service.
@@ -53,6 +54,13 @@ type ShardClient interface {
 	// could precede it: a vertex (with its read-set version), or the vertex
 	// an alias names.
 	Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (*ReadResponse, error)
+	// ReadBatch reads many vertices (or aliases) this shard owns at one
+	// stamp in one pass of the shard's read queue, each answered exactly as
+	// Read answers it. The answers stream back in request order, in chunks
+	// bounded in size (a vertex with more edges than a chunk holds goes on in
+	// the next chunks): the batched read of engine.BatchReader, one call per
+	// (placement group, shard) of a query level.
+	ReadBatch(ctx context.Context, in *ReadBatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadBatchChunk], error)
 	// Run runs a node program that reads one vertex (nodeprog.IsLocal:
 	// get_node, get_edges, count_edges, read_node_props …) at a stamp on the
 	// vertex's shard; the result is the program's JSON.
@@ -103,6 +111,25 @@ func (c *shardClient) Read(ctx context.Context, in *ReadRequest, opts ...grpc.Ca
 	return out, nil
 }
 
+func (c *shardClient) ReadBatch(ctx context.Context, in *ReadBatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadBatchChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Shard_ServiceDesc.Streams[1], Shard_ReadBatch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ReadBatchRequest, ReadBatchChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Shard_ReadBatchClient = grpc.ServerStreamingClient[ReadBatchChunk]
+
 func (c *shardClient) Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RunResponse)
@@ -145,7 +172,7 @@ func (c *shardClient) Status(ctx context.Context, in *StatusRequest, opts ...grp
 
 func (c *shardClient) Scan(ctx context.Context, in *ScanRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ScanChunk], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Shard_ServiceDesc.Streams[1], Shard_Scan_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Shard_ServiceDesc.Streams[2], Shard_Scan_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +205,13 @@ type ShardServer interface {
 	// could precede it: a vertex (with its read-set version), or the vertex
 	// an alias names.
 	Read(context.Context, *ReadRequest) (*ReadResponse, error)
+	// ReadBatch reads many vertices (or aliases) this shard owns at one
+	// stamp in one pass of the shard's read queue, each answered exactly as
+	// Read answers it. The answers stream back in request order, in chunks
+	// bounded in size (a vertex with more edges than a chunk holds goes on in
+	// the next chunks): the batched read of engine.BatchReader, one call per
+	// (placement group, shard) of a query level.
+	ReadBatch(*ReadBatchRequest, grpc.ServerStreamingServer[ReadBatchChunk]) error
 	// Run runs a node program that reads one vertex (nodeprog.IsLocal:
 	// get_node, get_edges, count_edges, read_node_props …) at a stamp on the
 	// vertex's shard; the result is the program's JSON.
@@ -210,6 +244,9 @@ func (UnimplementedShardServer) Deliver(grpc.BidiStreamingServer[Entries, Delive
 }
 func (UnimplementedShardServer) Read(context.Context, *ReadRequest) (*ReadResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Read not implemented")
+}
+func (UnimplementedShardServer) ReadBatch(*ReadBatchRequest, grpc.ServerStreamingServer[ReadBatchChunk]) error {
+	return status.Error(codes.Unimplemented, "method ReadBatch not implemented")
 }
 func (UnimplementedShardServer) Run(context.Context, *RunRequest) (*RunResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Run not implemented")
@@ -271,6 +308,17 @@ func _Shard_Read_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	}
 	return interceptor(ctx, in, info, handler)
 }
+
+func _Shard_ReadBatch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ReadBatchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ShardServer).ReadBatch(m, &grpc.GenericServerStream[ReadBatchRequest, ReadBatchChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Shard_ReadBatchServer = grpc.ServerStreamingServer[ReadBatchChunk]
 
 func _Shard_Run_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RunRequest)
@@ -389,6 +437,11 @@ var Shard_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _Shard_Deliver_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "ReadBatch",
+			Handler:       _Shard_ReadBatch_Handler,
+			ServerStreams: true,
 		},
 		{
 			StreamName:    "Scan",

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/weft-db/weft/internal/testproc"
+)
+
+// TestClusterUpDgraph: `weft cluster up --dgraph` gives every gatekeeper
+// (registered with the coordinator: the --coord member path, behind an
+// engine.Switch) Dgraph's HTTP API; the schema and data go in through one
+// gatekeeper and a 2-hop query answers the same through each.
+func TestClusterUpDgraph(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
+	dir := filepath.Join(t.TempDir(), "c")
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, append(args, "--dir", dir)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("weft %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() {
+		if st, err := readClusterState(dir); err == nil {
+			for _, p := range st.Procs {
+				if procAlive(p) {
+					_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+				}
+			}
+		}
+	})
+	out := run("cluster", "up", "--gatekeepers", "2", "--shards", "2", "--kronos", "1", "--coord", "1",
+		"--dgraph", "--dgraph-placement", "predicate")
+	st, err := readClusterState(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gks := procsOf(st, "gatekeeper")
+	if !st.Dgraph || st.DgraphPlacement != "predicate" || len(gks) != 2 {
+		t.Fatalf("state: dgraph %v placement %q, %d gatekeepers", st.Dgraph, st.DgraphPlacement, len(gks))
+	}
+	for _, p := range gks {
+		if p.DgraphHTTPAddr == "" || p.DgraphGRPCAddr == "" || !strings.Contains(out, "Dgraph HTTP http://"+p.DgraphHTTPAddr) {
+			t.Fatalf("%s: Dgraph addresses %q %q not planned or not listed:\n%s", p.Name, p.DgraphHTTPAddr, p.DgraphGRPCAddr, out)
+		}
+	}
+	post := func(addr, path, ctype, body string) map[string]any {
+		t.Helper()
+		resp, err := http.Post("http://"+addr+path, ctype, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var env map[string]any
+		if err := json.Unmarshal(b, &env); err != nil || resp.StatusCode != 200 || env["errors"] != nil {
+			t.Fatalf("POST %s%s: %d %s", addr, path, resp.StatusCode, b)
+		}
+		return env
+	}
+	post(gks[0].DgraphHTTPAddr, "/alter", "application/dql", "name: string @index(exact) .\ndirected_by: [uid] @reverse .")
+	post(gks[1].DgraphHTTPAddr, "/mutate?commitNow=true", "application/rdf", `{ set {
+		_:r <name> "Ridley Scott" .
+		_:a <name> "Alien" .
+		_:a <directed_by> _:r .
+		_:b <name> "Blade Runner" .
+		_:b <directed_by> _:r .
+	} }`)
+	const q = `{ q(func: eq(name, "Alien")) { name directed_by { name ~directed_by (orderasc: name) { name } } } }`
+	const want = `{"q":[{"directed_by":[{"name":"Ridley Scott","~directed_by":[{"name":"Alien"},{"name":"Blade Runner"}]}],"name":"Alien"}]}`
+	for _, p := range gks {
+		env := post(p.DgraphHTTPAddr, "/query", "application/dql", q)
+		got, _ := json.Marshal(env["data"])
+		if string(got) != want {
+			t.Errorf("%s answers %s, want %s", p.Name, got, want)
+		}
+	}
+	status := run("cluster", "status")
+	for _, p := range gks {
+		if !strings.Contains(status, "Dgraph HTTP http://"+p.DgraphHTTPAddr) {
+			t.Errorf("status does not list %s's Dgraph address:\n%s", p.Name, status)
+		}
+	}
+	run("cluster", "down")
+}
