@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 
@@ -12,8 +13,9 @@ import (
 
 func newBenchDQLCmd() *cobra.Command {
 	var (
-		opts bench.DQLOptions
-		gc   gcFlags
+		opts     bench.DQLOptions
+		gc       gcFlags
+		bulkRuns int
 	)
 	cmd := &cobra.Command{
 		Use:   "dql",
@@ -35,6 +37,15 @@ throughput and latency plots to --out. See docs/dgraph.md, "Benchmarks".
 			gc.apply() // the same collector settings as weft serve
 			opts.Log = slog.Default()
 			opts.Progress = terminal(os.Stderr)
+			if bulkRuns > 0 { // the load rates only: bulk and online, no queries
+				res, err := bench.CompareDQLLoads(cmd.Context(), opts.RDF, opts.Schema, opts.Lines, bulkRuns)
+				if err != nil {
+					return err
+				}
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
 			return runBench(cmd, func(ctx context.Context) (*bench.Result, error) { return bench.RunDQL(ctx, opts) })
 		},
 	}
@@ -59,7 +70,12 @@ throughput and latency plots to --out. See docs/dgraph.md, "Benchmarks".
 	f.IntVar(&opts.Loaders, "loaders", 0, "load transactions in flight (default weft load's, 1)")
 	f.IntVar(&opts.Gatekeepers, "gatekeepers", 0, "engine gatekeepers (default: the engine's, 2)")
 	f.IntVar(&opts.Shards, "shards", 0, "engine shards (default: the engine's, 4)")
+	f.BoolVar(&opts.Cluster, "cluster", false, "run the engine as a cluster in this process (--gatekeepers and --shards roles, each behind its own gRPC server on loopback): reads cross the network, calls counted at the shards")
+	f.StringVar(&opts.Target, "target", "", "query an external server's Dgraph HTTP API (e.g. http://127.0.0.1:8080, weft serve --dgraph-http or a gatekeeper's): no load of its own unless --target-load")
+	f.BoolVar(&opts.TargetLoad, "target-load", false, "with --target: apply --schema through its /alter and post --rdf's lines (--lines) through its /mutate, --load-batch lines per mutation")
+	f.StringSliceVar(&opts.TargetShards, "target-shards", nil, "with --target on a cluster: its shard processes' cluster-protocol addresses; internal calls per query are counted as their Read and ReadBatch calls")
 	f.Uint64Var(&opts.Seed, "seed", 1, "seed of the clients' root choices")
+	f.IntVar(&bulkRuns, "bulk-load", 0, "measure only the load rate, N runs each of the offline bulk load (weft load --bulk) and the online load, into fresh temporary stores; prints JSON with the medians; no queries")
 	f.StringVar(&opts.LoadCPUProfile, "load-cpuprofile", "", "write a CPU profile of the load to this file")
 	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the query cells to this file")
 	return cmd

@@ -3,15 +3,19 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-db/weft/internal/bulk"
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/rdf"
@@ -289,4 +293,140 @@ func (l *lineLimitReader) Read(p []byte) (int, error) {
 	n := copy(p, l.rest)
 	l.rest = l.rest[n:]
 	return n, nil
+}
+
+// DQLLoadCompare is `weft bench dql --bulk-load`: the film data loaded Runs
+// times offline (internal/bulk, weft load --bulk) and Runs times online
+// (engine transactions, weft load), into fresh stores, medians reported.
+type DQLLoadCompare struct {
+	RDF    string `json:"rdf"`
+	Schema string `json:"schema"`
+	Runs   int    `json:"runs"`
+	// Bulk and Online are the runs of each mode, in order.
+	Bulk   []DQLLoadRun `json:"bulk"`
+	Online []DQLLoadRun `json:"online"`
+	// Medians over the runs (by QuadsPerSec).
+	BulkMedian   DQLLoadRun `json:"bulk_median"`
+	OnlineMedian DQLLoadRun `json:"online_median"`
+	// Speedup is the bulk median's quads/s over the online median's.
+	Speedup float64 `json:"speedup"`
+	// TargetQuadsPerSec is issue 6's aim (20× the report's ~14,000/s).
+	TargetQuadsPerSec float64 `json:"target_quads_per_sec"`
+}
+
+// DQLLoadRun is one load: wall time from opening the store to the data on
+// disk (for bulk, Finish's flush and rename included; online, the engine's
+// close), N-Quads and engine edges per second.
+type DQLLoadRun struct {
+	Quads             int64   `json:"quads"`
+	EngineEdges       int64   `json:"engine_edges"`
+	Seconds           float64 `json:"seconds"`
+	QuadsPerSec       float64 `json:"quads_per_sec"`
+	EngineEdgesPerSec float64 `json:"engine_edges_per_sec"`
+	CPUSeconds        float64 `json:"cpu_seconds"`
+}
+
+// CompareDQLLoads runs the comparison (runs >= 1) in temporary directories.
+func CompareDQLLoads(ctx context.Context, rdfPath, schemaPath string, lines, runs int) (*DQLLoadCompare, error) {
+	if schemaPath == "" {
+		schemaPath = filepath.Join(filepath.Dir(rdfPath), "goldendata.schema")
+	}
+	sch, err := os.ReadFile(schemaPath)
+	if err != nil {
+		return nil, err
+	}
+	out := &DQLLoadCompare{RDF: rdfPath, Schema: schemaPath, Runs: runs,
+		TargetQuadsPerSec: dqlLoadTargetFactor * dqlReportEdges / float64(dqlReportSeconds)}
+	for i := 0; i < runs; i++ {
+		for _, bulkMode := range []bool{true, false} {
+			r, err := loadOnce(ctx, rdfPath, string(sch), lines, bulkMode)
+			if err != nil {
+				return nil, err
+			}
+			if bulkMode {
+				out.Bulk = append(out.Bulk, r)
+			} else {
+				out.Online = append(out.Online, r)
+			}
+		}
+	}
+	out.BulkMedian, out.OnlineMedian = medianRun(out.Bulk), medianRun(out.Online)
+	out.Speedup = roundTo(out.BulkMedian.QuadsPerSec/max(out.OnlineMedian.QuadsPerSec, 1e-9), 2)
+	return out, nil
+}
+
+func medianRun(rs []DQLLoadRun) DQLLoadRun {
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b DQLLoadRun) int { return cmp.Compare(a.QuadsPerSec, b.QuadsPerSec) })
+	return s[len(s)/2]
+}
+
+// loadOnce loads the file into a fresh store in a temporary directory.
+func loadOnce(ctx context.Context, rdfPath, sch string, lines int, bulkMode bool) (DQLLoadRun, error) {
+	tmp, err := os.MkdirTemp("", "weft-dql-load-")
+	if err != nil {
+		return DQLLoadRun{}, err
+	}
+	defer os.RemoveAll(tmp)
+	dir := filepath.Join(tmp, "db")
+	f, err := rdf.Open(rdfPath)
+	if err != nil {
+		return DQLLoadRun{}, err
+	}
+	defer f.Close()
+	var in io.Reader = f
+	if lines > 0 {
+		in = &lineLimitReader{r: bufio.NewReaderSize(f, 1<<16), left: int64(lines)}
+	}
+	lcfg := dgraph.DefaultLoadConfig()
+	start, cpu0 := time.Now(), processCPU()
+	var (
+		st    dgraph.LoadStats
+		edges int64
+	)
+	load := func(db engine.API, gcfg dgraph.Config) error {
+		g, err := dgraph.Open(ctx, dgraph.NamespaceView(db, 0), gcfg)
+		if err != nil {
+			return err
+		}
+		if _, err := g.Alter(ctx, sch); err != nil {
+			return err
+		}
+		st, err = g.LoadRDF(ctx, in, rdfPath, lcfg)
+		return err
+	}
+	if bulkMode {
+		db, err := bulk.Create(bulk.DefaultConfig(dir))
+		if err != nil {
+			return DQLLoadRun{}, err
+		}
+		if err := load(db, dgraph.BulkGraphConfig()); err != nil {
+			return DQLLoadRun{}, errors.Join(err, db.Abort())
+		}
+		edges = db.Stats().Edges
+		if err := db.Finish(); err != nil {
+			return DQLLoadRun{}, err
+		}
+	} else {
+		cfg := engine.DefaultConfig()
+		cfg.DataDir, cfg.Sync = dir, false
+		db, err := engine.Open(cfg)
+		if err != nil {
+			return DQLLoadRun{}, err
+		}
+		err = load(db, dgraph.DefaultConfig())
+		if err == nil {
+			var s *engine.Status
+			if s, err = steady(ctx, db.Status); err == nil {
+				edges = s.Edges
+			}
+		}
+		if err := errors.Join(err, db.Close()); err != nil {
+			return DQLLoadRun{}, err
+		}
+	}
+	secs := time.Since(start).Seconds()
+	return DQLLoadRun{Quads: st.Quads, EngineEdges: edges, Seconds: roundTo(secs, 3),
+		QuadsPerSec: roundTo(float64(st.Quads)/secs, 0), EngineEdgesPerSec: roundTo(float64(edges)/secs, 0),
+		CPUSeconds: roundTo((processCPU() - cpu0).Seconds(), 2)}, nil
 }
