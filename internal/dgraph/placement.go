@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/weft-db/weft/internal/engine"
@@ -46,6 +47,20 @@ func normPlacement(p string) string {
 // that vertex is created, never removed (placed vertices are never
 // deleted; an emptied one reads as nothing).
 const placedListPrefix = "|pl|"
+
+// PredicateUnit is the placement unit (txn.Unit) of predicate pred of
+// namespace ns in the predicate placement: the group of every placed
+// vertex of pred (its reverse edges included), its has-set and indexes.
+// Moving it (engine.DB.MoveUnit) moves the predicate's data.
+func PredicateUnit(ns uint64, pred string) (txn.Unit, error) {
+	if err := checkPred(pred); err != nil {
+		return txn.Unit{}, err
+	}
+	if ns == 0 {
+		return txn.Unit{Group: pred}, nil
+	}
+	return txn.Unit{Group: "@" + strconv.FormatUint(ns, 10) + "@" + pred}, nil
+}
 
 // PlacedVertex is the vertex holding node uid's data of pred (values,
 // facets, counts, bucket records, out-edges and reverse edges of pred) in

@@ -33,6 +33,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/login", s.post(s.httpLogin))
 	mux.HandleFunc("/health", s.httpHealth)
 	mux.HandleFunc("/admin", s.httpAdmin)
+	mux.HandleFunc("/moveTablet", s.httpMoveTablet)
 	return mux
 }
 
