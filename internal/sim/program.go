@@ -195,6 +195,11 @@ func (t *progTask) runBatch(n *shardNode, at vclock.Stamp) error {
 	// leaves as a batch for the shard that had it, even when the
 	// directory now places it here (the runner passes hops on too).
 	shardOf := func(h string) int { return w.locate(r.s, n, h, at, ord) }
+	for _, h := range t.batch.Hops {
+		if shardOf(h.To) != n.id {
+			w.stats.Forwards++ // arrived here, passed on by the runner
+		}
+	}
 	out, rep, err := n.runner.Run([]nodeprog.Batch{t.batch}, lookup, shardOf)
 	if ord.Err != nil {
 		return ord.Err

@@ -104,8 +104,8 @@ type Stats struct {
 	// PointReads are snapshots and programs stamped at a read point.
 	PointReads int
 	// Moves of placement units committed, moves aborted (the unit changed
-	// under them), and reads a shard forwarded because their unit had
-	// moved (moves.go; program hops are passed on by the runner).
+	// under them), and reads and program hops a shard passed on because
+	// their unit had moved (moves.go; the runner passes hops on).
 	Moves, MoveAborts, Forwards int
 }
 
