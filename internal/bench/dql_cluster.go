@@ -58,31 +58,10 @@ func (b *dqlBench) runCluster(ctx context.Context) error {
 	}
 	b.cleanup = append(b.cleanup, func() { lc.Close() })
 	b.lc = lc
-	gk := lc.Gatekeepers[0]
-	if b.g, err = dgraph.Open(ctx, gk, b.graphConfig()); err != nil {
+	if err := b.loadInto(ctx, lc.Gatekeepers[0], lines); err != nil {
 		return err
-	}
-	sch, err := os.ReadFile(o.Schema)
-	if err != nil {
-		return err
-	}
-	t := time.Now()
-	if _, err := b.g.Alter(ctx, string(sch)); err != nil {
-		return fmt.Errorf("%s: %w", o.Schema, err)
 	}
 	r := &b.res.Load
-	r.Lines, r.SchemaSeconds = lines, roundTo(time.Since(t).Seconds(), 3)
-	if err := b.loadRDF(ctx, lines); err != nil {
-		return err
-	}
-	t = time.Now()
-	st, err := steady(ctx, gk.Status)
-	if err != nil {
-		return fmt.Errorf("after the load: %w", err)
-	}
-	r.ApplySeconds = roundTo(time.Since(t).Seconds(), 3)
-	r.EngineVertices, r.EngineEdges = st.Vertices, st.Edges
-	r.EngineEdgesPerSec = roundTo(float64(st.Edges)/max(r.Seconds, 1e-9), 0)
 	o.Log.Info("film data loaded into the cluster", "quads", r.Quads, "seconds", r.Seconds, "engine_edges", r.EngineEdges)
 	return b.clusterQueries(ctx)
 }

@@ -55,6 +55,25 @@ func GetVertices(ctx context.Context, db API, snap Snapshot, refs []VertexRef, o
 	return out, len(refs), nil
 }
 
+// eachConcurrently runs fn(0) … fn(n−1) concurrently and waits for them;
+// a single call runs inline (a placement group's batch needs no
+// goroutine).
+func eachConcurrently(n int, fn func(j int)) {
+	if n == 1 {
+		fn(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for j := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(j)
+		}()
+	}
+	wg.Wait()
+}
+
 // fallbackParallelMax bounds the concurrent GetVertex calls of
 // GetVertices on an API without BatchReader.
 const fallbackParallelMax = 16
@@ -125,19 +144,7 @@ func (db *DB) GetVertices(ctx context.Context, snap Snapshot, refs []VertexRef, 
 				}
 			})
 		}
-		if len(shards) == 1 { // a placement group's batch: no goroutine needed
-			readShard(0)
-		} else {
-			var wg sync.WaitGroup
-			for j := range shards {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					readShard(j)
-				}()
-			}
-			wg.Wait()
-		}
+		eachConcurrently(len(shards), readShard)
 		requests += len(shards)
 		for _, err := range errs {
 			if err != nil {

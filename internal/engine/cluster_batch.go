@@ -283,19 +283,7 @@ func (g *ClusterGatekeeper) readShards(ctx context.Context, byShard map[int][]in
 			}
 		}
 	}
-	if len(shards) == 1 { // a placement group's batch: no goroutine needed
-		one(0)
-	} else {
-		var wg sync.WaitGroup
-		for j := range shards {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				one(j)
-			}()
-		}
-		wg.Wait()
-	}
+	eachConcurrently(len(shards), one)
 	total := 0
 	for _, c := range calls {
 		total += c

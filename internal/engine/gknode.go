@@ -222,6 +222,21 @@ func (g *gkNode) endRead(key uint64) {
 	g.mu.Unlock()
 }
 
+// beginCommit stamps a transaction (a commit or a move): the others'
+// clocks merged, the stamp published and the read point refreshed.
+func (g *gkNode) beginCommit() (vclock.Stamp, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sync()
+	ts, err := g.core.BeginCommit()
+	if err != nil {
+		return ts, fmt.Errorf("%w: %v", ErrOverloaded, err)
+	}
+	g.publish(ts)
+	g.refreshPoint()
+	return ts, nil
+}
+
 // commit runs one transaction: stamp, execute on a store transaction, order
 // after the last access of everything it touched (Kronos when concurrent),
 // make it durable, hand its writes to the shards, and answer once handed.
@@ -231,16 +246,9 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 		return nil, mapStoreErr(err)
 	}
 	defer st.Discard()
-	g.mu.Lock()
-	g.sync()
-	ts, err := g.core.BeginCommit()
-	if err == nil {
-		g.publish(ts)
-		g.refreshPoint()
-	}
-	g.mu.Unlock()
+	ts, err := g.beginCommit()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOverloaded, err)
+		return nil, err
 	}
 	dir := g.db.dir.Load()
 	res, err := txn.Exec{Shards: uint32(g.db.cfg.Shards), Dir: dir}.Run(st, ts, reads, ops)

@@ -80,16 +80,9 @@ func (g *gkNode) move(ctx context.Context, u txn.Unit, to uint32) error {
 		return fmt.Errorf("%w: shard %d still holds the copy unit %s left there", ErrBadRequest, to, u)
 	}
 	mv := &txn.UnitMove{Unit: u, From: home.Shard, To: to}
-	g.mu.Lock()
-	g.sync()
-	ts, err := g.core.BeginCommit()
-	if err == nil {
-		g.publish(ts)
-		g.refreshPoint()
-	}
-	g.mu.Unlock()
+	ts, err := g.beginCommit()
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrOverloaded, err)
+		return err
 	}
 	seen, err := shard.ReadMove(st, mv, base)
 	if err == nil {
