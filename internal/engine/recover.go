@@ -22,7 +22,7 @@ func (db *DB) recover() error {
 	db.dir.Store(dir)
 	for _, s := range db.shards {
 		s.units = shard.RecoveredUnits(uint32(s.id), dir, w)
-		s.home = func(h string) txn.Home { d := db.dir.Load(); return d.HomeOf(txn.UnitOf(h, d.Base())) }
+		s.dir = db.dir.Load
 	}
 	return shard.Recover(t, w, func(h string) shard.Partition {
 		s := db.shards[dir.ShardOf(h)]

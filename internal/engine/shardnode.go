@@ -31,10 +31,10 @@ type shardNode struct {
 	alias  *graph.AliasIndex
 	runner *nodeprog.Runner
 	// units is the shard's history of moved placement units (its
-	// forwarding pointers), and home the directory's entry for a name;
-	// both nil where units never move (a cluster's shard process).
+	// forwarding pointers), and dir the current placement directory; both
+	// nil where units never move (a cluster's shard process).
 	units *shard.Units
-	home  func(h string) txn.Home
+	dir   func() *txn.Directory
 
 	mu     sync.Mutex
 	inbox  []any
@@ -348,27 +348,13 @@ func (s *shardNode) runProgram(m progMsg, ord *shard.ReadOrderer) {
 	}
 }
 
-// locate is the shard that answers for name h at stamp t, as this shard
-// knows it (docs/online-moves.md): itself when h's unit was here at t,
-// else the shard its forwarding pointer names, else (a unit it never held,
-// whose move here, if any, comes after t) the directory's home — or the
-// home's source when the home is this shard.
+// locate is the shard that answers for name h at stamp t
+// (shard.Units.Locate; the host's placement where units never move).
 func (s *shardNode) locate(h string, t vclock.Stamp, ord *shard.ReadOrderer) int {
 	if s.units == nil {
 		return s.host.shardOf(h)
 	}
-	here, ask := s.units.Where(h, t, ord)
-	switch {
-	case here:
-		return s.id
-	case ask != shard.Unknown:
-		return int(ask)
-	}
-	home := s.home(h)
-	if int(home.Shard) == s.id {
-		return int(home.From)
-	}
-	return int(home.Shard)
+	return int(s.units.Locate(h, t, ord, s.dir()))
 }
 
 // movedError answers a read sent to a shard that did not have the name's

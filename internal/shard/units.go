@@ -86,6 +86,25 @@ func (u *Units) Where(name string, t vclock.Stamp, ord graph.Orderer) (here bool
 	return false, evs[last].peer
 }
 
+// Locate is the shard that answers reads of name at stamp t, as this shard
+// knows it: itself when the unit was here at t, else the shard its pointer
+// names, else (Unknown: a unit it never held) dir's home of the unit — or
+// the home's source when the home is this shard, whose move here follows t.
+func (u *Units) Locate(name string, t vclock.Stamp, ord graph.Orderer, dir *txn.Directory) uint32 {
+	here, ask := u.Where(name, t, ord)
+	switch {
+	case here:
+		return u.me
+	case ask != Unknown:
+		return ask
+	}
+	home := dir.HomeOf(txn.UnitOf(name, dir.Base()))
+	if home.Shard == u.me {
+		return home.From
+	}
+	return home.Shard
+}
+
 // visible reports whether a move at stamp at precedes a read at t.
 func visible(at, t vclock.Stamp, ord graph.Orderer) bool {
 	switch vclock.CompareStamps(at, t) {

@@ -154,7 +154,7 @@ func (r *readTask) run(n *shardNode, t vclock.Stamp) error {
 	r.w.stats.Reads++
 	ord := &shard.ReadOrderer{Res: n.core.Resolver(), T: t}
 	h := vertexOf(r.key)
-	if to, fwd := r.w.forward(r.s, n, h, t, ord); fwd {
+	if to := r.w.locate(r.s, n, h, t, ord); to != n.id {
 		if ord.Err != nil {
 			return ord.Err
 		}

@@ -131,28 +131,7 @@ func (w *world) moveStamped(s *server, g int, mv *txn.UnitMove) {
 	w.after(int64(w.rng.IntN(max(w.cfg.DelayMax, w.cfg.CommitDelayMax))), critical)
 }
 
-// locate is where shard n sends a read of h at t: itself when the unit
-// was there at t, else the shard its pointer names — or, for a unit it
-// never held and has no move of yet, the directory's home (the source of
-// the newest move when that home is n: the move is after t there).
+// locate is where shard n sends a read of h at t (shard.Units.Locate).
 func (w *world) locate(s *server, n *shardNode, h string, t vclock.Stamp, ord *shard.ReadOrderer) int {
-	here, ask := n.units.Where(h, t, ord)
-	switch {
-	case here:
-		return n.id
-	case ask != shard.Unknown:
-		return int(ask)
-	}
-	home := s.dir.HomeOf(txn.UnitOf(h, s.dir.Base()))
-	if home.Shard == uint32(n.id) {
-		return int(home.From)
-	}
-	return int(home.Shard)
-}
-
-// forward reports whether shard n must pass a read of h at t on, and to
-// which shard.
-func (w *world) forward(s *server, n *shardNode, h string, t vclock.Stamp, ord *shard.ReadOrderer) (int, bool) {
-	to := w.locate(s, n, h, t, ord)
-	return to, to != n.id
+	return int(n.units.Locate(h, t, ord, s.dir))
 }

@@ -175,14 +175,6 @@ func (d *Directory) With(u Unit, h Home) (*Directory, error) {
 	return &Directory{base: d.base, shards: d.shards, moved: m}, nil
 }
 
-// Grown returns d serving shards ≥ d.Shards() shards, no unit moved by it.
-func (d *Directory) Grown(shards uint32) (*Directory, error) {
-	if shards < d.shards {
-		return nil, fmt.Errorf("txn: directory cannot shrink from %d to %d shards", d.shards, shards)
-	}
-	return &Directory{base: d.base, shards: shards, moved: d.moved}, nil
-}
-
 // Units returns the moved units and their homes (a copy).
 func (d *Directory) Units() map[Unit]Home { return maps.Clone(d.moved) }
 

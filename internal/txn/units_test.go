@@ -113,13 +113,6 @@ func TestDirectoryRefusals(t *testing.T) {
 	if _, err := d2.With(Unit{Slot: 1}, Home{Shard: 0, Stamp: early}); err == nil {
 		t.Error("a move stamped before the unit's last move accepted")
 	}
-	if _, err := d2.Grown(2); err == nil {
-		t.Error("a shrinking directory accepted")
-	}
-	g, err := d2.Grown(5)
-	if err != nil || g.Shards() != 5 || g.HomeOf(Unit{Slot: 1}).Shard != 2 {
-		t.Fatalf("grown: %v, %v", g, err)
-	}
 }
 
 func TestUnitAndHomeRoundTrip(t *testing.T) {
