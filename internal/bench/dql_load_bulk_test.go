@@ -2,8 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
-	"os"
 	"testing"
 )
 
@@ -11,10 +9,7 @@ import (
 // (weft bench dql --bulk-load): both commit every quad and leave the same
 // number of engine edges.
 func TestCompareDQLLoads(t *testing.T) {
-	if _, err := os.Stat("../../" + DQLDefaultRDF); errors.Is(err, os.ErrNotExist) {
-		t.Skip("film data not present")
-	}
-	res, err := CompareDQLLoads(context.Background(), "../../"+DQLDefaultRDF, "", 2000, 1)
+	res, err := CompareDQLLoads(context.Background(), dqlFilm(t), "", 2000, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
