@@ -198,7 +198,7 @@ keep a Dgraph transaction's requests on the gatekeeper that began it.
 				return err
 			}
 			defer gk.Close()
-			srv := grpc.NewServer()
+			srv := grpc.NewServer(engine.ClusterServerOptions()...)
 			gk.Register(srv)
 			go srv.Serve(lis)
 			defer srv.Stop()
@@ -258,7 +258,7 @@ func serveRole(cmd *cobra.Command, addr, name string, register func(*grpc.Server
 	if err != nil {
 		return err
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(engine.ClusterServerOptions()...)
 	register(srv)
 	errs := make(chan error, 1)
 	go func() { errs <- srv.Serve(lis) }()

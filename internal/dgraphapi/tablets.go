@@ -9,7 +9,6 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/engine"
-	"github.com/weft-db/weft/internal/txn"
 )
 
 // GET or POST /moveTablet?tablet=<predicate>&group=<n>[&namespace=<ns>]:
@@ -22,13 +21,7 @@ import (
 // success ("Predicate: [p] moved from group [1] to [3]"), an error message
 // and 400 (bad arguments, vertex placement, a shard still holding the
 // tablet's old copy), 403 (not a guardian), 409 (the move raced a
-// transaction: retry), 501 (the engine cannot move units: a cluster).
-
-// unitMover is an engine that moves placement units (engine.DB).
-type unitMover interface {
-	MoveUnit(ctx context.Context, u txn.Unit, to int) error
-	Directory() *txn.Directory
-}
+// transaction: retry), 503 (the engine cannot move units now: a cluster between configuration epochs).
 
 func (s *Server) httpMoveTablet(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
@@ -55,9 +48,9 @@ func (s *Server) moveTablet(ctx context.Context, token, tablet, group, namespace
 			return http.StatusForbidden, "moving tablets needs a guardian of the galaxy"
 		}
 	}
-	mv, ok := s.db.(unitMover)
-	if !ok {
-		return http.StatusNotImplemented, "this server's engine does not move tablets (a cluster gatekeeper: not yet supported)"
+	mv, ok := s.db.(engine.Mover)
+	if !ok || mv.Directory() == nil {
+		return http.StatusServiceUnavailable, "this server's engine cannot move tablets now"
 	}
 	if s.g.Placement() != dgraph.PlacementPredicate {
 		return http.StatusBadRequest, "tablets move only in the predicate placement (weft serve --dgraph-placement predicate when the data is created)"

@@ -129,6 +129,22 @@ type Status struct {
 	PointReads uint64 `json:"point_reads"`
 }
 
+// Mover is an engine whose placement units move between shards online
+// (docs/online-moves.md): DB, ClusterGatekeeper, and a Switch over one.
+type Mover interface {
+	// MoveUnit moves unit u to shard to (DB.MoveUnit).
+	MoveUnit(ctx context.Context, u txn.Unit, to int) error
+	// Directory is the placement directory as this engine knows it (nil:
+	// none available now).
+	Directory() *txn.Directory
+}
+
+var (
+	_ Mover = (*DB)(nil)
+	_ Mover = (*ClusterGatekeeper)(nil)
+	_ Mover = (*Switch)(nil)
+)
+
 // Errors returned by the API. Bad input wraps txn.ErrInvalid, txn.ErrNotFound,
 // txn.ErrExists or txn.ErrTooLarge, or ErrBadRequest; retryable failures wrap
 // ErrAborted (a conflict) or ErrSnapshotTooOld; ErrOverloaded asks the client

@@ -55,7 +55,7 @@ func (s *ShardServer) ReadBatch(req *pb.ReadBatchRequest, stream pb.Shard_ReadBa
 		return fmt.Errorf("%w: %d names in one batched read (at most %d)", ErrBadRequest, len(names), BatchRefsMax)
 	}
 	for _, name := range names {
-		if err := s.owns(name); err != nil {
+		if err := txn.ValidName("vertex", name, txn.HandleLenMax); err != nil {
 			return err
 		}
 	}
@@ -63,8 +63,12 @@ func (s *ShardServer) ReadBatch(req *pb.ReadBatchRequest, stream pb.Shard_ReadBa
 	one := &pb.ReadRequest{Alias: req.GetAlias(), Props: req.GetProps(), Edges: req.GetEdges(),
 		Aliases: req.GetAliases(), EdgesMax: req.GetEdgesMax()}
 	resps := make([]*pb.ReadResponse, len(names))
-	err = s.readAt(stream.Context(), st, func(r *reader) {
+	err = s.readAt(stream.Context(), st, "", func(r *reader) {
 		for i, name := range names {
+			if to := r.s.locate(name, st, r.ord); to != r.s.id {
+				resps[i] = &pb.ReadResponse{Moved: true, MovedTo: uint32(to)}
+				continue
+			}
 			resps[i] = &pb.ReadResponse{}
 			readOne(r, st, name, one, resps[i])
 		}
@@ -258,37 +262,62 @@ func (g *ClusterGatekeeper) readEach(ctx context.Context, sh int, tmpl *pb.ReadB
 // readShards reads, for each shard of byShard, the names of its indexes
 // (name(i)) in one batched read, the shards concurrently, and hands each
 // answer to fill (called concurrently for different shards, each index
-// once). calls is the number of ReadBatch calls made.
+// once). Names a shard answers as moved are read again, in one more round,
+// at the shards their forwarding answers name. calls is the number of
+// ReadBatch calls made.
 func (g *ClusterGatekeeper) readShards(ctx context.Context, byShard map[int][]int, tmpl *pb.ReadBatchRequest,
 	name func(i int) string, fill func(i int, r *pb.ReadResponse) error) (int, error) {
-	shards := make([]int, 0, len(byShard))
-	for sh := range byShard {
-		shards = append(shards, sh)
-	}
-	slices.Sort(shards)
-	errs, calls := make([]error, len(shards)), make([]int, len(shards))
-	one := func(j int) {
-		idx := byShard[shards[j]]
-		names := make([]string, len(idx))
-		for k, i := range idx {
-			names[k] = name(i)
+	total := 0
+	for round := 0; len(byShard) > 0; round++ {
+		if round > forwardsMax {
+			return total, fmt.Errorf("engine: a batched read forwarded more than %d times", forwardsMax)
 		}
-		var resps []*pb.ReadResponse
-		if resps, calls[j], errs[j] = g.readBatch(ctx, shards[j], tmpl, names); errs[j] != nil {
-			return
+		shards := make([]int, 0, len(byShard))
+		for sh := range byShard {
+			shards = append(shards, sh)
 		}
-		for k, i := range idx {
-			if errs[j] = fill(i, resps[k]); errs[j] != nil {
+		slices.Sort(shards)
+		errs, calls, moved := make([]error, len(shards)), make([]int, len(shards)), make([][]int, len(shards))
+		one := func(j int) {
+			idx := byShard[shards[j]]
+			names := make([]string, len(idx))
+			for k, i := range idx {
+				names[k] = name(i)
+			}
+			var resps []*pb.ReadResponse
+			if resps, calls[j], errs[j] = g.readBatch(ctx, shards[j], tmpl, names); errs[j] != nil {
 				return
 			}
+			for k, i := range idx {
+				if resps[k].GetMoved() {
+					moved[j] = append(moved[j], int(resps[k].GetMovedTo()), i)
+					continue
+				}
+				if errs[j] = fill(i, resps[k]); errs[j] != nil {
+					return
+				}
+			}
 		}
+		eachConcurrently(len(shards), one)
+		for _, c := range calls {
+			total += c
+		}
+		if err := errors.Join(errs...); err != nil {
+			return total, err
+		}
+		next := map[int][]int{}
+		for _, m := range moved {
+			for k := 0; k < len(m); k += 2 {
+				to, err := g.forwardTo(uint32(m[k]))
+				if err != nil {
+					return total, err
+				}
+				next[to] = append(next[to], m[k+1])
+			}
+		}
+		byShard = next
 	}
-	eachConcurrently(len(shards), one)
-	total := 0
-	for _, c := range calls {
-		total += c
-	}
-	return total, errors.Join(errs...)
+	return total, nil
 }
 
 // GetVertices implements BatchReader over the network: aliases are

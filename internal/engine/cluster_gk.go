@@ -99,7 +99,12 @@ type ClusterGatekeeper struct {
 	draining   bool
 	inflight   sync.WaitGroup
 
-	commits, aborts, programs, announces, kronosCleanups atomic.Uint64
+	// dir is the placement directory as this gatekeeper knows it: read
+	// from the store at start and after a commit finds a unit moved,
+	// switched at once by its own moves (cluster_moves.go).
+	dir atomic.Pointer[txn.Directory]
+
+	commits, aborts, programs, announces, kronosCleanups, moves, forwards atomic.Uint64
 }
 
 type shardLink struct {
@@ -159,11 +164,16 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 		return nil, err
 	}
 	cfg.Oracle = &order.Counting{Oracle: cfg.Oracle} // Status reports this gatekeeper's Kronos calls
+	g0 := &ClusterGatekeeper{cfg: cfg}
+	if err := g0.reloadDirectory(); err != nil {
+		return nil, fmt.Errorf("engine: reading the placement directory: %w", err)
+	}
 	g := &ClusterGatekeeper{cfg: cfg, log: log.With("role", "gatekeeper", "gatekeeper", cfg.ID), reg: nodeprog.Builtins(),
 		core: gatekeeper.New(gatekeeper.Config{ID: uint32(cfg.ID), Gatekeepers: cfg.Gatekeepers, Shards: cfg.Shards,
 			Epoch: cfg.Epoch, InflightMax: cfg.InflightMax, PeerAck: true}),
 		acks: map[uint64]chan struct{}{}, holds: map[uint64]chan struct{}{}, progs: map[nodeprog.ProgID]*progRun{},
 		reading: map[uint64]vclock.Stamp{}, stop: make(chan struct{})}
+	g.dir.Store(g0.dir.Load())
 	for i, addr := range cfg.ShardAddrs {
 		conn, err := dialCluster(addr)
 		if err != nil {
@@ -518,7 +528,7 @@ func (g *ClusterGatekeeper) heldSnapshot(ctx context.Context, snap *Snapshot) (v
 	return s, release, err
 }
 
-func (g *ClusterGatekeeper) shardOf(h string) int { return int(txn.ShardOf(h, uint32(g.cfg.Shards))) }
+func (g *ClusterGatekeeper) shardOf(h string) int { return int(g.dir.Load().ShardOf(h)) }
 
 // readVertex resolves ref at s and reads the vertex (req says what of it).
 func (g *ClusterGatekeeper) readVertex(ctx context.Context, s vclock.Stamp, ref VertexRef, req *pb.ReadRequest) (
@@ -529,9 +539,9 @@ func (g *ClusterGatekeeper) readVertex(ctx context.Context, s vclock.Stamp, ref 
 	stamp := txn.EncodeStamp(s)
 	h = ref.Name
 	if ref.Alias {
-		a, err := g.shards[g.shardOf(ref.Name)].client.Read(ctx, &pb.ReadRequest{Stamp: stamp, Name: ref.Name, Alias: true})
+		a, err := g.readFollowing(ctx, &pb.ReadRequest{Stamp: stamp, Name: ref.Name, Alias: true})
 		if err != nil {
-			return "", nil, nil, fromShard(err)
+			return "", nil, nil, err
 		}
 		h, aliasRead = a.GetHandle(), &txn.Read{Vertex: ref.Name, Alias: true, Version: a.GetVersion()}
 		if h == "" {
@@ -539,11 +549,38 @@ func (g *ClusterGatekeeper) readVertex(ctx context.Context, s vclock.Stamp, ref 
 		}
 	}
 	req.Stamp, req.Name = stamp, h
-	resp, err = g.shards[g.shardOf(h)].client.Read(ctx, req)
-	if err != nil {
-		return "", nil, nil, fromShard(err)
+	if resp, err = g.readFollowing(ctx, req); err != nil {
+		return "", nil, nil, err
 	}
 	return h, aliasRead, resp, nil
+}
+
+// readFollowing sends req to the shard of its name by the directory and
+// follows the shards' forwarding answers (a unit that moved).
+func (g *ClusterGatekeeper) readFollowing(ctx context.Context, req *pb.ReadRequest) (*pb.ReadResponse, error) {
+	sh := g.shardOf(req.GetName())
+	for range forwardsMax {
+		resp, err := g.shards[sh].client.Read(ctx, req)
+		if err != nil {
+			return nil, fromShard(err)
+		}
+		if !resp.GetMoved() {
+			return resp, nil
+		}
+		if sh, err = g.forwardTo(resp.GetMovedTo()); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("engine: %q forwarded more than %d times", req.GetName(), forwardsMax)
+}
+
+// forwardTo checks a shard's forwarding answer and counts it.
+func (g *ClusterGatekeeper) forwardTo(to uint32) (int, error) {
+	if int(to) >= len(g.shards) {
+		return 0, fmt.Errorf("engine: a shard forwarded a read to shard %d of %d", to, len(g.shards))
+	}
+	g.forwards.Add(1)
+	return int(to), nil
 }
 
 // fromShard classifies a shard's error for the front end.
@@ -671,6 +708,46 @@ func (g *ClusterGatekeeper) Commit(ctx context.Context, reads []txn.Read, ops []
 	// may wait for peers' clocks).
 	leave := sync.OnceFunc(g.inflight.Done)
 	defer leave()
+	for attempt := 0; ; attempt++ {
+		res, err := g.commitOnce(ctx, reads, ops, leave)
+		if errors.Is(err, gatekeeper.ErrUnitMoved) && attempt < commitMovedRetries {
+			// Routed by a stale directory: nothing was written.
+			if rerr := g.reloadDirectory(); rerr != nil {
+				return nil, mapStoreErr(rerr)
+			}
+			continue
+		}
+		return res, err
+	}
+}
+
+// resolve ends a stamped transaction (ops empty: aborted, or nothing to
+// hand on) and returns the channel closed when its entries are handed to
+// the shards.
+func (g *ClusterGatekeeper) resolve(ts vclock.Stamp, ops []txn.ShardOp) chan struct{} {
+	ch := make(chan struct{})
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(ops) > 0 {
+		g.acks[ts.Seq()] = ch
+	} else {
+		ops = nil
+		close(ch) // nothing to hand to the shards
+	}
+	if err := g.core.Resolve(ts, ops); err != nil {
+		panic(err) // programmer error: every stamp is resolved once
+	}
+	g.dispatch()
+	return ch
+}
+
+// commitMovedRetries bounds how often Commit re-executes a transaction
+// that routed a unit by a directory older than its move.
+const commitMovedRetries = 3
+
+// commitOnce is one attempt of Commit; it calls leave once the outcome
+// on the store is known, if it committed.
+func (g *ClusterGatekeeper) commitOnce(ctx context.Context, reads []txn.Read, ops []txn.Op, leave func()) (*CommitResult, error) {
 	st, err := g.cfg.Store.Begin()
 	if err != nil {
 		return nil, mapStoreErr(err)
@@ -682,7 +759,8 @@ func (g *ClusterGatekeeper) Commit(ctx context.Context, reads []txn.Read, ops []
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOverloaded, err)
 	}
-	res, err := txn.Exec{Shards: uint32(g.cfg.Shards)}.Run(st, ts, reads, ops)
+	dir := g.dir.Load()
+	res, err := txn.Exec{Shards: uint32(g.cfg.Shards), Dir: dir}.Run(st, ts, reads, ops)
 	if err == nil {
 		g.mu.Lock()
 		derr := g.core.Declare(ts, txn.ShardsOf(res.Ops))
@@ -695,28 +773,22 @@ func (g *ClusterGatekeeper) Commit(ctx context.Context, reads []txn.Read, ops []
 			if err := checkFence(c, g.cfg.Epoch); err != nil {
 				return err
 			}
-			return gatekeeper.OrderAfterAccess(ctx, g.cfg.Oracle, c, ts, res.Access)
+			return gatekeeper.OrderCommit(ctx, g.cfg.Oracle, c, ts, res, dir.Base())
 		})
 	}
-	ch := make(chan struct{})
 	var out []txn.ShardOp // nil: aborted
-	g.mu.Lock()
-	if err == nil && len(res.Ops) > 0 {
-		g.acks[ts.Seq()] = ch
+	if err == nil {
 		out = res.Ops
-	} else {
-		close(ch) // nothing to hand to the shards
 	}
-	if rerr := g.core.Resolve(ts, out); rerr != nil {
-		panic(rerr) // programmer error: every stamp is resolved once
-	}
-	g.dispatch()
-	g.mu.Unlock()
-	leave()
+	ch := g.resolve(ts, out)
 	if err != nil {
 		g.aborts.Add(1)
+		if errors.Is(err, gatekeeper.ErrUnitMoved) {
+			return nil, err
+		}
 		return nil, mapStoreErr(err)
 	}
+	leave()
 	select {
 	case <-ch:
 	case <-g.stop:
@@ -774,12 +846,21 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 	if err != nil {
 		return nil, mapProgErr(err)
 	}
-	resp, err := g.shards[g.shardOf(h.To)].client.Run(ctx, &pb.RunRequest{Stamp: txn.EncodeStamp(s), Program: program,
-		ParamsJson: string(params)})
-	if err != nil {
-		return nil, fromShard(err)
+	req := &pb.RunRequest{Stamp: txn.EncodeStamp(s), Program: program, ParamsJson: string(params)}
+	sh := g.shardOf(h.To)
+	for range forwardsMax {
+		resp, err := g.shards[sh].client.Run(ctx, req)
+		if err != nil {
+			return nil, fromShard(err)
+		}
+		if !resp.GetMoved() {
+			return json.RawMessage(resp.GetResultJson()), nil
+		}
+		if sh, err = g.forwardTo(resp.GetMovedTo()); err != nil {
+			return nil, err
+		}
 	}
-	return json.RawMessage(resp.GetResultJson()), nil
+	return nil, fmt.Errorf("engine: program start %q forwarded more than %d times", h.To, forwardsMax)
 }
 
 // runProgram coordinates a program at stamp s: its start batches go to

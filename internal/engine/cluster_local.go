@@ -81,7 +81,7 @@ func StartLocalCluster(cfg LocalClusterConfig) (c *LocalCluster, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		srv := grpc.NewServer()
+		srv := grpc.NewServer(ClusterServerOptions()...)
 		c.closers = append(c.closers, func() error { srv.Stop(); return nil })
 		return lis, srv, nil
 	}

@@ -31,7 +31,7 @@ func (s *ShardServer) Scan(req *pb.ScanRequest, stream pb.Shard_ScanServer) erro
 	}
 	all := &pb.ReadRequest{Props: true, Edges: true, Aliases: true, EdgesMax: math.MaxUint32}
 	var vs []*pb.ReadResponse
-	if err := s.readAt(stream.Context(), st, func(r *reader) {
+	if err := s.readAt(stream.Context(), st, "", func(r *reader) {
 		for v := range r.s.g.Vertices(st, r.ord) {
 			resp := &pb.ReadResponse{Handle: v.Handle(), Exists: true}
 			fillRead(resp, v, all)

@@ -98,6 +98,9 @@ type ShardServer struct {
 	outbox chan outMsg
 	outWG  sync.WaitGroup
 
+	// dir is the placement directory read at the rebuild.
+	dir *txn.Directory
+
 	applies atomic.Uint64
 	// reads and readBatches count the Read and ReadBatch calls answered
 	// (ReadCalls): how tests and benchmarks see the network cost of reads.
@@ -174,13 +177,33 @@ func (s *ShardServer) recover() error {
 	}
 	defer t.Discard()
 	w := vclock.Stamp{Clock: vclock.New(s.cfg.Epoch, s.cfg.Gatekeepers)}
+	dir, err := readDirectory(t, s.cfg.Shards)
+	if err != nil {
+		return err
+	}
+	// The shard's directory stays the one read here: for a unit it never
+	// held, a stale home still leads to the shard the unit left, whose
+	// forwarding pointer names the next (shard.Units.Locate).
+	s.node.units = shard.RecoveredUnits(uint32(s.cfg.ID), dir, w)
+	s.node.dir = func() *txn.Directory { return dir }
+	s.dir = dir
 	mine := shard.Partition{Graph: s.node.g, Alias: s.node.alias}
 	return shard.Recover(t, w, func(h string) shard.Partition {
-		if s.shardOf(h) == s.cfg.ID {
+		if int(dir.ShardOf(h)) == s.cfg.ID {
 			return mine
 		}
 		return shard.Partition{}
 	})
+}
+
+// readDirectory reads the store's placement directory for a configuration
+// of shards (txn.ReadBase: over the pinned base, else over shards).
+func readDirectory(t txn.KV, shards int) (*txn.Directory, error) {
+	base, _, err := txn.ReadBase(t, uint32(shards))
+	if err != nil {
+		return nil, err
+	}
+	return txn.ReadDirectory(t, base, uint32(shards))
 }
 
 // Register adds the shard's service to a gRPC server.
@@ -261,7 +284,7 @@ func (s *ShardServer) hop(gk int, stamp vclock.Stamp, b nodeprog.Batch) {
 	s.outbox <- outMsg{gk: gk, shard: b.Shard, stamp: txn.EncodeStamp(stamp), batch: data}
 }
 
-func (s *ShardServer) shardOf(h string) int { return int(txn.ShardOf(h, uint32(s.cfg.Shards))) }
+func (s *ShardServer) shardOf(h string) int { return int(s.dir.ShardOf(h)) }
 func (s *ShardServer) applied()             { s.applies.Add(1) }
 func (s *ShardServer) stopping() bool       { return s.stop.Load() }
 
@@ -399,21 +422,12 @@ func (s *ShardServer) noteLow(gk int, low vclock.Clock) error {
 	return nil
 }
 
-// owns checks that name is this shard's.
-func (s *ShardServer) owns(name string) error {
-	if err := txn.ValidName("vertex", name, txn.HandleLenMax); err != nil {
-		return err
-	}
-	if sh := s.shardOf(name); sh != s.cfg.ID {
-		return fmt.Errorf("%w: %q belongs to shard %d, not %d", ErrBadRequest, name, sh, s.cfg.ID)
-	}
-	return nil
-}
-
-// readAt runs fn on the shard at st once it can, and waits for it.
-func (s *ShardServer) readAt(ctx context.Context, st vclock.Stamp, fn func(r *reader)) error {
+// readAt runs fn on the shard at st once it can, and waits for it. With a
+// name, fn runs only if the name's unit was here at st; else the answer is
+// a *movedError naming the shard to ask.
+func (s *ShardServer) readAt(ctx context.Context, st vclock.Stamp, name string, fn func(r *reader)) error {
 	w := waiters.Get().(*waiter)
-	s.node.push(readMsg{stamp: st, fn: fn, w: w})
+	s.node.push(readMsg{stamp: st, fn: fn, w: w, name: name})
 	select {
 	case <-w.ch:
 		err := w.err
@@ -437,12 +451,16 @@ func (s *ShardServer) Read(ctx context.Context, req *pb.ReadRequest) (*pb.ReadRe
 		return nil, err
 	}
 	name := req.GetName()
-	if err := s.owns(name); err != nil {
+	if err := txn.ValidName("vertex", name, txn.HandleLenMax); err != nil {
 		return nil, err
 	}
 	s.reads.Add(1)
 	resp := &pb.ReadResponse{}
-	if err := s.readAt(ctx, st, func(r *reader) { readOne(r, st, name, req, resp) }); err != nil {
+	err = s.readAt(ctx, st, name, func(r *reader) { readOne(r, st, name, req, resp) })
+	if mv, ok := err.(*movedError); ok {
+		return &pb.ReadResponse{Moved: true, MovedTo: uint32(mv.shard)}, nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	return resp, nil
@@ -494,12 +512,16 @@ func (s *ShardServer) Run(ctx context.Context, req *pb.RunRequest) (*pb.RunRespo
 	if err != nil {
 		return nil, mapProgErr(err)
 	}
-	if err := s.owns(h.To); err != nil {
+	if err := txn.ValidName("vertex", h.To, txn.HandleLenMax); err != nil {
 		return nil, err
 	}
 	var res any
 	var progErr error
-	if err := s.readAt(ctx, st, func(r *reader) { res, progErr = nodeprog.RunLocal(comp, name, h, r.lookup(st)) }); err != nil {
+	err = s.readAt(ctx, st, h.To, func(r *reader) { res, progErr = nodeprog.RunLocal(comp, name, h, r.lookup(st)) })
+	if mv, ok := err.(*movedError); ok {
+		return &pb.RunResponse{Moved: true, MovedTo: uint32(mv.shard)}, nil
+	}
+	if err != nil {
 		return nil, err
 	}
 	if progErr != nil {

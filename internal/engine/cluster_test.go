@@ -146,3 +146,88 @@ func TestClusterRefusals(t *testing.T) {
 		}
 	}
 }
+
+// Online moves on a cluster: the bank and ring workloads through two
+// gatekeepers while their units move between three shard servers, each
+// move through either gatekeeper (so the other routes by a stale
+// directory until a commit tells it).
+func TestClusterBankWhileMoving(t *testing.T) {
+	gks := startCluster(t, 2, 3)
+	var names []string
+	for i := 0; i < 8; i++ {
+		names = append(names, acct(i))
+	}
+	stop := make(chan struct{})
+	done := mover(t, []Mover{gks[0], gks[1]}, 3, names, stop)
+	bankIsolation(t, []API{gks[0], gks[1]})
+	close(stop)
+	moved := <-done
+	_, f0 := gks[0].Moves()
+	_, f1 := gks[1].Moves()
+	t.Logf("%d moves, %d forwarded reads", moved, f0+f1)
+	if moved == 0 {
+		t.Fatal("no unit moved")
+	}
+}
+
+func TestClusterRingWhileMoving(t *testing.T) {
+	gks := startCluster(t, 2, 3)
+	var names []string
+	for i := 0; i < 12; i++ {
+		names = append(names, node(i))
+	}
+	stop := make(chan struct{})
+	done := mover(t, []Mover{gks[0], gks[1]}, 3, names, stop)
+	ringInvariant(t, []API{gks[0], gks[1]})
+	close(stop)
+	if moved := <-done; moved == 0 {
+		t.Fatal("no unit moved")
+	}
+}
+
+// Old snapshots read through the forwarding pointers of the shard
+// processes; the other gatekeeper, whose directory is stale, reads and
+// writes the moved units; the next epoch's shards rebuild by the
+// directory.
+func TestClusterMoveKeepsSnapshotsAndSurvivesNewEpoch(t *testing.T) {
+	ctx := context.Background()
+	ecfg := DefaultConfig()
+	ecfg.Sync, ecfg.Shards = false, 3
+	st, err := openStore(ecfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c := startClusterWith(t, LocalClusterConfig{Gatekeepers: 2, Shards: 3, Store: st})
+	gks := c.Gatekeepers
+	names := moveEveryUnit(t, gks[0], gks[0], 3)
+	if _, f := gks[0].Moves(); f == 0 {
+		t.Error("no read was forwarded, yet every unit moved after the old snapshot")
+	}
+	snap, _ := gks[1].Begin(ctx)
+	checkMovedReads(t, gks[1], snap, names, 100, "the other gatekeeper")
+	var upd []txn.Op
+	for i, h := range names {
+		upd = append(upd, txn.Op{Kind: txn.SetVertexProp, Vertex: h, Key: "n", Value: value.I64(int64(200 + i))})
+	}
+	if _, err := gks[1].Commit(ctx, nil, upd); err != nil {
+		t.Fatalf("a commit through the gatekeeper with the stale directory: %v", err)
+	}
+	if gks[1].Directory().Moved() != gks[0].Directory().Moved() {
+		t.Fatalf("the other gatekeeper knows %d moved units after its commit, want %d", gks[1].Directory().Moved(), gks[0].Directory().Moved())
+	}
+	moved := gks[0].Directory().Moved()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c2 := startClusterWith(t, LocalClusterConfig{Gatekeepers: 2, Shards: 3, Store: st, Epoch: 2})
+	if got := c2.Gatekeepers[1].Directory().Moved(); got != moved {
+		t.Fatalf("the next epoch reads %d moved units, want %d", got, moved)
+	}
+	snap, _ = c2.Gatekeepers[1].Begin(ctx)
+	checkMovedReads(t, c2.Gatekeepers[1], snap, names, 200, "the next epoch")
+	// Every vertex is rebuilt on one shard only (the directory's).
+	if stt, err := c2.Gatekeepers[0].Status(ctx); err != nil || stt.Vertices != int64(len(names)) {
+		t.Fatalf("the next epoch's shards hold %+v (%v), want %d vertices", stt, err, len(names))
+	}
+}

@@ -13,9 +13,10 @@ import (
 	"github.com/weft-db/weft/internal/value"
 )
 
-// mover moves the units of names to random shards holding no copy of them
-// until stop closes, and returns the moves made.
-func mover(t *testing.T, db *DB, names []string, stop <-chan struct{}) <-chan int {
+// mover moves the units of names to random shards of shards holding no
+// copy of them, each move through a random one of ms, until stop closes,
+// and returns the moves made.
+func mover(t *testing.T, ms []Mover, shards int, names []string, stop <-chan struct{}) <-chan int {
 	done := make(chan int, 1)
 	go func() {
 		rng := rand.New(rand.NewPCG(9, 9))
@@ -27,10 +28,11 @@ func mover(t *testing.T, db *DB, names []string, stop <-chan struct{}) <-chan in
 				return
 			case <-time.After(time.Duration(rng.IntN(20)) * time.Millisecond):
 			}
+			db := ms[rng.IntN(len(ms))]
 			d := db.Directory()
 			u := txn.UnitOf(names[rng.IntN(len(names))], d.Base())
 			var to []int
-			for s := 0; s < db.cfg.Shards; s++ {
+			for s := 0; s < shards; s++ {
 				if !slices.Contains(d.HomeOf(u).Held, uint32(s)) {
 					to = append(to, s)
 				}
@@ -63,7 +65,7 @@ func TestBankIsolationWhileMoving(t *testing.T) {
 		names = append(names, acct(i))
 	}
 	stop := make(chan struct{})
-	done := mover(t, db, names, stop)
+	done := mover(t, []Mover{db}, db.cfg.Shards, names, stop)
 	bankIsolation(t, []API{db})
 	close(stop)
 	moved := <-done
@@ -84,7 +86,7 @@ func TestRingInvariantWhileMoving(t *testing.T) {
 		names = append(names, node(i))
 	}
 	stop := make(chan struct{})
-	done := mover(t, db, names, stop)
+	done := mover(t, []Mover{db}, db.cfg.Shards, names, stop)
 	ringInvariant(t, []API{db})
 	close(stop)
 	if moved := <-done; moved == 0 {
@@ -105,6 +107,39 @@ func TestMoveKeepsSnapshotsAndSurvivesReopen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	names := moveEveryUnit(t, db, db, cfg.Shards)
+	if _, forwards := db.Moves(); forwards == 0 {
+		t.Error("no read was forwarded, yet every unit moved after the old snapshot")
+	}
+	moved := db.Directory().Moved()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db2, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Close()
+	if db2.Directory().Moved() != moved {
+		t.Fatalf("reopened with %d moved units, want %d", db2.Directory().Moved(), moved)
+	}
+	snap, _ := db2.Begin(ctx)
+	checkMovedReads(t, db2, snap, names, 100, "after reopening")
+	// A unit cannot go back to a shard still holding its old copy.
+	u := txn.UnitOf("a", db2.Directory().Base())
+	if err := db2.MoveUnit(ctx, u, int(db2.Directory().HomeOf(u).From)); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("moving back: %v, want ErrBadRequest", err)
+	}
+}
+
+// moveEveryUnit writes a few vertices (two in one placement group) with
+// aliases and an edge, takes a snapshot, updates them, moves every unit
+// they and their aliases belong to one shard on (through m), and checks
+// that the old snapshot reads the old values and a new one the new
+// values. It returns the vertices' names.
+func moveEveryUnit(t *testing.T, db API, m Mover, shards int) []string {
+	t.Helper()
+	ctx := context.Background()
 	names := []string{"a", "b", "c", txn.GroupName("p", "x"), txn.GroupName("p", "y")}
 	var ops []txn.Op
 	for i, h := range names {
@@ -128,71 +163,54 @@ func TestMoveKeepsSnapshotsAndSurvivesReopen(t *testing.T) {
 	}
 	units := map[txn.Unit]bool{}
 	for i, h := range names {
-		units[txn.UnitOf(h, db.Directory().Base())] = true
-		units[txn.UnitOf("alias-"+fmt.Sprint(i), db.Directory().Base())] = true
+		units[txn.UnitOf(h, m.Directory().Base())] = true
+		units[txn.UnitOf("alias-"+fmt.Sprint(i), m.Directory().Base())] = true
 	}
 	if len(units) != len(names)*2-1 { // the group's two vertices share a unit
 		t.Fatalf("%d units for %d names and aliases", len(units), len(names)*2)
 	}
 	for u := range units {
-		to := (int(db.Directory().HomeOf(u).Shard) + 1) % cfg.Shards
-		if err := db.MoveUnit(ctx, u, to); err != nil {
+		to := (int(m.Directory().HomeOf(u).Shard) + 1) % shards
+		if err := m.MoveUnit(ctx, u, to); err != nil {
 			t.Fatalf("moving %s: %v", u, err)
 		}
-		if got := db.Directory().HomeOf(u).Shard; int(got) != to {
+		if got := m.Directory().HomeOf(u).Shard; int(got) != to {
 			t.Fatalf("unit %s on %d after a move to %d", u, got, to)
 		}
 	}
-	check := func(db *DB, snap Snapshot, base int64, what string) {
-		t.Helper()
-		for i, h := range names {
-			for _, ref := range []VertexRef{{Name: h}, {Name: "alias-" + fmt.Sprint(i), Alias: true}} {
-				v, err := db.GetVertex(ctx, snap, ref, DefaultReadOptions())
-				if err != nil {
-					t.Fatalf("%s: %v: %v", what, ref, err)
-				}
-				if !v.Exists || v.Props["n"].Int() != base+int64(i) {
-					t.Fatalf("%s: %v reads %+v, want n=%d", what, ref, v, base+int64(i))
-				}
-			}
-		}
-		refs := make([]VertexRef, len(names))
-		for i, h := range names {
-			refs[i] = VertexRef{Name: h}
-		}
-		vs, _, err := db.GetVertices(ctx, snap, refs, DefaultReadOptions())
-		if err != nil {
-			t.Fatalf("%s: batched: %v", what, err)
-		}
-		for i, v := range vs {
-			if v.Props["n"].Int() != base+int64(i) {
-				t.Fatalf("%s: batched read of %s: %+v", what, names[i], v)
-			}
-		}
-	}
-	check(db, old, 0, "the snapshot before the moves")
+	checkMovedReads(t, db, old, names, 0, "the snapshot before the moves")
 	now, _ := db.Begin(ctx)
-	check(db, now, 100, "a snapshot after the moves")
-	if _, forwards := db.Moves(); forwards == 0 {
-		t.Error("no read was forwarded, yet every unit moved after the old snapshot")
+	checkMovedReads(t, db, now, names, 100, "a snapshot after the moves")
+	return names
+}
+
+// checkMovedReads reads names (n = base + index) and their aliases one by
+// one and in one batch at snap.
+func checkMovedReads(t *testing.T, db API, snap Snapshot, names []string, base int64, what string) {
+	t.Helper()
+	ctx := context.Background()
+	for i, h := range names {
+		for _, ref := range []VertexRef{{Name: h}, {Name: "alias-" + fmt.Sprint(i), Alias: true}} {
+			v, err := db.GetVertex(ctx, snap, ref, DefaultReadOptions())
+			if err != nil {
+				t.Fatalf("%s: %v: %v", what, ref, err)
+			}
+			if !v.Exists || v.Props["n"].Int() != base+int64(i) {
+				t.Fatalf("%s: %v reads %+v, want n=%d", what, ref, v, base+int64(i))
+			}
+		}
 	}
-	moved := db.Directory().Moved()
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
+	refs := make([]VertexRef, len(names))
+	for i, h := range names {
+		refs[i] = VertexRef{Name: h}
 	}
-	db2, err := Open(cfg)
+	vs, _, err := GetVertices(ctx, db, snap, refs, DefaultReadOptions())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: batched: %v", what, err)
 	}
-	defer db2.Close()
-	if db2.Directory().Moved() != moved {
-		t.Fatalf("reopened with %d moved units, want %d", db2.Directory().Moved(), moved)
-	}
-	snap, _ := db2.Begin(ctx)
-	check(db2, snap, 100, "after reopening")
-	// A unit cannot go back to a shard still holding its old copy.
-	u := txn.UnitOf("a", db2.Directory().Base())
-	if err := db2.MoveUnit(ctx, u, int(db2.Directory().HomeOf(u).From)); !errors.Is(err, ErrBadRequest) {
-		t.Errorf("moving back: %v, want ErrBadRequest", err)
+	for i, v := range vs {
+		if v.Props["n"].Int() != base+int64(i) {
+			t.Fatalf("%s: batched read of %s: %+v", what, names[i], v)
+		}
 	}
 }

@@ -139,3 +139,24 @@ func (s *Switch) Status(ctx context.Context) (*Status, error) {
 	}
 	return a.Status(ctx)
 }
+
+// MoveUnit implements Mover over the current backend.
+func (s *Switch) MoveUnit(ctx context.Context, u txn.Unit, to int) error {
+	a, err := s.get()
+	if err != nil {
+		return err
+	}
+	m, ok := a.(Mover)
+	if !ok {
+		return fmt.Errorf("%w: this engine does not move placement units", ErrBadRequest)
+	}
+	return m.MoveUnit(ctx, u, to)
+}
+
+// Directory implements Mover: the current backend's (nil between backends).
+func (s *Switch) Directory() *txn.Directory {
+	if m, ok := s.Current().(Mover); ok {
+		return m.Directory()
+	}
+	return nil
+}

@@ -15,6 +15,11 @@ import (
 // Moving placement units between shards (docs/online-moves.md): the two
 // checks that run in the store's serialized commit section.
 
+// ErrUnitMoved is OrderCommit's abort (a txn.ErrAborted) for a transaction
+// routed by a directory older than a move of a unit it wrote: the caller
+// refreshes its directory from the store before it retries.
+var ErrUnitMoved = fmt.Errorf("%w: a placement unit moved", txn.ErrAborted)
+
 // HomeIn reads unit u's directory record in the commit section: where it
 // lives now (its base shard if it never moved) and the stamp of the move
 // that put it there.
@@ -41,7 +46,7 @@ func OrderCommit(ctx context.Context, o order.Oracle, c store.Critical, ts vcloc
 			return err
 		}
 		if h.Shard != r.Shard {
-			return fmt.Errorf("%w: unit %s moved to shard %d (operations sent to %d)", txn.ErrAborted, r.Unit, h.Shard, r.Shard)
+			return fmt.Errorf("%w: unit %s moved to shard %d (operations sent to %d)", ErrUnitMoved, r.Unit, h.Shard, r.Shard)
 		}
 		if !h.Stamp.IsZero() {
 			prevs = append(prevs, h.Stamp)
@@ -86,6 +91,9 @@ func OrderMove(ctx context.Context, o order.Oracle, c store.Critical, ts vclock.
 	if slices.Contains(h.Held, mv.To) {
 		return fmt.Errorf("%w: shard %d still holds a copy of unit %s", txn.ErrAborted, mv.To, mv.Unit)
 	}
+	if err := pinBase(c, base); err != nil {
+		return err
+	}
 	if err := unchanged(c, txn.PopKey(mv.Unit), seen.Pop); err != nil {
 		return fmt.Errorf("%w: a vertex of unit %s was created or deleted since the move read it", err, mv.Unit)
 	}
@@ -106,6 +114,23 @@ func OrderMove(ctx context.Context, o order.Oracle, c store.Critical, ts vclock.
 	held := append(slices.Clone(h.Held), mv.To)
 	slices.Sort(held)
 	return c.Set(txn.DirKey(mv.Unit), txn.EncodeHome(txn.Home{Shard: mv.To, Stamp: ts, From: mv.From, Held: held}))
+}
+
+// pinBase writes the directory's base when no move wrote it before
+// (txn.BaseKey): from the first move on, slots stay computed over base
+// whatever the shard count becomes. A different pinned base means the
+// mover's configuration is stale (its epoch ended): retryable.
+func pinBase(c store.Critical, base uint32) error {
+	got, pinned, err := txn.ReadBase(c, 1<<16)
+	switch {
+	case err != nil:
+		return err
+	case !pinned:
+		return c.Set(txn.BaseKey, txn.EncodeBase(base))
+	case got != base:
+		return fmt.Errorf("%w: the placement base is %d, the mover's %d", txn.ErrAborted, got, base)
+	}
+	return nil
 }
 
 // unchanged checks that key still holds want (nil: absent).

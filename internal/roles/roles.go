@@ -156,7 +156,7 @@ func RunShard(ctx context.Context, cfg Config) error {
 	}
 	log := cfg.Log.With("role", "shard", "name", cfg.Name)
 	front := &shardFront{}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(engine.ClusterServerOptions()...)
 	pb.RegisterShardServer(srv, front)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -226,7 +226,7 @@ func (g *Gatekeeper) Run(ctx context.Context, apiAddr, httpAddr string) error {
 	cfg := g.cfg
 	log := cfg.Log.With("role", "gatekeeper", "name", cfg.Name)
 	front := &gatekeeperFront{}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(engine.ClusterServerOptions()...)
 	pb.RegisterGatekeeperServer(srv, front)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -2,6 +2,7 @@ package txn
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"slices"
@@ -336,3 +337,40 @@ func ReadDirectory(kv KV, base, shards uint32) (*Directory, error) {
 	}
 	return d, nil
 }
+
+// BaseKey is the meta record pinning the directory's base: the shard count
+// slots are computed over (a big-endian uint64). It is written by the first
+// move (gatekeeper.OrderMove) or by growing a cluster online; until then
+// the base is the current shard count, so a cluster that grows without it
+// re-places every vertex by the new count, and one that grows with it
+// keeps every vertex where it is and fills new shards by moves.
+var BaseKey = MetaKey("base")
+
+// Getter reads one key.
+type Getter interface {
+	Get(key []byte) ([]byte, bool, error)
+}
+
+// ReadBase returns the store's pinned base (pinned true), else shards. A
+// pinned base above shards is an error: a cluster never shrinks below the
+// count its slots are computed over.
+func ReadBase(kv Getter, shards uint32) (base uint32, pinned bool, err error) {
+	b, ok, err := kv.Get(BaseKey)
+	if err != nil || !ok {
+		return shards, false, err
+	}
+	if len(b) != 8 {
+		return 0, false, fmt.Errorf("%w: placement base of %d bytes", ErrCorrupt, len(b))
+	}
+	v := binary.BigEndian.Uint64(b)
+	switch {
+	case v == 0 || v > 1<<16:
+		return 0, false, fmt.Errorf("%w: placement base %d", ErrCorrupt, v)
+	case v > uint64(shards):
+		return 0, false, fmt.Errorf("%w: the data's placement is over %d shards and only %d are configured", ErrInvalid, v, shards)
+	}
+	return uint32(v), true, nil
+}
+
+// EncodeBase is BaseKey's value for base.
+func EncodeBase(base uint32) []byte { return binary.BigEndian.AppendUint64(nil, uint64(base)) }

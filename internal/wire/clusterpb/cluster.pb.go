@@ -358,8 +358,12 @@ func (x *RunRequest) GetParamsJson() string {
 }
 
 type RunResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ResultJson    string                 `protobuf:"bytes,1,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ResultJson string                 `protobuf:"bytes,1,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	// moved: the start vertex's placement unit was not on this shard at the
+	// stamp; the caller asks shard moved_to (as ReadResponse.moved).
+	Moved         bool   `protobuf:"varint,2,opt,name=moved,proto3" json:"moved,omitempty"`
+	MovedTo       uint32 `protobuf:"varint,3,opt,name=moved_to,json=movedTo,proto3" json:"moved_to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -399,6 +403,20 @@ func (x *RunResponse) GetResultJson() string {
 		return x.ResultJson
 	}
 	return ""
+}
+
+func (x *RunResponse) GetMoved() bool {
+	if x != nil {
+		return x.Moved
+	}
+	return false
+}
+
+func (x *RunResponse) GetMovedTo() uint32 {
+	if x != nil {
+		return x.MovedTo
+	}
+	return 0
 }
 
 type Clock struct {
@@ -1177,8 +1195,13 @@ type ReadResponse struct {
 	Edges          []*Edge  `protobuf:"bytes,5,rep,name=edges,proto3" json:"edges,omitempty"`
 	EdgesTruncated bool     `protobuf:"varint,6,opt,name=edges_truncated,json=edgesTruncated,proto3" json:"edges_truncated,omitempty"`
 	Aliases        []string `protobuf:"bytes,7,rep,name=aliases,proto3" json:"aliases,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// moved: the name's placement unit was not on this shard at the stamp
+	// (docs/online-moves.md); nothing else is set and the reader asks shard
+	// moved_to instead (the shard's forwarding pointer).
+	Moved         bool   `protobuf:"varint,8,opt,name=moved,proto3" json:"moved,omitempty"`
+	MovedTo       uint32 `protobuf:"varint,9,opt,name=moved_to,json=movedTo,proto3" json:"moved_to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReadResponse) Reset() {
@@ -1258,6 +1281,20 @@ func (x *ReadResponse) GetAliases() []string {
 		return x.Aliases
 	}
 	return nil
+}
+
+func (x *ReadResponse) GetMoved() bool {
+	if x != nil {
+		return x.Moved
+	}
+	return false
+}
+
+func (x *ReadResponse) GetMovedTo() uint32 {
+	if x != nil {
+		return x.MovedTo
+	}
+	return 0
 }
 
 type StatusRequest struct {
@@ -1533,10 +1570,12 @@ const file_cluster_proto_rawDesc = "" +
 	"\x05stamp\x18\x01 \x01(\fR\x05stamp\x12\x18\n" +
 	"\aprogram\x18\x02 \x01(\tR\aprogram\x12\x1f\n" +
 	"\vparams_json\x18\x03 \x01(\tR\n" +
-	"paramsJson\".\n" +
+	"paramsJson\"_\n" +
 	"\vRunResponse\x12\x1f\n" +
 	"\vresult_json\x18\x01 \x01(\tR\n" +
-	"resultJson\"9\n" +
+	"resultJson\x12\x14\n" +
+	"\x05moved\x18\x02 \x01(\bR\x05moved\x12\x19\n" +
+	"\bmoved_to\x18\x03 \x01(\rR\amovedTo\"9\n" +
 	"\x05Clock\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1a\n" +
 	"\bcounters\x18\x02 \x03(\x04R\bcounters\"S\n" +
@@ -1586,7 +1625,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\x04Edge\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x10\n" +
 	"\x03dst\x18\x02 \x01(\tR\x03dst\x12+\n" +
-	"\x05props\x18\x03 \x03(\v2\x15.weft.cluster.v1.PropR\x05props\"\xf5\x01\n" +
+	"\x05props\x18\x03 \x03(\v2\x15.weft.cluster.v1.PropR\x05props\"\xa6\x02\n" +
 	"\fReadResponse\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\fR\aversion\x12\x16\n" +
@@ -1594,7 +1633,9 @@ const file_cluster_proto_rawDesc = "" +
 	"\x05props\x18\x04 \x03(\v2\x15.weft.cluster.v1.PropR\x05props\x12+\n" +
 	"\x05edges\x18\x05 \x03(\v2\x15.weft.cluster.v1.EdgeR\x05edges\x12'\n" +
 	"\x0fedges_truncated\x18\x06 \x01(\bR\x0eedgesTruncated\x12\x18\n" +
-	"\aaliases\x18\a \x03(\tR\aaliases\"\x0f\n" +
+	"\aaliases\x18\a \x03(\tR\aaliases\x12\x14\n" +
+	"\x05moved\x18\b \x01(\bR\x05moved\x12\x19\n" +
+	"\bmoved_to\x18\t \x01(\rR\amovedTo\"\x0f\n" +
 	"\rStatusRequest\"\xb1\x02\n" +
 	"\x0eStatusResponse\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\rR\x05shard\x12\x14\n" +

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"google.golang.org/grpc"
+
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/shard"
+	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/txn"
+)
+
+// Online moves on a cluster (docs/online-moves.md): the same move
+// transaction as DB.MoveUnit, run by a gatekeeper process against the
+// shared store, its hand-off carried to the shard processes on the FIFO
+// streams (gatekeeper.AppendEntry encodes the unit's state). Every
+// gatekeeper routes by its own copy of the directory: the mover switches
+// its copy at once; the others find out when a commit's critical section
+// says a unit it wrote moved (gatekeeper.ErrUnitMoved: the copy is read
+// again from the store and the transaction re-executed), and reads follow
+// the shards' forwarding answers meanwhile.
+
+// ClusterMessageBytesMax bounds a message a cluster role receives (gRPC's
+// default is 4 MiB): an entry carries a whole transaction's operations
+// for a shard, or a moving unit's state.
+const ClusterMessageBytesMax = 256 << 20
+
+// MoveBytesMax bounds the state one move of a unit carries to the shard
+// processes (the entry holds it twice: MoveOut and MoveIn); a larger
+// unit is refused (txn.ErrTooLarge). Moving it in chunks staged at the
+// target (docs/online-moves.md) is not built.
+const MoveBytesMax = ClusterMessageBytesMax/2 - 1<<20
+
+// ClusterServerOptions are the gRPC server options of every cluster role.
+func ClusterServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(ClusterMessageBytesMax)}
+}
+
+// reloadDirectory reads the placement directory from the store.
+func (g *ClusterGatekeeper) reloadDirectory() error {
+	t, err := g.cfg.Store.Begin()
+	if err != nil {
+		return err
+	}
+	defer t.Discard()
+	d, err := readDirectory(t, g.cfg.Shards)
+	if err != nil {
+		return err
+	}
+	g.dir.Store(d)
+	return nil
+}
+
+// Directory returns the placement directory as this gatekeeper knows it.
+func (g *ClusterGatekeeper) Directory() *txn.Directory { return g.dir.Load() }
+
+// Moves returns the moves this gatekeeper committed and the reads it
+// forwarded since it started.
+func (g *ClusterGatekeeper) Moves() (moves, forwards uint64) {
+	return g.moves.Load(), g.forwards.Load()
+}
+
+// MoveUnit moves placement unit u to shard to while transactions, reads
+// and programs go on (DB.MoveUnit's contract).
+func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) error {
+	if err := g.check(); err != nil {
+		return err
+	}
+	d := g.dir.Load()
+	switch {
+	case to < 0 || to >= g.cfg.Shards:
+		return fmt.Errorf("%w: shard %d of %d", ErrBadRequest, to, g.cfg.Shards)
+	case u.Group == "" && u.Slot >= txn.SlotsPerShard*d.Base():
+		return fmt.Errorf("%w: slot %d of %d", ErrBadRequest, u.Slot, txn.SlotsPerShard*d.Base())
+	}
+	if !g.enterCommit() {
+		return fmt.Errorf("%w: the gatekeeper is leaving its configuration epoch", ErrOverloaded)
+	}
+	defer g.inflight.Done()
+	st, err := g.cfg.Store.Begin()
+	if err != nil {
+		return mapStoreErr(err)
+	}
+	defer st.Discard()
+	base := d.Base()
+	home := txn.BaseHome(u, base)
+	if b, ok, err := st.Get(txn.DirKey(u)); err != nil {
+		return mapStoreErr(err)
+	} else if ok {
+		if home, err = txn.DecodeHome(b); err != nil {
+			return err
+		}
+	}
+	if home.Shard == uint32(to) {
+		return nil
+	}
+	if slices.Contains(home.Held, uint32(to)) {
+		return fmt.Errorf("%w: shard %d still holds the copy unit %s left there", ErrBadRequest, to, u)
+	}
+	mv := &txn.UnitMove{Unit: u, From: home.Shard, To: uint32(to)}
+	g.mu.Lock()
+	ts, err := g.core.BeginCommit()
+	g.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrOverloaded, err)
+	}
+	seen, err := shard.ReadMove(st, mv, base)
+	if n := 0; err == nil {
+		if n = gatekeeper.MoveBytes(mv); n > MoveBytesMax {
+			err = fmt.Errorf("%w: unit %s holds %d MiB, more than one move carries (%d MiB)", txn.ErrTooLarge, u, n>>20, MoveBytesMax>>20)
+		}
+	}
+	if err == nil {
+		g.mu.Lock()
+		derr := g.core.Declare(ts, []uint32{mv.From, mv.To})
+		g.dispatch()
+		g.mu.Unlock()
+		if derr != nil {
+			panic(derr) // programmer error: ts is in flight
+		}
+		err = st.Commit(ctx, func(c store.Critical) error {
+			if err := checkFence(c, g.cfg.Epoch); err != nil {
+				return err
+			}
+			return gatekeeper.OrderMove(ctx, g.cfg.Oracle, c, ts, mv, seen, base)
+		})
+	}
+	if err != nil {
+		g.resolve(ts, nil)
+		return mapStoreErr(err)
+	}
+	held := append(slices.Clone(home.Held), uint32(to))
+	slices.Sort(held)
+	next := txn.Home{Shard: uint32(to), From: mv.From, Stamp: ts, Held: held}
+	for {
+		d := g.dir.Load()
+		nd, err := d.With(u, next)
+		if err != nil {
+			panic(fmt.Sprintf("engine: a committed move does not fit the directory: %v", err))
+		}
+		if g.dir.CompareAndSwap(d, nd) {
+			break
+		}
+	}
+	g.moves.Add(1)
+	ch := g.resolve(ts, []txn.ShardOp{{Shard: mv.From, Kind: txn.OpUnitOut, Move: mv}, {Shard: mv.To, Kind: txn.OpUnitIn, Move: mv}})
+	select {
+	case <-ch:
+		return nil
+	case <-g.stop:
+		return fmt.Errorf("%w: the gatekeeper stopped after the move was durable: %v", ErrClosed, g.Err())
+	}
+}
