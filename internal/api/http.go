@@ -54,6 +54,8 @@ func NewHTTPHandler(db engine.API, m *Metrics, opts HTTPOptions) http.Handler {
 		{"POST", "/v1/run/{program}", "run", h.run},
 		{"GET", "/v1/programs", "programs", h.programs},
 		{"GET", "/v1/status", "status", h.status},
+		{"GET", "/v1/placement", "placement", h.placement},
+		{"POST", "/v1/move", "move", h.move},
 		{"GET", "/healthz", "healthz", h.healthz},
 	}
 	for _, rt := range routes {

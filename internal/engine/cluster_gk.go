@@ -159,6 +159,9 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 	}
 	fctx, cancel := context.WithTimeout(context.Background(), cfg.ConnectTimeout)
 	err := RaiseFence(fctx, cfg.Store, cfg.Epoch)
+	if err == nil {
+		err = pinBase(fctx, cfg.Store, cfg.Shards)
+	}
 	cancel()
 	if err != nil {
 		return nil, err

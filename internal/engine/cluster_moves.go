@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/weft-db/weft/internal/shard"
 	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/vclock"
 )
 
 // Online moves on a cluster (docs/online-moves.md): the same move
@@ -135,16 +138,7 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 	held := append(slices.Clone(home.Held), uint32(to))
 	slices.Sort(held)
 	next := txn.Home{Shard: uint32(to), From: mv.From, Stamp: ts, Held: held}
-	for {
-		d := g.dir.Load()
-		nd, err := d.With(u, next)
-		if err != nil {
-			panic(fmt.Sprintf("engine: a committed move does not fit the directory: %v", err))
-		}
-		if g.dir.CompareAndSwap(d, nd) {
-			break
-		}
-	}
+	adoptMove(&g.dir, u, next)
 	g.moves.Add(1)
 	ch := g.resolve(ts, []txn.ShardOp{{Shard: mv.From, Kind: txn.OpUnitOut, Move: mv}, {Shard: mv.To, Kind: txn.OpUnitIn, Move: mv}})
 	select {
@@ -153,4 +147,57 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 	case <-g.stop:
 		return fmt.Errorf("%w: the gatekeeper stopped after the move was durable: %v", ErrClosed, g.Err())
 	}
+}
+
+// adoptMove puts a committed move in the directory dir points to, unless
+// the directory already has it or a later one (a cluster gatekeeper's
+// copy may have been read again from the store meanwhile).
+func adoptMove(dir *atomic.Pointer[txn.Directory], u txn.Unit, next txn.Home) {
+	for {
+		d := dir.Load()
+		if prev := d.HomeOf(u).Stamp; !prev.IsZero() {
+			if rel := vclock.CompareStamps(prev, next.Stamp); rel == vclock.Equal || rel == vclock.After {
+				return
+			}
+		}
+		nd, err := d.With(u, next)
+		if err != nil {
+			panic(fmt.Sprintf("engine: a committed move does not fit the directory: %v", err))
+		}
+		if dir.CompareAndSwap(d, nd) {
+			return
+		}
+	}
+}
+
+// pinBase pins the store's placement base (txn.BaseKey) to shards unless
+// it is pinned already: a cluster's gatekeepers do it when they start, so
+// that shards added later start empty and fill by moves (Rebalance)
+// instead of every vertex being placed again by the new count.
+func pinBase(ctx context.Context, st store.Store, shards int) error {
+	var err error
+	for attempt := range 20 {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
+			}
+		}
+		var t store.Txn
+		if t, err = st.Begin(); err != nil {
+			return err
+		}
+		err = t.Commit(ctx, func(c store.Critical) error {
+			if _, pinned, err := txn.ReadBase(c, uint32(shards)); err != nil || pinned {
+				return err
+			}
+			return c.Set(txn.BaseKey, txn.EncodeBase(uint32(shards)))
+		})
+		t.Discard()
+		if err == nil || !store.IsRetryable(err) {
+			return err
+		}
+	}
+	return err
 }

@@ -102,16 +102,7 @@ func (g *gkNode) move(ctx context.Context, u txn.Unit, to uint32) error {
 	held := append(slices.Clone(home.Held), to)
 	slices.Sort(held)
 	next := txn.Home{Shard: to, From: mv.From, Stamp: ts, Held: held}
-	for {
-		d := db.dir.Load()
-		nd, err := d.With(u, next)
-		if err != nil {
-			panic(fmt.Sprintf("engine: a committed move does not fit the directory: %v", err))
-		}
-		if db.dir.CompareAndSwap(d, nd) {
-			break
-		}
-	}
+	adoptMove(&db.dir, u, next)
 	db.moves.Add(1)
 	<-g.resolve(ts, []txn.ShardOp{{Shard: mv.From, Kind: txn.OpUnitOut, Move: mv}, {Shard: mv.To, Kind: txn.OpUnitIn, Move: mv}})
 	return nil
