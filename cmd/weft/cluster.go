@@ -40,6 +40,8 @@ type clusterOpts struct {
 	// and wait; the coordinator promotes one when a slot holder fails.
 	backupGatekeepers, backupShards int
 	readyTimeout, stopTimeout       time.Duration
+	// noRebalance: cluster add --role shard leaves the new shard empty.
+	noRebalance bool
 	// postgresURL is the store gatekeepers and shards share; epoch the
 	// configuration epoch they are started in (larger on every up).
 	postgresURL, postgresSchema string
@@ -233,15 +235,17 @@ func newClusterCmd() *cobra.Command {
 		Long: `Start one more shard (or gatekeeper) process, wait until it registers with the
 coordinator as a backup, then add a slot for it: the coordinator gives it the
 slot in a new configuration epoch, every shard rebuilds its partition from the
-store under the new shard count (vertices move to the new shard), and the
-cluster serves again once the epoch is active. Clients see retryable errors
-during the switch (docs/operations.md).`,
+store, and the cluster serves again once the epoch is active (clients see
+retryable errors during the switch). A new shard starts empty: then its share
+of the placement slots moves to it online, one move transaction per slot,
+while transactions and programs go on (weft rebalance; docs/operations.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return clusterAdd(cmd.Context(), cmd.OutOrStdout(), o, addRole)
 		},
 	}
 	add.Flags().StringVar(&addRole, "role", "shard", "shard or gatekeeper")
+	add.Flags().BoolVar(&o.noRebalance, "no-rebalance", false, "with --role shard: leave the new shard empty (weft rebalance moves slots to it later)")
 	add.Flags().DurationVar(&o.readyTimeout, "ready-timeout", 60*time.Second, "wait this long for the process and the new epoch")
 	cmd.AddCommand(up, status, down, add)
 	return cmd
@@ -493,6 +497,7 @@ func clusterAdd(ctx context.Context, out io.Writer, o *clusterOpts, role string)
 	if err := waitServing(p, o.readyTimeout); err != nil {
 		return err
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, o.readyTimeout)
 	defer cancel()
 	c, err := coord.NewClient(splitAddrs(coordAddrs(st)))
@@ -536,7 +541,18 @@ func clusterAdd(ctx context.Context, out io.Writer, o *clusterOpts, role string)
 	}
 	fmt.Fprintf(out, "%s added (pid %d, %s): %d %s slots in epoch %d; serving again after %v\n", p.Name, p.Pid, p.Addr,
 		slots+1, role, resp.GetConfig().GetEpoch(), time.Since(t0).Round(time.Millisecond))
-	return nil
+	if role != "shard" || o.noRebalance {
+		return nil
+	}
+	// The new shard starts empty (the placement base is pinned): move its
+	// share of slots to it online.
+	for _, q := range st.Procs {
+		if q.Role == "gatekeeper" && q.HTTPAddr != "" {
+			_, err := rebalance(parent, out, terminal(os.Stderr), q.HTTPAddr)
+			return err
+		}
+	}
+	return errors.New("cluster add: no gatekeeper with an HTTP API to rebalance through (weft rebalance --http ADDR)")
 }
 
 // planGroup assigns each instance its name, addresses and directories,

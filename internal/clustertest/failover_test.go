@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -38,6 +41,38 @@ type upCluster struct {
 type upProc struct {
 	Name, Role, Addr string
 	Pid              int
+	HTTPAddr         string `json:"http_addr"`
+}
+
+// gatekeeperHTTP is the HTTP API address of a gatekeeper process started by
+// up.
+func (u *upCluster) gatekeeperHTTP(t *testing.T) string {
+	t.Helper()
+	for _, p := range u.procs {
+		if p.Role == "gatekeeper" && p.HTTPAddr != "" {
+			return p.HTTPAddr
+		}
+	}
+	t.Fatal("no gatekeeper with an HTTP API")
+	return ""
+}
+
+// getJSON GETs path from a Weft HTTP API and decodes the 200 answer.
+func getJSON(ctx context.Context, addr, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 func clusterUp(t *testing.T, args ...string) *upCluster {
@@ -444,7 +479,13 @@ func TestClusterAddShard(t *testing.T) {
 	if st.Shards != 3 || st.Vertices != vertices+counters {
 		t.Fatalf("status after the add: %d shards, %d vertices; want 3 and %d", st.Shards, st.Vertices, vertices+counters)
 	}
-	// The new shard holds the vertices that hash to it.
+	// The new shard started empty and received its share of the slots by
+	// online moves (the rebalance of cluster add): it holds the vertices of
+	// those slots, and no vertex is on two shards (the status counts each
+	// shard's partition).
+	if !strings.Contains(string(out), "rebalanced: ") {
+		t.Fatalf("cluster add did not rebalance:\n%s", out)
+	}
 	conn, err := grpc.NewClient(conf.GetShards()[2].GetAddress(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -454,19 +495,37 @@ func TestClusterAddShard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := 0
-	for i := range vertices {
-		if txn.ShardOf(fmt.Sprintf("v%d", i), 3) == 2 {
-			want++
+	var place struct {
+		Slots []int `json:"slots"`
+		Moved []struct {
+			Unit  string `json:"unit"`
+			Shard uint32 `json:"shard"`
+		} `json:"moved"`
+	}
+	if err := getJSON(ctx, u.gatekeeperHTTP(t), "/v1/placement", &place); err != nil {
+		t.Fatal(err)
+	}
+	onNew := map[string]bool{}
+	for _, m := range place.Moved {
+		if m.Shard == 2 {
+			onNew[m.Unit] = true
 		}
 	}
-	for k := range counters {
-		if txn.ShardOf(fmt.Sprintf("c%d", k), 3) == 2 {
+	if len(place.Slots) != 3 || place.Slots[2] < 2*txn.SlotsPerShard/3 || len(onNew) != place.Slots[2] {
+		t.Fatalf("placement after the add: %+v", place)
+	}
+	want := 0
+	for i := range vertices + counters {
+		name := fmt.Sprintf("v%d", i)
+		if i >= vertices {
+			name = fmt.Sprintf("c%d", i-vertices)
+		}
+		if onNew[txn.UnitOf(name, 2).String()] {
 			want++
 		}
 	}
 	if int(ss.GetVertices()) != want || want == 0 {
-		t.Fatalf("the new shard holds %d vertices, want the %d that hash to it", ss.GetVertices(), want)
+		t.Fatalf("the new shard holds %d vertices, want the %d of the slots moved to it", ss.GetVertices(), want)
 	}
 	for k := range counters {
 		var got struct {

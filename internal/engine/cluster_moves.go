@@ -110,7 +110,7 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrOverloaded, err)
 	}
-	seen, err := shard.ReadMove(st, mv, base)
+	seen, err := readMove(g.cfg.Store, mv, base)
 	if n := 0; err == nil {
 		if n = gatekeeper.MoveBytes(mv); n > MoveBytesMax {
 			err = fmt.Errorf("%w: unit %s holds %d MiB, more than one move carries (%d MiB)", txn.ErrTooLarge, u, n>>20, MoveBytesMax>>20)
@@ -200,4 +200,19 @@ func pinBase(ctx context.Context, st store.Store, shards int) error {
 		}
 	}
 	return err
+}
+
+// readMove reads the moving unit's state (shard.ReadMove) on a store
+// snapshot of its own: the move's transaction keeps in its read set only
+// the unit's directory record, so writes elsewhere in the tables the read
+// scanned do not abort it. The commit section (gatekeeper.OrderMove)
+// checks that the unit's access and population records are still what
+// this snapshot saw, which is what makes the state current.
+func readMove(s store.Store, mv *txn.UnitMove, base uint32) (gatekeeper.MoveSeen, error) {
+	t, err := s.Begin()
+	if err != nil {
+		return gatekeeper.MoveSeen{}, err
+	}
+	defer t.Discard()
+	return shard.ReadMove(t, mv, base)
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/weft-db/weft/internal/gatekeeper"
-	"github.com/weft-db/weft/internal/shard"
 	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
 )
@@ -84,7 +83,7 @@ func (g *gkNode) move(ctx context.Context, u txn.Unit, to uint32) error {
 	if err != nil {
 		return err
 	}
-	seen, err := shard.ReadMove(st, mv, base)
+	seen, err := readMove(db.st, mv, base)
 	if err == nil {
 		g.mu.Lock()
 		derr := g.core.Declare(ts, []uint32{mv.From, mv.To})

@@ -80,7 +80,16 @@ func (w *world) moveStamped(s *server, g int, mv *txn.UnitMove) {
 		st.Discard()
 		return // overloaded: the next move will do
 	}
-	seen, err := shard.ReadMove(st, mv, s.dir.Base())
+	// The unit is read on a snapshot of its own, as the engine does: the
+	// move's transaction then conflicts with no concurrent write to the
+	// tables it scanned, and the commit section's checks of the access
+	// and population records alone keep the move correct.
+	rs, err := s.st.Begin()
+	if err != nil {
+		panic(err)
+	}
+	seen, err := shard.ReadMove(rs, mv, s.dir.Base())
+	rs.Discard()
 	if err != nil {
 		panic(fmt.Sprintf("sim: move %s: reading the unit: %v", mv.Unit, err))
 	}
