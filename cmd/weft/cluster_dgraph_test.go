@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -84,6 +85,46 @@ func TestClusterUpDgraph(t *testing.T) {
 		got, _ := json.Marshal(env["data"])
 		if string(got) != want {
 			t.Errorf("%s answers %s, want %s", p.Name, got, want)
+		}
+	}
+	// Dgraph's /moveTablet moves a predicate between the shard processes
+	// online; both gatekeepers answer the same afterwards, and a mutation
+	// through the other gatekeeper (whose directory is stale) lands.
+	for _, tablet := range []string{"name", "directed_by"} {
+		moved := false
+		for group := 1; group <= 2 && !moved; group++ {
+			resp, err := http.Get(fmt.Sprintf("http://%s/moveTablet?tablet=%s&group=%d", gks[0].DgraphHTTPAddr, tablet, group))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			switch {
+			case resp.StatusCode == 200 && strings.Contains(string(b), "moved from group"):
+				moved = true
+			case resp.StatusCode == 200 && strings.Contains(string(b), "is already in group"):
+			default:
+				t.Fatalf("/moveTablet %s to group %d: %d %s", tablet, group, resp.StatusCode, b)
+			}
+		}
+		if !moved {
+			t.Fatalf("%s did not move", tablet)
+		}
+	}
+	post(gks[1].DgraphHTTPAddr, "/mutate?commitNow=true", "application/rdf", `{ set {
+		_:c <name> "Cabaret" .
+		_:c <directed_by> _:f .
+		_:f <name> "Bob Fosse" .
+	} }`)
+	for _, p := range gks {
+		env := post(p.DgraphHTTPAddr, "/query", "application/dql", q)
+		got, _ := json.Marshal(env["data"])
+		if string(got) != want {
+			t.Errorf("%s answers %s after the moves, want %s", p.Name, got, want)
+		}
+		env = post(p.DgraphHTTPAddr, "/query", "application/dql", `{ q(func: eq(name, "Cabaret")) { directed_by { name } } }`)
+		if got, _ := json.Marshal(env["data"]); string(got) != `{"q":[{"directed_by":[{"name":"Bob Fosse"}]}]}` {
+			t.Errorf("%s answers %s for the mutation after the moves", p.Name, got)
 		}
 	}
 	status := run("cluster", "status")

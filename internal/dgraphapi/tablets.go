@@ -70,6 +70,9 @@ func (s *Server) moveTablet(ctx context.Context, token, tablet, group, namespace
 		return http.StatusBadRequest, err.Error()
 	}
 	from := mv.Directory().HomeOf(u).Shard + 1
+	if int(from) == g {
+		return http.StatusOK, fmt.Sprintf("Predicate: [%s] is already in group [%d]", tablet, g)
+	}
 	switch err := mv.MoveUnit(ctx, u, g-1); {
 	case err == nil:
 		return http.StatusOK, fmt.Sprintf("Predicate: [%s] moved from group [%d] to [%d]", tablet, from, g)
