@@ -38,6 +38,7 @@ from weft.client import (
     Edge,
     InvalidArgument,
     NotFound,
+    Placement,
     ProgramInfo,
     Transaction,
     UnknownProgram,
@@ -332,6 +333,33 @@ def test_programs_run_status(server: Server, client: Client) -> None:
     for key in ("gatekeepers", "shards", "vertices", "edges", "commits", "aborts"):
         assert key in status
     assert client.healthy()
+
+
+def test_placement_and_move(server: Server, client: Client) -> None:
+    if server.kind == "fake":  # the fake engine does not move units
+        with pytest.raises(InvalidArgument):
+            client.placement()
+        return
+    p = client.placement()
+    assert isinstance(p, Placement) and p.shards == client.status()["shards"] and p.shards >= 2
+    assert sum(p.slots) == 256 * p.base and len(p.slots) == p.shards
+    moved = {m.unit for m in p.moved}
+    slot = next(k for k in range(256 * p.base) if f"s:{k}" not in moved)
+    home, to = slot % p.base, (slot % p.base + 1) % p.shards
+    mv = client.move_unit(f"s:{slot}", to)
+    assert (mv.unit, mv.from_shard, mv.to_shard) == (f"s:{slot}", home, to)
+    after = client.placement()
+    got = {m.unit: m for m in after.moved}[f"s:{slot}"]
+    assert got.shard == to and got.from_shard == home and set(got.held) == {home, to}
+    assert after.slots[to] == p.slots[to] + 1 and after.slots[home] == p.slots[home] - 1
+    assert client.move_unit(f"s:{slot}", to).to_shard == to  # where it is: nothing to do
+    with pytest.raises(InvalidArgument):
+        client.move_unit(f"s:{slot}", home)  # the shard it left still holds its copy
+    with pytest.raises(InvalidArgument):
+        client.move_unit("s:-1", 0)
+    with pytest.raises(InvalidArgument):
+        client.move_unit(f"s:{slot}", p.shards)
+    assert client.get_vertex("person/alice").props["name"] == "Alice"
 
 
 def test_metrics_and_openapi(server: Server, client: Client) -> None:

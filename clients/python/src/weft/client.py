@@ -63,6 +63,7 @@ __all__ = [
     "InvalidArgument",
     "NotFound",
     "Overloaded",
+    "Placement",
     "ProgramInfo",
     "Read",
     "SnapshotTooOld",
@@ -72,6 +73,8 @@ __all__ = [
     "Transactions",
     "Unavailable",
     "UnknownOutcome",
+    "UnitHome",
+    "UnitMove",
     "UnknownProgram",
     "Value",
     "Vertex",
@@ -390,6 +393,52 @@ class ProgramInfo:
 
     name: str
     description: str
+
+
+@dataclass(frozen=True)
+class UnitHome:
+    """A placement unit that moved off its base shard (docs/online-moves.md).
+
+    Attributes:
+        unit: ``"s:<slot>"`` or ``"g:<group>"``.
+        shard: Where it lives now.
+        from_shard: The shard it last left.
+        held: The shards holding a copy of it (its home and the shards it
+            left): it cannot move to these.
+    """
+
+    unit: str
+    shard: int
+    from_shard: int
+    held: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class UnitMove:
+    """One move: of :attr:`Placement.rebalance`, or done by :meth:`Client.move_unit`."""
+
+    unit: str
+    from_shard: int
+    to_shard: int
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a server places vertices (``GET /v1/placement``).
+
+    Attributes:
+        base: The shard count slots are computed over (256·base slots).
+        shards: The shards now.
+        slots: Per shard, the slot units it serves.
+        moved: The units that moved off their base shard, sorted.
+        rebalance: The slot moves that give every shard its share.
+    """
+
+    base: int
+    shards: int
+    slots: tuple[int, ...]
+    moved: tuple[UnitHome, ...]
+    rebalance: tuple[UnitMove, ...]
 
 
 def _get(obj: Any, key: str, typ: type[T]) -> T:
@@ -913,6 +962,30 @@ class Client:
         j = self._http.request("GET", "/v1/programs", idempotent=True)
         return [ProgramInfo(_get(p, "name", str), _get(p, "description", str))
                 for p in _get(j, "programs", list)]
+
+    # -- placement
+
+    def placement(self) -> Placement:
+        """Where placement units live, and the plan that evens out the shards."""
+        j = self._http.request("GET", "/v1/placement", idempotent=True)
+        return Placement(
+            base=_get(j, "base", int), shards=_get(j, "shards", int),
+            slots=tuple(int(n) for n in _get(j, "slots", list)),
+            moved=tuple(UnitHome(_get(m, "unit", str), _get(m, "shard", int), _get(m, "from", int),
+                                 tuple(int(h) for h in _get(m, "held", list)))
+                        for m in _get(j, "moved", list)),
+            rebalance=tuple(UnitMove(_get(m, "unit", str), _get(m, "from", int), _get(m, "to", int))
+                            for m in _get(j, "rebalance", list)))
+
+    def move_unit(self, unit: str, shard: int) -> UnitMove:
+        """Move placement unit ``unit`` (``"s:<slot>"`` or ``"g:<group>"``) to
+        ``shard`` online: transactions, reads and programs go on. Raises
+        :class:`Aborted` when the unit changed while the move read it (call
+        again), :class:`InvalidArgument` for a bad unit or shard or a shard
+        still holding the copy the unit left there. Moving a unit where it
+        is does nothing, so a retried call is safe."""
+        j = self._http.request("POST", "/v1/move", {"unit": unit, "shard": shard}, idempotent=True)
+        return UnitMove(_get(j, "unit", str), _get(j, "from", int), _get(j, "to", int))
 
     def status(self) -> dict[str, int]:
         """The server's health and size counters (vertices, edges, commits, …)."""
