@@ -254,17 +254,36 @@ func TestClusterFailoverKillShardAndGatekeeper(t *testing.T) {
 	}
 	c0.Close()
 
-	var acked, unknown [counters]atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var okOps atomic.Int64
-	for w := range 4 {
-		wg.Add(1)
+	inc := u.increments(ctx, 4, counters)
+	u.killAndRecover(ctx, coordpb.Role_SHARD, &inc.ok)
+	u.killAndRecover(ctx, coordpb.Role_GATEKEEPER, &inc.ok)
+	time.Sleep(200 * time.Millisecond)
+	inc.stop()
+	inc.check(ctx)
+}
+
+// incrementers are clients incrementing counters c0…c<n-1> through every
+// gatekeeper in the configuration, counting the acknowledged increments
+// and those of unknown outcome per counter.
+type incrementers struct {
+	u              *upCluster
+	acked, unknown []atomic.Int64
+	ok             atomic.Int64 // increments acknowledged
+	stopCh         chan struct{}
+	wg             sync.WaitGroup
+}
+
+// increments starts workers incrementing counters c0…c<counters-1>.
+func (u *upCluster) increments(ctx context.Context, workers, counters int) *incrementers {
+	in := &incrementers{u: u, acked: make([]atomic.Int64, counters), unknown: make([]atomic.Int64, counters),
+		stopCh: make(chan struct{})}
+	for w := range workers {
+		in.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer in.wg.Done()
 			for i := 0; ; i++ {
 				select {
-				case <-stop:
+				case <-in.stopCh:
 					return
 				case <-ctx.Done():
 					return
@@ -284,52 +303,31 @@ func TestClusterFailoverKillShardAndGatekeeper(t *testing.T) {
 				cl.Close()
 				switch outcome {
 				case committed:
-					acked[k].Add(1)
-					okOps.Add(1)
+					in.acked[k].Add(1)
+					in.ok.Add(1)
 				case maybe:
-					unknown[k].Add(1)
+					in.unknown[k].Add(1)
 				}
 			}
 		}()
 	}
-	// recover kills the process holding role's slot 0 and returns how long
-	// until the cluster serves again and increments succeed.
-	recoverFrom := func(role coordpb.Role) time.Duration {
-		t.Helper()
-		for okOps.Load() < 20 {
-			time.Sleep(10 * time.Millisecond)
-		}
-		victim := u.holder(ctx, role, 0)
-		before := okOps.Load()
-		t0 := time.Now()
-		if err := syscall.Kill(victim.Pid, syscall.SIGKILL); err != nil {
-			t.Fatalf("kill -9 %s: %v", victim.Name, err)
-		}
-		sctx, scancel := context.WithTimeout(ctx, 20*time.Second)
-		defer scancel()
-		if err := u.serving(sctx); err != nil {
-			t.Fatalf("after kill -9 of %s: %v", victim.Name, err)
-		}
-		for okOps.Load() <= before+5 {
-			if ctx.Err() != nil {
-				t.Fatalf("no increment succeeded after kill -9 of %s", victim.Name)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		d := time.Since(t0)
-		if now := u.holder(ctx, role, 0); now.Name == victim.Name {
-			t.Fatalf("%v slot 0 still held by the killed %s", role, victim.Name)
-		}
-		t.Logf("kill -9 %s (%v slot 0): serving again and increments succeeding after %v", victim.Name, role, d.Round(time.Millisecond))
-		return d
-	}
-	recoverFrom(coordpb.Role_SHARD)
-	recoverFrom(coordpb.Role_GATEKEEPER)
-	time.Sleep(200 * time.Millisecond)
-	close(stop)
-	wg.Wait()
+	return in
+}
 
-	addrs := u.gatekeepers(ctx)
+func (in *incrementers) stop() {
+	close(in.stopCh)
+	in.wg.Wait()
+}
+
+// check reads every counter through every gatekeeper: each holds every
+// acknowledged increment once, and at most the ones of unknown outcome
+// besides.
+func (in *incrementers) check(ctx context.Context) {
+	t := in.u.t
+	t.Helper()
+	counters := len(in.acked)
+
+	addrs := in.u.gatekeepers(ctx)
 	for i, a := range addrs {
 		cl, err := weft.Dial(a)
 		if err != nil {
@@ -342,20 +340,57 @@ func TestClusterFailoverKillShardAndGatekeeper(t *testing.T) {
 			if err := cl.Run(ctx, "read_node_props", map[string]any{"node": fmt.Sprintf("c%d", k), "keys": []string{"n"}}, &got); err != nil {
 				t.Fatal(err)
 			}
-			n, lo, hi := got.Props["n"], acked[k].Load(), acked[k].Load()+unknown[k].Load()
+			n, lo, hi := got.Props["n"], in.acked[k].Load(), in.acked[k].Load()+in.unknown[k].Load()
 			if n < lo || n > hi {
 				t.Fatalf("counter c%d read through gatekeeper %d: %d, want between %d acknowledged and %d (with %d of unknown outcome)",
-					k, i, n, lo, hi, unknown[k].Load())
+					k, i, n, lo, hi, in.unknown[k].Load())
 			}
 		}
 		cl.Close()
 	}
 	var a, un int64
 	for k := range counters {
-		a += acked[k].Load()
-		un += unknown[k].Load()
+		a += in.acked[k].Load()
+		un += in.unknown[k].Load()
 	}
 	t.Logf("%d increments acknowledged, %d of unknown outcome, every acknowledged one counted once", a, un)
+}
+
+// killAndRecover kills with SIGKILL the process holding role's slot 0,
+// once ok (successful client operations) has passed 20, and returns how
+// long until the cluster serves again and ok grows by 5 more.
+func (u *upCluster) killAndRecover(ctx context.Context, role coordpb.Role, ok *atomic.Int64) time.Duration {
+	t := u.t
+	t.Helper()
+	for ok.Load() < 20 {
+		if ctx.Err() != nil {
+			t.Fatalf("fewer than 20 operations succeeded before the kill of %v slot 0", role)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	victim := u.holder(ctx, role, 0)
+	before := ok.Load()
+	t0 := time.Now()
+	if err := syscall.Kill(victim.Pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %s: %v", victim.Name, err)
+	}
+	sctx, scancel := context.WithTimeout(ctx, 20*time.Second)
+	defer scancel()
+	if err := u.serving(sctx); err != nil {
+		t.Fatalf("after kill -9 of %s: %v", victim.Name, err)
+	}
+	for ok.Load() <= before+5 {
+		if ctx.Err() != nil {
+			t.Fatalf("no operation succeeded after kill -9 of %s", victim.Name)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	d := time.Since(t0)
+	if now := u.holder(ctx, role, 0); now.Name == victim.Name {
+		t.Fatalf("%v slot 0 still held by the killed %s", role, victim.Name)
+	}
+	t.Logf("kill -9 %s (%v slot 0): serving again and operations succeeding after %v", victim.Name, role, d.Round(time.Millisecond))
+	return d
 }
 
 type outcome int
