@@ -6,7 +6,7 @@ PYTHON  ?= python3
 BIN     := bin/weft
 VENV    := clients/python/.venv
 PY      := $(VENV)/bin/python
-GOFLAGS_TEST ?=
+GOFLAGS_TEST ?= -timeout 25m
 
 .PHONY: all build run test test-go test-race test-invariants test-py lint vet fmt-check \
         bench bench-kronos bench-dql fuzz lin faults adya generate pydeps clean sim

@@ -307,7 +307,7 @@ func sharedFilm(t *testing.T, placement string) (*fixture, *oracle) {
 		t.Skipf("film data not present: %s", filmSkipped)
 	}
 	lines := 60000
-	if invariantsBuild || testing.Short() {
+	if slowBuild || testing.Short() {
 		lines = 4000 // the invariants engine checks itself after every step
 	}
 	f, data := loadFilm(keepOpen{t}, placement, lines) // shared by the tests: never closed

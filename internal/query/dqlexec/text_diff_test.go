@@ -118,7 +118,7 @@ func randText(rng *rand.Rand) string {
 // random rewrites of the values.
 func TestTextDifferential(t *testing.T) {
 	seeds := 6
-	if testing.Short() || invariantsBuild {
+	if testing.Short() || slowBuild {
 		seeds = 2
 	}
 	for seed := range uint64(seeds) {

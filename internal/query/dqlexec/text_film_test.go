@@ -65,7 +65,7 @@ func TestFilmText(t *testing.T) { inPlacements(t, testFilmText) }
 
 func testFilmText(t *testing.T, placement string) {
 	lines := 20000
-	if testing.Short() || invariantsBuild {
+	if testing.Short() || slowBuild {
 		lines = 4000
 	}
 	f, data := loadFilmText(keepOpen{t}, placement, lines)
