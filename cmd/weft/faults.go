@@ -52,7 +52,15 @@ pauses of the same processes). The report gives each fault's recovery time
 held) and their spread per fault kind. The cluster is stopped with
 weft cluster down at the end, also after an error or Ctrl-C.
 
-  weft faults --cluster --duration 10m --workloads list-append,bank,set-full --out weft-data/faults-cluster`,
+With --cluster --move-every D, placement units also move between shards
+while the workloads run: about every D (jittered, seeded) a mover asks a
+gatekeeper for the placement (GET /v1/placement) and moves the unit of a
+vertex the workloads write, or a random slot, to a shard that may take it
+(POST /v1/move). Failed or refused moves are expected under the nemesis;
+the report counts moves, refusals and failures.
+
+  weft faults --cluster --duration 10m --workloads list-append,bank,set-full --out weft-data/faults-cluster
+  weft faults --cluster --duration 2m --move-every 200ms --nemesis all`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -60,6 +68,9 @@ weft cluster down at the end, also after an error or Ctrl-C.
 				return err
 			}
 			parse := faults.ParseNemeses
+			if !cluster && cmd.Flags().Changed("move-every") {
+				return errors.New("faults: --move-every needs --cluster")
+			}
 			if cluster {
 				cfg.Cluster, parse = &cc, faults.ParseClusterNemeses
 				if !cmd.Flags().Changed("nemesis") {
@@ -105,6 +116,7 @@ weft cluster down at the end, also after an error or Ctrl-C.
 	f.IntVar(&cc.BackupGatekeepers, "backup-gatekeepers", cc.BackupGatekeepers, "with --cluster: backup gatekeeper processes")
 	f.IntVar(&cc.BackupShards, "backup-shards", cc.BackupShards, "with --cluster: backup shard processes")
 	f.DurationVar(&cc.RecoveryTimeout, "recovery-timeout", cc.RecoveryTimeout, "with --cluster: a kill not recovered within this makes the run invalid")
+	f.DurationVar(&cc.MoveEvery, "move-every", cc.MoveEvery, "with --cluster: move a placement unit between shards about this often (POST /v1/move; 0: no moves)")
 	return cmd
 }
 
@@ -125,6 +137,9 @@ func runFaults(cmd *cobra.Command, cfg faults.Config) error {
 	if c := cfg.Cluster; c != nil {
 		target = fmt.Sprintf("a cluster of %d+%d gatekeepers, %d+%d shards, %d Kronos, %d coordinator replicas",
 			c.Gatekeepers, c.BackupGatekeepers, c.Shards, c.BackupShards, c.Kronos, c.Coord)
+		if c.MoveEvery > 0 {
+			target += fmt.Sprintf(", a unit moved about every %v", c.MoveEvery)
+		}
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "weft faults: seed %d, duration %v, %s, out %s\n", cfg.Seed, cfg.Duration, target, cfg.OutDir)
 	rep, err := faults.Run(ctx, cfg)

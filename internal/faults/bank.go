@@ -114,3 +114,6 @@ func (b *bank) check() workloadCheck {
 	res, err := check.CheckBank(b.rec.History(), cfg)
 	return workloadCheck{checks: []checkOutcome{{checker: "bank", history: WorkloadBank + ".jsonl", res: res, err: err}}, lostNA: true}
 }
+
+// keys are the accounts' handles (the mover prefers their units).
+func (b *bank) keys() []string { return handles("bank", b.n) }

@@ -297,3 +297,12 @@ type counter struct{ n atomic.Int64 }
 func (c *counter) next() int64 { return c.n.Add(1) }
 
 func handle(prefix string, n int64) string { return fmt.Sprintf("%s/%d", prefix, n) }
+
+// handles are prefix/0..n-1.
+func handles(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = handle(prefix, int64(i))
+	}
+	return out
+}

@@ -93,6 +93,11 @@ type ClusterConfig struct {
 	// and for the cluster to become whole again after a restart. A kill
 	// not recovered by then makes the run invalid. Default 60s.
 	RecoveryTimeout time.Duration `json:"-"`
+	// MoveEvery, when positive, runs a mover for the workloads' duration:
+	// about every MoveEvery (jittered, seeded) it moves one placement unit
+	// to another shard through a gatekeeper's POST /v1/move, preferring
+	// the units of the workloads' vertices (mover.go). 0: no moves.
+	MoveEvery time.Duration `json:"move_every,omitempty"`
 }
 
 // DefaultClusterConfig returns the documented defaults.
@@ -111,6 +116,8 @@ func (c *ClusterConfig) validate() error {
 		return fmt.Errorf("cluster: backups %d and %d, want 0..16", c.BackupGatekeepers, c.BackupShards)
 	case c.RecoveryTimeout < 0:
 		return fmt.Errorf("cluster: RecoveryTimeout %v", c.RecoveryTimeout)
+	case c.MoveEvery < 0:
+		return fmt.Errorf("cluster: MoveEvery %v, want 0 (no moves) or more", c.MoveEvery)
 	}
 	return nil
 }
@@ -158,14 +165,15 @@ func isPause(k FaultKind) bool { return strings.HasPrefix(string(k), "pause-") }
 
 // member is one process of the cluster, as cluster.json records it.
 type member struct {
-	Name    string   `json:"name"`
-	Role    string   `json:"role"`
-	Index   int      `json:"index"`
-	Pid     int      `json:"pid"`
-	Addr    string   `json:"addr"`
-	DataDir string   `json:"data_dir"`
-	Log     string   `json:"log"`
-	Args    []string `json:"args"`
+	Name     string   `json:"name"`
+	Role     string   `json:"role"`
+	Index    int      `json:"index"`
+	Pid      int      `json:"pid"`
+	Addr     string   `json:"addr"`
+	HTTPAddr string   `json:"http_addr"` // its HTTP API: a gatekeeper's serves the mover's /v1/placement and /v1/move
+	DataDir  string   `json:"data_dir"`
+	Log      string   `json:"log"`
+	Args     []string `json:"args"`
 
 	p         *proc // the harness's restart of it; nil: the launcher's process
 	down      bool  // killed by the nemesis, not restarted yet

@@ -21,7 +21,8 @@ import (
 // coordinator leader, restarting each after its hold. It must find no
 // anomaly and no lost write, every client must make progress after
 // healing, every kill must have recovered (its recovery times recorded),
-// and no process may outlive the run.
+// and no process may outlive the run. Meanwhile the workloads' placement
+// units move between the shards (the mover, ClusterConfig.MoveEvery).
 func TestClusterKillEachRole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster of real processes for ~40s")
@@ -29,6 +30,7 @@ func TestClusterKillEachRole(t *testing.T) {
 	pgtest.Shared(t) // skips where PostgreSQL cannot be had, as weft cluster up would fail
 	cfg := DefaultConfig()
 	cc := DefaultClusterConfig()
+	cc.MoveEvery = 150 * time.Millisecond // the workloads' units move between the shards throughout
 	cfg.Cluster = &cc
 	cfg.Bin, cfg.OutDir, cfg.Seed, cfg.Clients = weftBin(t), t.TempDir(), 3, 2
 	cfg.Workloads = []string{WorkloadListAppend, WorkloadBank}
@@ -46,6 +48,9 @@ func TestClusterKillEachRole(t *testing.T) {
 	if !rep.Valid {
 		b, _ := os.ReadFile(filepath.Join(cfg.OutDir, "anomalies.txt"))
 		t.Fatalf("the cluster run is not valid:\n%s", b)
+	}
+	if rep.MoveStats == nil || rep.MoveStats.KeyMoves < 5 {
+		t.Errorf("the workloads' units hardly moved: %+v", rep.MoveStats)
 	}
 	for _, k := range ClusterKills {
 		if rep.Faults[string(k)] < 1 {
@@ -116,6 +121,7 @@ func TestClusterConfigValidate(t *testing.T) {
 		"eight kronos":     func(_ *Config, cc *ClusterConfig) { cc.Kronos = 8 },
 		"negative backups": func(_ *Config, cc *ClusterConfig) { cc.BackupShards = -1 },
 		"negative timeout": func(_ *Config, cc *ClusterConfig) { cc.RecoveryTimeout = -time.Second },
+		"negative moves":   func(_ *Config, cc *ClusterConfig) { cc.MoveEvery = -time.Millisecond },
 	} {
 		c, cc := good, *good.Cluster
 		c.Cluster = &cc

@@ -44,7 +44,10 @@
 // final kill: the final reads run on the healed cluster. `weft cluster
 // down` stops it at the end, after errors and when the context ends too,
 // and any process of cluster.json still running then is killed and
-// reported.
+// reported. With ClusterConfig.MoveEvery a mover (mover.go) also moves
+// placement units between shards through a gatekeeper's POST /v1/move
+// while the clients run; its moves, refusals and failures are counted in
+// the Report, never problems.
 //
 // Workloads map Jepsen's onto the graph (workload.go lists them):
 // list-append and rw-register keys are vertices with a list-valued or an

@@ -45,6 +45,8 @@ type harness struct {
 	clients   int                          // workload clients (workers), numbered from 0
 	mark      atomic.Pointer[recoveryMark] // the kill being measured, if any
 	finalKill bool                         // the target's final fault ran
+	mover     *mover                       // the cluster's mover, while it runs (nil: none)
+	moves     *MoveStats                   // the mover's final counts (nil: no mover ran)
 }
 
 func (h *harness) now() int64 { return time.Since(h.start).Nanoseconds() }
@@ -323,6 +325,7 @@ func (h *harness) exercise(ctx context.Context, runs []*clientRun, nem *nemesis)
 			wg.Go(func() { r.wl.run(w, slot) })
 		}
 	}
+	stopMover := h.startMover(ctx, runs, nem) // before progress, which reads h.mover
 	progress := h.progress(nem)
 	var problems []string
 	faultEnd := h.start.Add(h.cfg.Duration - h.cfg.healed())
@@ -340,10 +343,25 @@ func (h *harness) exercise(ctx context.Context, runs []*clientRun, nem *nemesis)
 	// healing ran past the fault phase's end.
 	sleep(ctx, h.cfg.healed())
 	close(h.stopCh)
+	h.moves = stopMover()
 	wg.Wait()
 	progress()
 	nem.journal.note("clients-stopped", fmt.Sprintf("%d operations", h.ops.Load()))
 	return problems
+}
+
+// startMover starts the cluster's mover when MoveEvery is set (mover.go);
+// the returned function stops it, waits for it and returns its counts (nil
+// when none ran).
+func (h *harness) startMover(ctx context.Context, runs []*clientRun, nem *nemesis) func() *MoveStats {
+	ct, ok := nem.t.(*clusterTarget)
+	if !ok || h.cfg.Cluster == nil || h.cfg.Cluster.MoveEvery <= 0 {
+		return func() *MoveStats { return nil }
+	}
+	m := newMover(h.cfg.Cluster.MoveEvery, h.cfg.Seed, ct.moveAddrs, func() []string { return workloadKeys(runs) },
+		nem.journal, h.log)
+	h.mover = m
+	return m.start(ctx)
 }
 
 // progress prints a status line every ProgressEvery until the returned
@@ -362,8 +380,13 @@ func (h *harness) progress(nem *nemesis) func() {
 			case <-done:
 				return
 			case <-t.C:
-				fmt.Fprintf(h.cfg.Progress, "faults: %5.0fs ops=%d %s healed=%v\n",
-					time.Since(h.start).Seconds(), h.ops.Load(), nem.t.describe(), h.healed.Load())
+				moves := ""
+				if h.mover != nil {
+					s := h.mover.snapshot()
+					moves = fmt.Sprintf(" moves=%d refused=%d failed=%d", s.Moves, s.Refusals, s.Failures)
+				}
+				fmt.Fprintf(h.cfg.Progress, "faults: %5.0fs ops=%d %s%s healed=%v\n",
+					time.Since(h.start).Seconds(), h.ops.Load(), nem.t.describe(), moves, h.healed.Load())
 			}
 		}
 	})

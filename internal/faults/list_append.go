@@ -168,3 +168,14 @@ func (l *listAppend) check() workloadCheck {
 	wc.lost = lost
 	return wc
 }
+
+// keys are the handles of the keys in use (the mover prefers their units).
+func (l *listAppend) keys() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, len(l.active))
+	for i, k := range l.active {
+		out[i] = handle(l.prefix, k)
+	}
+	return out
+}

@@ -44,8 +44,15 @@ type Report struct {
 	Recoveries     []Recovery        `json:"recoveries,omitempty"`
 	RecoveryByRole []RecoverySummary `json:"recovery_by_role,omitempty"`
 	Adya           []Adya            `json:"adya"`
+	// MoveStats are the mover's counts (flat in report.json: moves,
+	// move_refusals, move_failures, …); nil when no mover ran
+	// (ClusterConfig.MoveEvery 0).
+	*MoveStats
 	// Problems lists everything that makes the run invalid.
 	Problems []string `json:"problems,omitempty"`
+	// Notes are remarks that do not make the run invalid (a mover that
+	// moved nothing).
+	Notes []string `json:"notes,omitempty"`
 	// Files are the histories written, relative to the output directory.
 	Files []string `json:"files"`
 }
@@ -124,6 +131,8 @@ func (h *harness) report(runs []*clientRun, nem *nemesis, j *journal, problems [
 			problems = append(problems, fmt.Sprintf("adya on %s: %s", a.History, a.Status))
 		}
 	}
+	rep.MoveStats = h.moves
+	rep.Notes = moveNotes(h.moves)
 	rep.Problems = problems
 	rep.Valid = len(problems) == 0
 	rep.Elapsed = time.Since(h.began).Round(time.Second).String()
@@ -217,8 +226,12 @@ func (r *Report) String() string {
 		c := r.Cluster
 		fmt.Fprintf(&b, "cluster: %d gatekeepers + %d backup, %d shards + %d backup, %d Kronos, %d coordinator replicas\n",
 			c.Gatekeepers, c.BackupGatekeepers, c.Shards, c.BackupShards, c.Kronos, c.Coord)
-		fmt.Fprintf(&b, "faults: %s; process restarts %d; unexpected exits %d\n\n",
+		fmt.Fprintf(&b, "faults: %s; process restarts %d; unexpected exits %d\n",
 			countsString(r.Faults), r.ServerStarts, len(r.UnexpectedExits))
+		if r.MoveStats != nil {
+			b.WriteString(r.MoveStats.summary() + "\n")
+		}
+		b.WriteString("\n")
 	} else {
 		fmt.Fprintf(&b, "faults: %s; final kill -9: %v; server starts %d; unexpected exits %d\n\n",
 			countsString(r.Faults), r.FinalKill, r.ServerStarts, len(r.UnexpectedExits))
@@ -247,6 +260,12 @@ func (r *Report) String() string {
 	for _, a := range r.Adya {
 		fmt.Fprintf(&b, "  %-20s %s %s\n", a.History, a.Status, a.Summary)
 	}
+	if len(r.Notes) > 0 {
+		b.WriteString("\nnotes:\n")
+		for _, n := range r.Notes {
+			fmt.Fprintf(&b, "  - %s\n", n)
+		}
+	}
 	if len(r.Problems) > 0 {
 		b.WriteString("\nproblems:\n")
 		for _, p := range r.Problems {
@@ -254,6 +273,17 @@ func (r *Report) String() string {
 		}
 	}
 	return b.String()
+}
+
+// moveNotes remarks on a mover's run: one that moved nothing leaves the
+// histories checked without moves (not a problem: every attempt may have
+// met a fault).
+func moveNotes(s *MoveStats) []string {
+	if s == nil || s.Moves > 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("the mover (every %s) moved no unit in the whole run (%d refused, %d failed; errors %s): "+
+		"the histories were checked without online moves", s.Every, s.Refusals, s.Failures, countsString(s.Errors))}
 }
 
 func (c CheckReport) summary() string {

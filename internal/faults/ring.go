@@ -154,3 +154,6 @@ func (r *ring) check() workloadCheck {
 	res, err := check.CheckRing(r.rec.History(), r.n)
 	return workloadCheck{checks: []checkOutcome{{checker: "ring", history: WorkloadRing + ".jsonl", res: res, err: err}}, lostNA: true}
 }
+
+// keys are the ring's handles (the mover prefers their units).
+func (r *ring) keys() []string { return handles("ring", r.n) }

@@ -115,3 +115,6 @@ func (r *rwRegister) check() workloadCheck {
 	return workloadCheck{checks: []checkOutcome{{checker: "rw-register", history: WorkloadRWRegister + ".jsonl", res: res, err: err}},
 		lostNA: true}
 }
+
+// keys are the registers' handles (the mover prefers their units).
+func (r *rwRegister) keys() []string { return handles("rw", len(r.vals)) }

@@ -213,3 +213,16 @@ func mergeResult(all *check.Result, res check.Result, g int) {
 		all.Anomalies = append(all.Anomalies, a)
 	}
 }
+
+// keys are the current generation's root and the next 8 elements to be
+// created (the mover prefers their units: moves race the creations).
+func (s *setFull) keys() []string {
+	s.mu.Lock()
+	next := s.next
+	s.mu.Unlock()
+	out := []string{handle("set", next/s.gen)}
+	for e := next; e < next+8; e++ {
+		out = append(out, handle("sf", e))
+	}
+	return out
+}
