@@ -299,8 +299,9 @@ func (db *DB) Commit(_ context.Context, reads []txn.Read, ops []txn.Op) (*engine
 		return nil, err
 	}
 	// The gatekeeper's commit hook, on the same records (access stamps,
-	// the directory's check, population stamps).
-	if err := gatekeeper.OrderCommit(context.Background(), db.oracle, db.kv, ts, res, db.x.Dir.Base()); err != nil {
+	// population stamps); nothing moves during a bulk load, so the
+	// directory the execution routed by is the store's.
+	if err := gatekeeper.OrderCommit(context.Background(), db.oracle, db.kv, ts, res, db.x.Dir, true); err != nil {
 		db.kv.rollback()
 		db.st.Aborts++
 		return nil, err

@@ -776,7 +776,7 @@ func (g *ClusterGatekeeper) commitOnce(ctx context.Context, reads []txn.Read, op
 			if err := checkFence(c, g.cfg.Epoch); err != nil {
 				return err
 			}
-			return gatekeeper.OrderCommit(ctx, g.cfg.Oracle, c, ts, res, dir.Base())
+			return gatekeeper.OrderCommit(ctx, g.cfg.Oracle, c, ts, res, dir, false)
 		})
 	}
 	var out []txn.ShardOp // nil: aborted

@@ -65,6 +65,9 @@ type DB struct {
 	// since (moves.go); it changes in a move's commit section.
 	dir             atomic.Pointer[txn.Directory]
 	moves, forwards atomic.Uint64
+	// movesInFlight counts moves between the start of their commit
+	// sections and their adoption by dir (gkNode.commit reads it).
+	movesInFlight atomic.Int64
 }
 
 type clockSample struct {

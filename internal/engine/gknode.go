@@ -262,7 +262,13 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 		if derr != nil {
 			panic(derr) // programmer error: ts is in flight
 		}
-		err = st.Commit(ctx, func(c store.Critical) error { return gatekeeper.OrderCommit(ctx, g.db.oracle, c, ts, res, dir.Base()) })
+		err = st.Commit(ctx, func(c store.Critical) error {
+			// Moves raise movesInFlight before their commit sections and
+			// lower it once the directory has them: read here, in this
+			// commit section, it says whether dir is the store's.
+			current := g.db.movesInFlight.Load() == 0 && g.db.dir.Load() == dir
+			return gatekeeper.OrderCommit(ctx, g.db.oracle, c, ts, res, dir, current)
+		})
 	}
 	if err != nil {
 		g.resolve(ts, nil)

@@ -83,6 +83,10 @@ func (g *gkNode) move(ctx context.Context, u txn.Unit, to uint32) error {
 	if err != nil {
 		return err
 	}
+	// In flight from before its commit section until the directory has
+	// it (or it failed): commits meanwhile read the directory records.
+	db.movesInFlight.Add(1)
+	defer db.movesInFlight.Add(-1)
 	seen, err := readMove(db.st, mv, base)
 	if err == nil {
 		g.mu.Lock()

@@ -37,13 +37,19 @@ func HomeIn(c store.Critical, u txn.Unit, base uint32) (txn.Home, error) {
 // execution read the directory, and the transaction aborts (retryable) —
 // orders ts after the move that put each unit there, and marks the units
 // whose population it changed (txn.PopKey), so that a move which read them
-// earlier aborts.
-func OrderCommit(ctx context.Context, o order.Oracle, c store.Critical, ts vclock.Stamp, res *txn.Result, base uint32) error {
+// earlier aborts. d is the directory the execution routed by; current
+// says, as the caller knows it inside this commit section, that every move
+// that began is in d (none in flight, none committed since d): then d's
+// homes are the store's and the directory records are not read.
+func OrderCommit(ctx context.Context, o order.Oracle, c store.Critical, ts vclock.Stamp, res *txn.Result, d *txn.Directory, current bool) error {
 	var prevs []vclock.Stamp
 	for _, r := range res.Units {
-		h, err := HomeIn(c, r.Unit, base)
-		if err != nil {
-			return err
+		h := d.HomeOf(r.Unit)
+		if !current {
+			var err error
+			if h, err = HomeIn(c, r.Unit, d.Base()); err != nil {
+				return err
+			}
 		}
 		if h.Shard != r.Shard {
 			return fmt.Errorf("%w: unit %s moved to shard %d (operations sent to %d)", ErrUnitMoved, r.Unit, h.Shard, r.Shard)

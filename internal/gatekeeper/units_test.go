@@ -37,6 +37,7 @@ func TestOrderMoveAndCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	const base = 2
+	d0, _ := txn.NewDirectory(base, base)
 	u := txn.UnitOf("k", base)
 	from, to := u.BaseShard(base), 1-u.BaseShard(base)
 	commit := func(fn func(c store.Critical) error) error {
@@ -50,7 +51,7 @@ func TestOrderMoveAndCommit(t *testing.T) {
 	// An ordinary commit touching "k" (access record at stamp 1).
 	if err := commit(func(c store.Critical) error {
 		return OrderCommit(ctx, oracle, c, stampN(1), &txn.Result{Access: [][]byte{txn.AccessKey("k")},
-			Units: []txn.UnitRoute{{Unit: u, Shard: from}}, Populated: []txn.Unit{u}}, base)
+			Units: []txn.UnitRoute{{Unit: u, Shard: from}}, Populated: []txn.Unit{u}}, d0, true)
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,14 +87,21 @@ func TestOrderMoveAndCommit(t *testing.T) {
 	// A commit routed by the old directory aborts; by the new one it
 	// commits, ordered after the move (a stamp before it is refused).
 	old := &txn.Result{Access: [][]byte{txn.AccessKey("k")}, Units: []txn.UnitRoute{{Unit: u, Shard: from}}}
-	if err := commit(func(c store.Critical) error { return OrderCommit(ctx, oracle, c, stampN(4), old, base) }); !errors.Is(err, txn.ErrAborted) {
-		t.Errorf("stale route: %v, want an abort", err)
+	if err := commit(func(c store.Critical) error { return OrderCommit(ctx, oracle, c, stampN(4), old, d0, false) }); !errors.Is(err, ErrUnitMoved) {
+		t.Errorf("stale route: %v, want ErrUnitMoved", err)
 	}
 	routed := &txn.Result{Units: []txn.UnitRoute{{Unit: u, Shard: to}}}
-	if err := commit(func(c store.Critical) error { return OrderCommit(ctx, oracle, c, stampN(2), routed, base) }); err == nil {
-		t.Error("a commit stamped before the move was ordered after it")
+	for _, current := range []bool{false, true} {
+		// Read from the store, or (current) from the new directory: the
+		// same homes and the same order after the move.
+		if err := commit(func(c store.Critical) error { return OrderCommit(ctx, oracle, c, stampN(2), routed, dir, current) }); err == nil {
+			t.Errorf("current %v: a commit stamped before the move was ordered after it", current)
+		}
 	}
-	if err := commit(func(c store.Critical) error { return OrderCommit(ctx, oracle, c, stampN(5), routed, base) }); err != nil {
-		t.Errorf("new route: %v", err)
+	if err := commit(func(c store.Critical) error { return OrderCommit(ctx, oracle, c, stampN(5), routed, dir, true) }); err != nil {
+		t.Errorf("new route, current directory: %v", err)
+	}
+	if err := commit(func(c store.Critical) error { return OrderCommit(ctx, oracle, c, stampN(6), routed, d0, false) }); err != nil {
+		t.Errorf("new route, the records read: %v", err)
 	}
 }

@@ -284,7 +284,7 @@ func (w *world) commitStamped(s *server, g int, c *client, op int, reads []txn.R
 		panic(err)
 	}
 	w.dispatch(s, g)
-	p := &pendingCommit{s: s, g: g, st: st, ts: ts, res: res, reply: reply}
+	p := &pendingCommit{s: s, g: g, st: st, ts: ts, res: res, reply: reply, dir: s.dir}
 	if w.cfg.ReconfigEvery == 0 && w.cfg.CommitDelayMax == 0 {
 		w.critical(p) // in the same event, as before reconfigurations existed
 		return
@@ -306,6 +306,7 @@ type pendingCommit struct {
 	st    store.Txn
 	ts    vclock.Stamp
 	res   *txn.Result
+	dir   *txn.Directory // the directory the execution routed by
 	reply func(check.Type)
 	// done: the critical section ran (or the process died); zombie: the
 	// epoch changed first and left it to the fence (reconfig).
@@ -334,9 +335,10 @@ func (w *world) critical(p *pendingCommit) {
 			}
 		}
 		if w.cfg.PlantNoUnitCheck {
-			return gatekeeper.OrderAfterAccess(ctx, s.oracle, cr, ts, p.res.Access)
+			// Trust the routing directory as if no move were in flight.
+			return gatekeeper.OrderCommit(ctx, s.oracle, cr, ts, p.res, p.dir, true)
 		}
-		return gatekeeper.OrderCommit(ctx, s.oracle, cr, ts, p.res, s.dir.Base())
+		return gatekeeper.OrderCommit(ctx, s.oracle, cr, ts, p.res, p.dir, s.movesInFlight == 0 && s.dir == p.dir)
 	})
 	p.st.Discard()
 	if err != nil {

@@ -106,9 +106,10 @@ type Config struct {
 	// that transaction's acknowledgement may miss it.
 	PlantStalePoint bool
 	// PlantNoUnitCheck commits without checking that the units a
-	// transaction wrote still live where its operations went
-	// (gatekeeper.OrderAfterAccess instead of OrderCommit): a write
-	// executed before a move reaches the unit's old shard after it.
+	// transaction wrote still live where its operations went: OrderCommit
+	// told that the routing directory is current even while a move is in
+	// flight or committed since (the fast path's condition ignored). A
+	// write executed before a move reaches the unit's old shard after it.
 	PlantNoUnitCheck bool
 }
 

@@ -98,7 +98,9 @@ func (w *world) moveStamped(s *server, g int, mv *txn.UnitMove) {
 		panic(err)
 	}
 	w.dispatch(s, g)
+	s.movesInFlight++
 	critical := func() {
+		defer func() { s.movesInFlight-- }() // the directory has it, or it failed
 		if w.st != s.st {
 			st.Discard()
 			return // the process crashed with it

@@ -214,9 +214,10 @@ func TestPlantedStalePointIsCaught(t *testing.T) {
 }
 
 // TestPlantedNoUnitCheckIsCaught: commits that skip the directory check in
-// their commit section (gatekeeper.OrderAfterAccess instead of
-// OrderCommit) send writes executed before a move to the unit's old shard
-// after it; the simulation must notice.
+// their commit section (OrderCommit told their routing directory is
+// current while a move is in flight or done since) send writes executed
+// before a move to the unit's old shard after it; the simulation must
+// notice.
 func TestPlantedNoUnitCheckIsCaught(t *testing.T) {
 	mk := func(seed uint64, plant bool) Config {
 		c := Draw(seed, 1500)

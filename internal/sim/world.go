@@ -117,6 +117,10 @@ type server struct {
 	// units moved since (moves.go), read from the store at boot and
 	// changed by each move's commit section.
 	dir *txn.Directory
+	// movesInFlight counts moves stamped whose commit section has not run
+	// (or not yet put them in dir): commits read the directory records
+	// while it is not zero (gatekeeper.OrderCommit's current).
+	movesInFlight int
 	// pending are commits executed and declared whose store critical
 	// section is a later event (only with reconfigurations: the window in
 	// which an epoch change leaves them in flight).
