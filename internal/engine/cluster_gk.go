@@ -765,6 +765,9 @@ func (g *ClusterGatekeeper) commitOnce(ctx context.Context, reads []txn.Read, op
 	dir := g.dir.Load()
 	res, err := txn.Exec{Shards: uint32(g.cfg.Shards), Dir: dir}.Run(st, ts, reads, ops)
 	if err == nil {
+		err = checkHomes(st, dir, res)
+	}
+	if err == nil {
 		g.mu.Lock()
 		derr := g.core.Declare(ts, txn.ShardsOf(res.Ops))
 		g.dispatch()
@@ -776,7 +779,9 @@ func (g *ClusterGatekeeper) commitOnce(ctx context.Context, reads []txn.Read, op
 			if err := checkFence(c, g.cfg.Epoch); err != nil {
 				return err
 			}
-			return gatekeeper.OrderCommit(ctx, g.cfg.Oracle, c, ts, res, dir, false)
+			// checkHomes read the homes in the transaction's read set: the
+			// store's validation has found them unchanged by now.
+			return gatekeeper.OrderCommit(ctx, g.cfg.Oracle, c, ts, res, dir, true)
 		})
 	}
 	var out []txn.ShardOp // nil: aborted

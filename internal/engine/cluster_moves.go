@@ -216,3 +216,32 @@ func readMove(s store.Store, mv *txn.UnitMove, base uint32) (gatekeeper.MoveSeen
 	defer t.Discard()
 	return shard.ReadMove(t, mv, base)
 }
+
+// checkHomes reads the directory record of every unit res wrote, in the
+// transaction (its read set: the store's validation at commit aborts the
+// transaction if a move rewrote one since), and fails with
+// gatekeeper.ErrUnitMoved when one differs from dir, the directory the
+// execution routed by. A transaction that passes commits only if dir's
+// homes of its units are still the store's, so its commit section takes
+// them from dir (gatekeeper.OrderCommit's current) instead of reading the
+// records there: a cluster's commit sections are serialized across
+// processes, and a record read in one is a round trip to the store.
+func checkHomes(st store.Txn, dir *txn.Directory, res *txn.Result) error {
+	for _, r := range res.Units {
+		want := dir.HomeOf(r.Unit)
+		got := txn.BaseHome(r.Unit, dir.Base())
+		b, ok, err := st.Get(txn.DirKey(r.Unit))
+		if err != nil {
+			return err
+		}
+		if ok {
+			if got, err = txn.DecodeHome(b); err != nil {
+				return err
+			}
+		}
+		if got.Shard != want.Shard || vclock.CompareStamps(got.Stamp, want.Stamp) != vclock.Equal {
+			return fmt.Errorf("%w: unit %s is on shard %d (the routing directory says %d)", gatekeeper.ErrUnitMoved, r.Unit, got.Shard, want.Shard)
+		}
+	}
+	return nil
+}
