@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -48,21 +49,21 @@ type moveResponse struct {
 	To   uint32 `json:"to"`
 }
 
-// mover returns the engine's Mover and its directory now.
-func (h *httpAPI) mover() (engine.Mover, *txn.Directory, error) {
+// mover returns the engine's Mover and the store's directory now.
+func (h *httpAPI) mover(ctx context.Context) (engine.Mover, *txn.Directory, error) {
 	m, ok := h.svc.db.(engine.Mover)
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: this server's engine does not move placement units", engine.ErrBadRequest)
 	}
-	d := m.Directory()
-	if d == nil {
-		return nil, nil, fmt.Errorf("%w: the placement directory is not available now", engine.ErrOverloaded)
+	d, err := m.CurrentDirectory(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	return m, d, nil
 }
 
-func (h *httpAPI) placement(http.ResponseWriter, *http.Request) (any, error) {
-	_, d, err := h.mover()
+func (h *httpAPI) placement(_ http.ResponseWriter, r *http.Request) (any, error) {
+	_, d, err := h.mover(r.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func (h *httpAPI) move(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err := decodeBody(w, r, h.bodyMax, &req, false); err != nil {
 		return nil, err
 	}
-	m, d, err := h.mover()
+	m, d, err := h.mover(r.Context())
 	if err != nil {
 		return nil, err
 	}

@@ -238,13 +238,27 @@ func TestClusterFailoverKillShardAndGatekeeper(t *testing.T) {
 	if len(first) != 2 {
 		t.Fatalf("gatekeepers in the configuration: %v", first)
 	}
-	c0, err := weft.Dial(first[0])
+	const counters = 4
+	createCounters(ctx, t, first[0], counters)
+	inc := u.increments(ctx, 4, counters)
+	u.killAndRecover(ctx, coordpb.Role_SHARD, &inc.ok)
+	u.killAndRecover(ctx, coordpb.Role_GATEKEEPER, &inc.ok)
+	time.Sleep(200 * time.Millisecond)
+	inc.stop()
+	inc.check(ctx)
+}
+
+// createCounters creates counters c0…c<n-1> at 0 through the gatekeeper
+// at addr.
+func createCounters(ctx context.Context, t *testing.T, addr string, n int) {
+	t.Helper()
+	c, err := weft.Dial(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const counters = 4
-	if err := c0.Update(ctx, func(tx *weft.Tx) error {
-		for k := range counters {
+	defer c.Close()
+	if err := c.Update(ctx, func(tx *weft.Tx) error {
+		for k := range n {
 			tx.CreateVertex(fmt.Sprintf("c%d", k))
 			tx.SetVertexProp(weft.Handle(fmt.Sprintf("c%d", k)), "n", int64(0))
 		}
@@ -252,14 +266,6 @@ func TestClusterFailoverKillShardAndGatekeeper(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	c0.Close()
-
-	inc := u.increments(ctx, 4, counters)
-	u.killAndRecover(ctx, coordpb.Role_SHARD, &inc.ok)
-	u.killAndRecover(ctx, coordpb.Role_GATEKEEPER, &inc.ok)
-	time.Sleep(200 * time.Millisecond)
-	inc.stop()
-	inc.check(ctx)
 }
 
 // incrementers are clients incrementing counters c0…c<n-1> through every

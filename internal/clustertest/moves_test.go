@@ -31,21 +31,7 @@ func TestClusterMovesThroughKills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	const counters = 12
-	addrs := u.gatekeepers(ctx)
-	c0, err := weft.Dial(addrs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c0.Update(ctx, func(tx *weft.Tx) error {
-		for k := range counters {
-			tx.CreateVertex(fmt.Sprintf("c%d", k))
-			tx.SetVertexProp(weft.Handle(fmt.Sprintf("c%d", k)), "n", int64(0))
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	c0.Close()
+	createCounters(ctx, t, u.gatekeepers(ctx)[0], counters)
 	inc := u.increments(ctx, 4, counters)
 
 	var httpAddrs []string

@@ -49,8 +49,8 @@ func (s *Server) moveTablet(ctx context.Context, token, tablet, group, namespace
 		}
 	}
 	mv, ok := s.db.(engine.Mover)
-	if !ok || mv.Directory() == nil {
-		return http.StatusServiceUnavailable, "this server's engine cannot move tablets now"
+	if !ok {
+		return http.StatusServiceUnavailable, "this server's engine cannot move tablets"
 	}
 	if s.g.Placement() != dgraph.PlacementPredicate {
 		return http.StatusBadRequest, "tablets move only in the predicate placement (weft serve --dgraph-placement predicate when the data is created)"
@@ -69,7 +69,11 @@ func (s *Server) moveTablet(ctx context.Context, token, tablet, group, namespace
 	if err != nil {
 		return http.StatusBadRequest, err.Error()
 	}
-	from := mv.Directory().HomeOf(u).Shard + 1
+	d, err := mv.CurrentDirectory(ctx)
+	if err != nil {
+		return http.StatusServiceUnavailable, err.Error()
+	}
+	from := d.HomeOf(u).Shard + 1
 	if int(from) == g {
 		return http.StatusOK, fmt.Sprintf("Predicate: [%s] is already in group [%d]", tablet, g)
 	}

@@ -135,8 +135,12 @@ type Mover interface {
 	// MoveUnit moves unit u to shard to (DB.MoveUnit).
 	MoveUnit(ctx context.Context, u txn.Unit, to int) error
 	// Directory is the placement directory as this engine knows it (nil:
-	// none available now).
+	// none available now): a cluster gatekeeper's copy may lag other
+	// gatekeepers' moves.
 	Directory() *txn.Directory
+	// CurrentDirectory is the store's directory now (a cluster gatekeeper
+	// reads it again).
+	CurrentDirectory(ctx context.Context) (*txn.Directory, error)
 }
 
 var (

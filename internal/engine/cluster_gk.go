@@ -724,6 +724,26 @@ func (g *ClusterGatekeeper) Commit(ctx context.Context, reads []txn.Read, ops []
 	}
 }
 
+// declareAndCommit declares the shards stamp ts writes (reads on the
+// others need not wait for its commit) and commits st, its commit section
+// checking the epoch fence, then running order.
+func (g *ClusterGatekeeper) declareAndCommit(ctx context.Context, st store.Txn, ts vclock.Stamp, shards []uint32,
+	order func(c store.Critical) error) error {
+	g.mu.Lock()
+	derr := g.core.Declare(ts, shards)
+	g.dispatch()
+	g.mu.Unlock()
+	if derr != nil {
+		panic(derr) // programmer error: ts is in flight
+	}
+	return st.Commit(ctx, func(c store.Critical) error {
+		if err := checkFence(c, g.cfg.Epoch); err != nil {
+			return err
+		}
+		return order(c)
+	})
+}
+
 // resolve ends a stamped transaction (ops empty: aborted, or nothing to
 // hand on) and returns the channel closed when its entries are handed to
 // the shards.
@@ -768,17 +788,7 @@ func (g *ClusterGatekeeper) commitOnce(ctx context.Context, reads []txn.Read, op
 		err = checkHomes(st, dir, res)
 	}
 	if err == nil {
-		g.mu.Lock()
-		derr := g.core.Declare(ts, txn.ShardsOf(res.Ops))
-		g.dispatch()
-		g.mu.Unlock()
-		if derr != nil {
-			panic(derr) // programmer error: ts is in flight
-		}
-		err = st.Commit(ctx, func(c store.Critical) error {
-			if err := checkFence(c, g.cfg.Epoch); err != nil {
-				return err
-			}
+		err = g.declareAndCommit(ctx, st, ts, txn.ShardsOf(res.Ops), func(c store.Critical) error {
 			// checkHomes read the homes in the transaction's read set: the
 			// store's validation has found them unchanged by now.
 			return gatekeeper.OrderCommit(ctx, g.cfg.Oracle, c, ts, res, dir, true)

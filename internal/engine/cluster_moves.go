@@ -3,9 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync/atomic"
-	"time"
 
 	"google.golang.org/grpc"
 
@@ -60,6 +58,18 @@ func (g *ClusterGatekeeper) reloadDirectory() error {
 // Directory returns the placement directory as this gatekeeper knows it.
 func (g *ClusterGatekeeper) Directory() *txn.Directory { return g.dir.Load() }
 
+// CurrentDirectory implements Mover: the directory read again from the
+// store (and kept as this gatekeeper's).
+func (g *ClusterGatekeeper) CurrentDirectory(context.Context) (*txn.Directory, error) {
+	if err := g.check(); err != nil {
+		return nil, err
+	}
+	if err := g.reloadDirectory(); err != nil {
+		return nil, mapStoreErr(err)
+	}
+	return g.dir.Load(), nil
+}
+
 // Moves returns the moves this gatekeeper committed and the reads it
 // forwarded since it started.
 func (g *ClusterGatekeeper) Moves() (moves, forwards uint64) {
@@ -73,11 +83,8 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 		return err
 	}
 	d := g.dir.Load()
-	switch {
-	case to < 0 || to >= g.cfg.Shards:
-		return fmt.Errorf("%w: shard %d of %d", ErrBadRequest, to, g.cfg.Shards)
-	case u.Group == "" && u.Slot >= txn.SlotsPerShard*d.Base():
-		return fmt.Errorf("%w: slot %d of %d", ErrBadRequest, u.Slot, txn.SlotsPerShard*d.Base())
+	if err := checkMoveArgs(d, u, to, g.cfg.Shards); err != nil {
+		return err
 	}
 	if !g.enterCommit() {
 		return fmt.Errorf("%w: the gatekeeper is leaving its configuration epoch", ErrOverloaded)
@@ -89,21 +96,10 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 	}
 	defer st.Discard()
 	base := d.Base()
-	home := txn.BaseHome(u, base)
-	if b, ok, err := st.Get(txn.DirKey(u)); err != nil {
-		return mapStoreErr(err)
-	} else if ok {
-		if home, err = txn.DecodeHome(b); err != nil {
-			return err
-		}
+	mv, home, err := planMove(st, u, uint32(to), base)
+	if mv == nil || err != nil {
+		return err
 	}
-	if home.Shard == uint32(to) {
-		return nil
-	}
-	if slices.Contains(home.Held, uint32(to)) {
-		return fmt.Errorf("%w: shard %d still holds the copy unit %s left there", ErrBadRequest, to, u)
-	}
-	mv := &txn.UnitMove{Unit: u, From: home.Shard, To: uint32(to)}
 	g.mu.Lock()
 	ts, err := g.core.BeginCommit()
 	g.mu.Unlock()
@@ -117,17 +113,7 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 		}
 	}
 	if err == nil {
-		g.mu.Lock()
-		derr := g.core.Declare(ts, []uint32{mv.From, mv.To})
-		g.dispatch()
-		g.mu.Unlock()
-		if derr != nil {
-			panic(derr) // programmer error: ts is in flight
-		}
-		err = st.Commit(ctx, func(c store.Critical) error {
-			if err := checkFence(c, g.cfg.Epoch); err != nil {
-				return err
-			}
+		err = g.declareAndCommit(ctx, st, ts, []uint32{mv.From, mv.To}, func(c store.Critical) error {
 			return gatekeeper.OrderMove(ctx, g.cfg.Oracle, c, ts, mv, seen, base)
 		})
 	}
@@ -135,12 +121,9 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 		g.resolve(ts, nil)
 		return mapStoreErr(err)
 	}
-	held := append(slices.Clone(home.Held), uint32(to))
-	slices.Sort(held)
-	next := txn.Home{Shard: uint32(to), From: mv.From, Stamp: ts, Held: held}
-	adoptMove(&g.dir, u, next)
+	adoptMove(&g.dir, u, movedHome(home, mv, ts))
 	g.moves.Add(1)
-	ch := g.resolve(ts, []txn.ShardOp{{Shard: mv.From, Kind: txn.OpUnitOut, Move: mv}, {Shard: mv.To, Kind: txn.OpUnitIn, Move: mv}})
+	ch := g.resolve(ts, moveOps(mv))
 	select {
 	case <-ch:
 		return nil
@@ -175,31 +158,12 @@ func adoptMove(dir *atomic.Pointer[txn.Directory], u txn.Unit, next txn.Home) {
 // that shards added later start empty and fill by moves (Rebalance)
 // instead of every vertex being placed again by the new count.
 func pinBase(ctx context.Context, st store.Store, shards int) error {
-	var err error
-	for attempt := range 20 {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Duration(attempt) * 5 * time.Millisecond):
-			}
-		}
-		var t store.Txn
-		if t, err = st.Begin(); err != nil {
+	return gatekeeper.CommitRetrying(ctx, st, "pinning the placement base", func(c store.Critical) error {
+		if _, pinned, err := txn.ReadBase(c, uint32(shards)); err != nil || pinned {
 			return err
 		}
-		err = t.Commit(ctx, func(c store.Critical) error {
-			if _, pinned, err := txn.ReadBase(c, uint32(shards)); err != nil || pinned {
-				return err
-			}
-			return c.Set(txn.BaseKey, txn.EncodeBase(uint32(shards)))
-		})
-		t.Discard()
-		if err == nil || !store.IsRetryable(err) {
-			return err
-		}
-	}
-	return err
+		return c.Set(txn.BaseKey, txn.EncodeBase(uint32(shards)))
+	})
 }
 
 // readMove reads the moving unit's state (shard.ReadMove) on a store

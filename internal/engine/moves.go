@@ -8,6 +8,7 @@ import (
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/vclock"
 )
 
 // Online moves of placement units (docs/online-moves.md): MoveUnit runs a
@@ -36,14 +37,56 @@ func (db *DB) MoveUnit(ctx context.Context, u txn.Unit, to int) error {
 	if err := db.check(); err != nil {
 		return err
 	}
-	d := db.dir.Load()
+	if err := checkMoveArgs(db.dir.Load(), u, to, db.cfg.Shards); err != nil {
+		return err
+	}
+	return db.gk().move(ctx, u, uint32(to))
+}
+
+// checkMoveArgs checks a move's unit and target shard of shards.
+func checkMoveArgs(d *txn.Directory, u txn.Unit, to, shards int) error {
 	switch {
-	case to < 0 || to >= db.cfg.Shards:
-		return fmt.Errorf("%w: shard %d of %d", ErrBadRequest, to, db.cfg.Shards)
+	case to < 0 || to >= shards:
+		return fmt.Errorf("%w: shard %d of %d", ErrBadRequest, to, shards)
 	case u.Group == "" && u.Slot >= txn.SlotsPerShard*d.Base():
 		return fmt.Errorf("%w: slot %d of %d", ErrBadRequest, u.Slot, txn.SlotsPerShard*d.Base())
 	}
-	return db.gk().move(ctx, u, uint32(to))
+	return nil
+}
+
+// planMove reads unit u's home in st (its directory record, else its base
+// home over base) and returns the move to shard to, or nil when the unit
+// is there already. ErrBadRequest: to still holds the copy u left there.
+func planMove(st store.Txn, u txn.Unit, to, base uint32) (*txn.UnitMove, txn.Home, error) {
+	home := txn.BaseHome(u, base)
+	if b, ok, err := st.Get(txn.DirKey(u)); err != nil {
+		return nil, home, mapStoreErr(err)
+	} else if ok {
+		if home, err = txn.DecodeHome(b); err != nil {
+			return nil, home, err
+		}
+	}
+	if home.Shard == to {
+		return nil, home, nil
+	}
+	if slices.Contains(home.Held, to) {
+		return nil, home, fmt.Errorf("%w: shard %d still holds the copy unit %s left there", ErrBadRequest, to, u)
+	}
+	return &txn.UnitMove{Unit: u, From: home.Shard, To: to}, home, nil
+}
+
+// movedHome is the home a committed move mv at ts gives its unit, which
+// was at home.
+func movedHome(home txn.Home, mv *txn.UnitMove, ts vclock.Stamp) txn.Home {
+	held := append(slices.Clone(home.Held), mv.To)
+	slices.Sort(held)
+	return txn.Home{Shard: mv.To, From: mv.From, Stamp: ts, Held: held}
+}
+
+// moveOps are a committed move's entries: MoveOut to the shard it left,
+// MoveIn to the new one.
+func moveOps(mv *txn.UnitMove) []txn.ShardOp {
+	return []txn.ShardOp{{Shard: mv.From, Kind: txn.OpUnitOut, Move: mv}, {Shard: mv.To, Kind: txn.OpUnitIn, Move: mv}}
 }
 
 // Moves returns the moves committed and the reads and program hops
@@ -52,6 +95,14 @@ func (db *DB) Moves() (moves, forwards uint64) { return db.moves.Load(), db.forw
 
 // Directory returns the current placement directory.
 func (db *DB) Directory() *txn.Directory { return db.dir.Load() }
+
+// CurrentDirectory implements Mover: in one process every move is in dir.
+func (db *DB) CurrentDirectory(context.Context) (*txn.Directory, error) {
+	if err := db.check(); err != nil {
+		return nil, err
+	}
+	return db.dir.Load(), nil
+}
 
 // move is MoveUnit at gatekeeper g: stamp, read the unit at the store
 // snapshot, declare both shards, commit (gatekeeper.OrderMove), switch the
@@ -64,21 +115,10 @@ func (g *gkNode) move(ctx context.Context, u txn.Unit, to uint32) error {
 	}
 	defer st.Discard()
 	base := db.dir.Load().Base()
-	home := txn.BaseHome(u, base)
-	if b, ok, err := st.Get(txn.DirKey(u)); err != nil {
-		return mapStoreErr(err)
-	} else if ok {
-		if home, err = txn.DecodeHome(b); err != nil {
-			return err
-		}
+	mv, home, err := planMove(st, u, to, base)
+	if mv == nil || err != nil {
+		return err
 	}
-	if home.Shard == to {
-		return nil
-	}
-	if slices.Contains(home.Held, to) {
-		return fmt.Errorf("%w: shard %d still holds the copy unit %s left there", ErrBadRequest, to, u)
-	}
-	mv := &txn.UnitMove{Unit: u, From: home.Shard, To: to}
 	ts, err := g.beginCommit()
 	if err != nil {
 		return err
@@ -102,11 +142,8 @@ func (g *gkNode) move(ctx context.Context, u txn.Unit, to uint32) error {
 		g.resolve(ts, nil)
 		return mapStoreErr(err)
 	}
-	held := append(slices.Clone(home.Held), to)
-	slices.Sort(held)
-	next := txn.Home{Shard: to, From: mv.From, Stamp: ts, Held: held}
-	adoptMove(&db.dir, u, next)
+	adoptMove(&db.dir, u, movedHome(home, mv, ts))
 	db.moves.Add(1)
-	<-g.resolve(ts, []txn.ShardOp{{Shard: mv.From, Kind: txn.OpUnitOut, Move: mv}, {Shard: mv.To, Kind: txn.OpUnitIn, Move: mv}})
+	<-g.resolve(ts, moveOps(mv))
 	return nil
 }

@@ -160,3 +160,16 @@ func (s *Switch) Directory() *txn.Directory {
 	}
 	return nil
 }
+
+// CurrentDirectory implements Mover over the current backend.
+func (s *Switch) CurrentDirectory(ctx context.Context) (*txn.Directory, error) {
+	a, err := s.get()
+	if err != nil {
+		return nil, err
+	}
+	m, ok := a.(Mover)
+	if !ok {
+		return nil, fmt.Errorf("%w: this engine does not move placement units", ErrBadRequest)
+	}
+	return m.CurrentDirectory(ctx)
+}

@@ -60,6 +60,23 @@ func CheckFence(c store.Critical, epoch uint64) error {
 // it returns, no commit of an older epoch can succeed, and every one that
 // did is visible to a transaction begun after.
 func RaiseFence(ctx context.Context, st store.Store, epoch uint64) error {
+	return CommitRetrying(ctx, st, fmt.Sprintf("raising the epoch fence to %d", epoch), func(c store.Critical) error {
+		v, ok, err := c.Get(FenceKey)
+		if err != nil {
+			return err
+		}
+		f, err := DecodeFence(v, ok)
+		if err != nil || f >= epoch {
+			return err
+		}
+		return c.Set(FenceKey, binary.BigEndian.AppendUint64(nil, epoch))
+	})
+}
+
+// CommitRetrying commits a store transaction whose only work is hook, in
+// the commit section, retrying it (20 attempts, growing pauses) while the
+// store answers a retryable error or a conflict; what names it in errors.
+func CommitRetrying(ctx context.Context, st store.Store, what string, hook func(c store.Critical) error) error {
 	var last error
 	for attempt := range 20 {
 		if attempt > 0 {
@@ -73,25 +90,15 @@ func RaiseFence(ctx context.Context, st store.Store, epoch uint64) error {
 		if err != nil {
 			return err
 		}
-		err = t.Commit(ctx, func(c store.Critical) error {
-			v, ok, err := c.Get(FenceKey)
-			if err != nil {
-				return err
-			}
-			f, err := DecodeFence(v, ok)
-			if err != nil || f >= epoch {
-				return err
-			}
-			return c.Set(FenceKey, binary.BigEndian.AppendUint64(nil, epoch))
-		})
+		err = t.Commit(ctx, hook)
 		t.Discard()
 		if err == nil {
 			return nil
 		}
 		if !store.IsRetryable(err) && !errors.Is(err, store.ErrConflict) {
-			return fmt.Errorf("gatekeeper: raising the epoch fence to %d: %w", epoch, err)
+			return fmt.Errorf("gatekeeper: %s: %w", what, err)
 		}
 		last = err
 	}
-	return fmt.Errorf("gatekeeper: raising the epoch fence to %d: %w", epoch, last)
+	return fmt.Errorf("gatekeeper: %s: %w", what, last)
 }
