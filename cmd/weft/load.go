@@ -27,7 +27,7 @@ func newLoadCmd() *cobra.Command {
 	cfg := engine.DefaultConfig()
 	lcfg := dgraph.DefaultLoadConfig()
 	var rdfFile, jsonFile, schemaFile string
-	var noProgress, bulkMode bool
+	var noProgress, bulkMode, bulkDirect bool
 	var cpuProfile string
 	bulkMem := 1024
 	var placement string
@@ -55,6 +55,15 @@ Then weft serve --data-dir DIR (same --shards) serves it. Memory: about 120
 bytes per store key (~1.5 KB per N-Quad of the film data) up to --bulk-mem,
 beyond which sorted tables are written to the store and memory starts again.
 
+An RDF file (without --json, in the vertex placement) is bulk-loaded
+directly (--bulk-direct, the default): the quads are read once, each node's
+final state is computed from its quads and its records written, in
+parallel, as sorted tables, without a transaction per batch. It holds about
+100 bytes per N-Quad plus its strings in memory, at most --bulk-mem (more
+fails the load: then use --bulk-direct=false). The store is the one the
+transactional path builds, but for stamps, buckets and the empty index
+vertices of replaced values (docs/dgraph.md).
+
   weft load --bulk --rdf film.rdf.gz --schema film.schema --data-dir weft-data/film`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -81,7 +90,7 @@ beyond which sorted tables are written to the store and memory starts again.
 				defer pprof.StopCPUProfile()
 			}
 			if bulkMode {
-				return runBulkLoad(ctx, cmd, cfg, lcfg, bulkMem, placement, rdfFile, jsonFile, schemaFile, !noProgress)
+				return runBulkLoad(ctx, cmd, cfg, lcfg, bulkMem, bulkDirect, placement, rdfFile, jsonFile, schemaFile, !noProgress)
 			}
 			return runLoad(ctx, cmd, cfg, lcfg, placement, rdfFile, jsonFile, schemaFile, !noProgress)
 		},
@@ -100,6 +109,7 @@ beyond which sorted tables are written to the store and memory starts again.
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bar")
 	f.IntVar(&bulkMem, "bulk-mem", bulkMem, "with --bulk: MiB of the store kept in memory before a sorted table is written (1..2047)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the load to this file")
+	f.BoolVar(&bulkDirect, "bulk-direct", true, "with --bulk, an RDF file and the vertex placement: build the store's records straight from the quads (map/reduce, all CPUs) instead of running them through transactions on the new store; see above")
 	f.BoolVar(&bulkMode, "bulk", false, "offline bulk load into a new, empty --data-dir (no server running); see above")
 	f.StringVar(&placement, "dgraph-placement", "", `where the Dgraph data lives, chosen when it is first created: "vertex" or "predicate" (as weft serve --dgraph-placement); "" loads into existing data in its own and creates new data with "vertex"; a placement other than the data's is refused`)
 	return cmd
@@ -124,12 +134,12 @@ func runLoad(ctx context.Context, cmd *cobra.Command, cfg engine.Config, lcfg dg
 		return err
 	}
 	defer func() { err = errors.Join(err, db.Close()) }()
-	return loadInto(ctx, cmd, db, dgraph.DefaultConfig(), lcfg, placement, rdfFile, jsonFile, schemaFile, progress)
+	return loadInto(ctx, cmd, db, dgraph.DefaultConfig(), lcfg, placement, rdfFile, jsonFile, schemaFile, progress, nil, 0)
 }
 
 // runBulkLoad loads into a new store built offline (internal/bulk): the
 // same loader, on a bulk.DB instead of an engine.
-func runBulkLoad(ctx context.Context, cmd *cobra.Command, cfg engine.Config, lcfg dgraph.LoadConfig, memMiB int, placement,
+func runBulkLoad(ctx context.Context, cmd *cobra.Command, cfg engine.Config, lcfg dgraph.LoadConfig, memMiB int, direct bool, placement,
 	rdfFile, jsonFile, schemaFile string, progress bool) error {
 	if cfg.Store != "" && cfg.Store != engine.StorePebble {
 		return fmt.Errorf("load: --bulk builds a Pebble store, not %s", cfg.Store)
@@ -141,7 +151,12 @@ func runBulkLoad(ctx context.Context, cmd *cobra.Command, cfg engine.Config, lcf
 	if err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
-	if err := loadInto(ctx, cmd, db, dgraph.BulkGraphConfig(), lcfg, placement, rdfFile, jsonFile, schemaFile, progress); err != nil {
+	var sink dgraph.DirectSink
+	if direct && jsonFile == "" && placement != dgraph.PlacementPredicate {
+		sink = db
+	}
+	if err := loadInto(ctx, cmd, db, dgraph.BulkGraphConfig(), lcfg, placement, rdfFile, jsonFile, schemaFile, progress,
+		sink, memMiB<<20); err != nil {
 		return errors.Join(err, db.Abort())
 	}
 	st := db.Stats()
@@ -155,9 +170,11 @@ func runBulkLoad(ctx context.Context, cmd *cobra.Command, cfg engine.Config, lcf
 	return nil
 }
 
-// loadInto applies the schema and loads the files into db's Dgraph data.
+// loadInto applies the schema and loads the files into db's Dgraph data;
+// with sink (a new bulk store's), the RDF file by a direct load using at
+// most memMax bytes.
 func loadInto(ctx context.Context, cmd *cobra.Command, db engine.API, gcfg dgraph.Config, lcfg dgraph.LoadConfig, placement,
-	rdfFile, jsonFile, schemaFile string, progress bool) error {
+	rdfFile, jsonFile, schemaFile string, progress bool, sink dgraph.DirectSink, memMax int) error {
 	gcfg.Placement = placement
 	// Through namespace 0's view, as the Dgraph API opens it: a wildcard
 	// delete then leaves other namespaces' values on a node alone.
@@ -180,6 +197,11 @@ func loadInto(ctx context.Context, cmd *cobra.Command, db engine.API, gcfg dgrap
 		name string
 		load func(context.Context, io.Reader, string, dgraph.LoadConfig) (dgraph.LoadStats, error)
 	}{{rdfFile, g.LoadRDF}, {jsonFile, g.LoadJSON}} {
+		if sink != nil && in.name == rdfFile {
+			in.load = func(ctx context.Context, r io.Reader, name string, c dgraph.LoadConfig) (dgraph.LoadStats, error) {
+				return g.LoadRDFDirect(ctx, r, name, c, sink, memMax)
+			}
+		}
 		if in.name == "" {
 			continue
 		}

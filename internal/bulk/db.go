@@ -107,6 +107,12 @@ type DB struct {
 	seq    uint64
 	st     Stats
 	done   bool // no more calls: finished, aborted or failed
+	// direct and directOver list the SSTables direct Tables wrote
+	// (direct.go), disjoint and overlapping, for Finish to ingest;
+	// directN numbers them.
+	direct     []string
+	directOver []string
+	directN    int
 	// closed is set once Finish or Abort has dealt with the store.
 	closed bool
 }
@@ -209,6 +215,10 @@ func (db *DB) finish() error {
 	if err := db.spill(); err != nil {
 		_ = db.pdb.Close()
 		return fmt.Errorf("bulk: writing the store: %w", err)
+	}
+	if err := db.ingestDirect(); err != nil {
+		_ = db.pdb.Close()
+		return fmt.Errorf("bulk: ingesting the direct tables: %w", err)
 	}
 	if err := db.pdb.Flush(); err != nil {
 		_ = db.pdb.Close()

@@ -20,6 +20,19 @@ type KV interface {
 	Delete(key []byte) error
 }
 
+// KeyWriter takes store records written without a transaction (a bulk
+// load's direct writes, internal/bulk).
+type KeyWriter interface {
+	Set(key, val []byte) error
+}
+
+// KeyTables is a set of KeyWriters, one per goroutine, whose records Close
+// writes to the store: each key at most once among all of them.
+type KeyTables interface {
+	Writer(i int) KeyWriter
+	Close() error
+}
+
 // ErrAborted marks a retryable abort: the transaction read something that
 // changed, or its timestamp cannot be ordered after a conflicting one. Nothing
 // was written; the client retries with fresh reads and a fresh timestamp.

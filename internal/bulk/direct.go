@@ -1,0 +1,338 @@
+package bulk
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/sstable"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// Direct writes: a loader that builds the store's records itself (the
+// Dgraph face's direct load, dgraph.LoadRDFDirect) instead of running
+// transactions writes them into Tables. A Table sorts what it holds and
+// writes it as an SSTable when full; Finish ingests every Table's SSTables
+// after the in-memory store's last one, so a direct record replaces a
+// transactional record of the same key. Records of different Tables must
+// not share keys (which one wins would be undefined); within a Table a
+// key written twice fails the Table.
+
+// DirectStamp returns a fresh commit stamp for records written directly:
+// a direct load is one transaction, every record it writes carries this
+// stamp.
+func (db *DB) DirectStamp() (vclock.Stamp, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.done {
+		return vclock.Stamp{}, ErrDone
+	}
+	db.st.Commits++
+	return db.stamp(), nil
+}
+
+// ShardOf is the shard a commit would place handle (or alias) on.
+func (db *DB) ShardOf(name string) uint32 { return db.x.Dir.ShardOf(name) }
+
+// Base is the placement base: the shard count units are counted by
+// (txn.UnitOf).
+func (db *DB) Base() uint32 { return db.x.Dir.Base() }
+
+// Counted adds to the vertex and edge counts a direct load wrote.
+func (db *DB) Counted(vertices, edges int64) {
+	db.mu.Lock()
+	db.st.Vertices += vertices
+	db.st.Edges += edges
+	db.mu.Unlock()
+}
+
+// NewTables returns n empty writers (one per goroutine) holding at most
+// memMax bytes of records together before they write them out.
+func (db *DB) NewTables(n, memMax int) txn.KeyTables {
+	ts := &Tables{db: db, ws: make([]*Table, n)}
+	for i := range ts.ws {
+		ts.ws[i] = &Table{db: db, memMax: max(memMax/max(n, 1), 64<<10)}
+	}
+	return ts
+}
+
+// Tables is a set of Tables whose Close sorts them in parallel and merges
+// them into SSTables over disjoint key ranges, so that Pebble ingests them
+// side by side with no compaction to do. A Table that fills up before
+// Close writes what it holds as an SSTable of its own (overlapping the
+// others': Pebble compacts those).
+type Tables struct {
+	db     *DB
+	ws     []*Table
+	closed bool
+}
+
+// Writer returns writer i (not safe for concurrent use; each goroutine
+// its own).
+func (ts *Tables) Writer(i int) txn.KeyWriter { return ts.ws[i] }
+
+// Table collects records in memory (arena chunks and offsets: no Go
+// pointer per record).
+type Table struct {
+	db     *DB
+	memMax int
+	arena  [][]byte
+	recs   []tableRec
+	bytes  int
+	err    error
+}
+
+type tableRec struct {
+	prefix     uint64 // the key's first 8 bytes, big-endian: most comparisons end here
+	loc        uint64 // arena chunk << 32 | offset
+	klen, vlen uint32
+}
+
+const (
+	tableRecBytes = 24
+	tableChunk    = 4 << 20
+)
+
+// Set adds one record (key and value are copied).
+func (t *Table) Set(key, val []byte) error {
+	if t.err != nil {
+		return t.err
+	}
+	if t.bytes >= t.memMax {
+		if t.err = t.spill(); t.err != nil {
+			return t.err
+		}
+	}
+	n := len(key) + len(val)
+	c := len(t.arena) - 1
+	if c < 0 || len(t.arena[c])+n > cap(t.arena[c]) {
+		t.arena = append(t.arena, make([]byte, 0, max(tableChunk, n)))
+		c++
+	}
+	var p [8]byte
+	copy(p[:], key)
+	t.recs = append(t.recs, tableRec{prefix: binary.BigEndian.Uint64(p[:]), loc: uint64(c)<<32 | uint64(len(t.arena[c])),
+		klen: uint32(len(key)), vlen: uint32(len(val))})
+	t.arena[c] = append(append(t.arena[c], key...), val...)
+	t.bytes += n + tableRecBytes
+	return nil
+}
+
+func (t *Table) key(r *tableRec) []byte {
+	o := r.loc & (1<<32 - 1)
+	return t.arena[r.loc>>32][o : o+uint64(r.klen)]
+}
+
+func (t *Table) val(r *tableRec) []byte {
+	o := r.loc&(1<<32-1) + uint64(r.klen)
+	return t.arena[r.loc>>32][o : o+uint64(r.vlen)]
+}
+
+func (t *Table) compare(a, b *tableRec) int { return compareIn(t, a, t, b) }
+
+// compareIn compares record a of Table ta with record b of Table tb.
+func compareIn(ta *Table, a *tableRec, tb *Table, b *tableRec) int {
+	if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
+		return c
+	}
+	return bytes.Compare(ta.key(a), tb.key(b))
+}
+
+func (t *Table) sort() {
+	slices.SortFunc(t.recs, func(a, b tableRec) int { return t.compare(&a, &b) })
+}
+
+func (t *Table) reset() { t.arena, t.recs, t.bytes = nil, nil, 0 }
+
+// spill writes the Table's records, sorted, as an SSTable of its own.
+func (t *Table) spill() error {
+	t.sort()
+	err := t.db.writeDirect(func(w *sstable.Writer) error {
+		for i := range t.recs {
+			r := &t.recs[i]
+			if i > 0 && t.compare(r, &t.recs[i-1]) == 0 {
+				return fmt.Errorf("bulk: a direct table holds key %q twice", t.key(r))
+			}
+			if err := w.Set(t.key(r), t.val(r)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, len(t.recs), true)
+	t.reset()
+	return err
+}
+
+// writeDirect writes one SSTable with fill and registers it for Finish
+// (overlapping: ingested on its own).
+func (db *DB) writeDirect(fill func(*sstable.Writer) error, n int, overlapping bool) error {
+	db.mu.Lock()
+	if db.done {
+		db.mu.Unlock()
+		return ErrDone
+	}
+	db.directN++
+	path := filepath.Join(db.tmp, fmt.Sprintf("bulk-direct-%d.sst", db.directN))
+	db.mu.Unlock()
+	opts := db.kv.opts
+	f, err := opts.FS.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f),
+		opts.MakeWriterOptions(0, db.pdb.FormatMajorVersion().MaxTableFormat()))
+	if err := fill(w); err != nil {
+		_ = w.Close()
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if overlapping {
+		db.directOver = append(db.directOver, path)
+	} else {
+		db.direct = append(db.direct, path)
+	}
+	db.st.Entries += int64(n)
+	db.st.Spills++
+	return nil
+}
+
+// Close sorts the Tables (in parallel), picks len(ws) key ranges from the
+// largest one's quantiles and merges each range of all Tables into an
+// SSTable (in parallel). A key in two Tables fails the load.
+func (ts *Tables) Close() error {
+	if ts.closed {
+		return ErrDone
+	}
+	ts.closed = true
+	for _, t := range ts.ws {
+		if t.err != nil {
+			return t.err
+		}
+	}
+	parallel(len(ts.ws), func(i int) error { ts.ws[i].sort(); return nil })
+	big := ts.ws[0]
+	for _, t := range ts.ws {
+		if len(t.recs) > len(big.recs) {
+			big = t
+		}
+	}
+	// Range r is [bounds[r], bounds[r+1]); nil ends are open.
+	bounds := [][]byte{nil}
+	for r := 1; r < len(ts.ws); r++ {
+		k := big.key(&big.recs[r*len(big.recs)/len(ts.ws)])
+		if len(big.recs) > 0 && (bounds[len(bounds)-1] == nil || bytes.Compare(k, bounds[len(bounds)-1]) > 0) {
+			bounds = append(bounds, k)
+		}
+	}
+	bounds = append(bounds, nil)
+	err := parallel(len(bounds)-1, func(r int) error { return ts.merge(bounds[r], bounds[r+1]) })
+	for _, t := range ts.ws {
+		t.reset()
+	}
+	return err
+}
+
+// merge writes the records of [lo, hi) of every Table as one SSTable.
+func (ts *Tables) merge(lo, hi []byte) error {
+	type run struct {
+		t    *Table
+		i, j int
+	}
+	var runs []run
+	n := 0
+	for _, t := range ts.ws {
+		find := func(b []byte) int {
+			if b == nil {
+				return len(t.recs)
+			}
+			return sort.Search(len(t.recs), func(i int) bool { return bytes.Compare(t.key(&t.recs[i]), b) >= 0 })
+		}
+		i := 0
+		if lo != nil {
+			i = find(lo)
+		}
+		if j := find(hi); i < j {
+			runs = append(runs, run{t, i, j})
+			n += j - i
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return ts.db.writeDirect(func(w *sstable.Writer) error {
+		var last []byte
+		for {
+			m := -1
+			for x := range runs {
+				if runs[x].i < runs[x].j && (m < 0 || compareIn(runs[x].t, &runs[x].t.recs[runs[x].i], runs[m].t, &runs[m].t.recs[runs[m].i]) < 0) {
+					m = x
+				}
+			}
+			if m < 0 {
+				return nil
+			}
+			r := &runs[m]
+			rec := &r.t.recs[r.i]
+			r.i++
+			k := r.t.key(rec)
+			if last != nil && bytes.Equal(k, last) {
+				return fmt.Errorf("bulk: the direct tables hold key %q twice", k)
+			}
+			last = k
+			if err := w.Set(k, r.t.val(rec)); err != nil {
+				return err
+			}
+		}
+	}, n, false)
+}
+
+// parallel runs fn(0..n-1) in parallel and returns the errors joined.
+func parallel(n int, fn func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// ingestDirect ingests the direct SSTables: those a full Table wrote one
+// at a time (they may overlap each other's key ranges), then the merged
+// ones, disjoint, together.
+func (db *DB) ingestDirect() error {
+	for _, path := range db.directOver {
+		if err := db.pdb.Ingest(context.Background(), []string{path}); err != nil {
+			return err
+		}
+	}
+	if len(db.direct) > 0 {
+		if err := db.pdb.Ingest(context.Background(), db.direct); err != nil {
+			return err
+		}
+	}
+	for _, path := range append(db.directOver, db.direct...) {
+		_ = db.kv.opts.FS.Remove(path)
+	}
+	db.direct, db.directOver = nil, nil
+	return nil
+}
