@@ -123,8 +123,8 @@ type directLoad struct {
 	// load gives the entries of a node's first values of a predicate
 	// (attempt.entryBucket).
 	writerBucket []int8
-	bytes     int
-	stats     LoadStats
+	bytes        int
+	stats        LoadStats
 }
 
 // LoadRDFDirect loads N-Quads from r into a new store by writing its records
