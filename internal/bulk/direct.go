@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 
@@ -58,11 +57,13 @@ func (db *DB) Counted(vertices, edges int64) {
 }
 
 // NewTables returns n empty writers (one per goroutine) holding at most
-// memMax bytes of records together before they write them out.
-func (db *DB) NewTables(n, memMax int) txn.KeyTables {
+// memMax bytes of records together before they write them out, each with
+// room for recsHint records (bounded by memMax) to start with.
+func (db *DB) NewTables(n, memMax, recsHint int) txn.KeyTables {
 	ts := &Tables{db: db, ws: make([]*Table, n)}
 	for i := range ts.ws {
-		ts.ws[i] = &Table{db: db, memMax: max(memMax/max(n, 1), 64<<10)}
+		m := max(memMax/max(n, 1), 64<<10)
+		ts.ws[i] = &Table{db: db, memMax: m, recs: make([]tableRec, 0, min(max(recsHint, 0), m/(4*tableRecBytes)))}
 	}
 	return ts
 }
@@ -149,8 +150,53 @@ func compareIn(ta *Table, a *tableRec, tb *Table, b *tableRec) int {
 	return bytes.Compare(ta.key(a), tb.key(b))
 }
 
-func (t *Table) sort() {
-	slices.SortFunc(t.recs, func(a, b tableRec) int { return t.compare(&a, &b) })
+func (t *Table) sort() { t.radixSort(t.recs, 0) }
+
+// byteAt is byte d of r's key, -1 past its end (keys hold NUL bytes).
+func (t *Table) byteAt(r *tableRec, d int) int {
+	if d >= int(r.klen) {
+		return -1
+	}
+	if d < 8 {
+		return int(r.prefix >> (56 - 8*d) & 0xff)
+	}
+	return int(t.key(r)[d])
+}
+
+// radixSort sorts recs, whose keys share their first d bytes, by key:
+// multikey quicksort (Bentley and Sedgewick), which partitions on one byte
+// at a time and so never compares the long prefixes the store's keys share
+// ("E_dg|i|3|term|name@en|0|...") twice, as a comparison sort does.
+func (t *Table) radixSort(recs []tableRec, d int) {
+	for len(recs) > 12 {
+		a, b, c := t.byteAt(&recs[0], d), t.byteAt(&recs[len(recs)/2], d), t.byteAt(&recs[len(recs)-1], d)
+		p := max(min(a, b), min(max(a, b), c)) // median of three
+		lt, i, gt := 0, 0, len(recs)
+		for i < gt {
+			switch x := t.byteAt(&recs[i], d); {
+			case x < p:
+				recs[lt], recs[i] = recs[i], recs[lt]
+				lt++
+				i++
+			case x > p:
+				gt--
+				recs[i], recs[gt] = recs[gt], recs[i]
+			default:
+				i++
+			}
+		}
+		t.radixSort(recs[:lt], d)
+		t.radixSort(recs[gt:], d)
+		if p < 0 {
+			return // equal keys
+		}
+		recs, d = recs[lt:gt], d+1
+	}
+	for i := 1; i < len(recs); i++ {
+		for j := i; j > 0 && bytes.Compare(t.key(&recs[j])[d:], t.key(&recs[j-1])[d:]) < 0; j-- {
+			recs[j], recs[j-1] = recs[j-1], recs[j]
+		}
+	}
 }
 
 func (t *Table) reset() { t.arena, t.recs, t.bytes = nil, nil, 0 }

@@ -53,8 +53,9 @@ type DirectSink interface {
 	// Base is the placement base (txn.UnitOf).
 	Base() uint32
 	// NewTables returns n writers of records (one per goroutine) holding
-	// at most memMax bytes in memory together.
-	NewTables(n, memMax int) txn.KeyTables
+	// at most memMax bytes in memory together; each is sized for about
+	// recsHint records.
+	NewTables(n, memMax, recsHint int) txn.KeyTables
 	// Counted adds to the store's vertex and edge counts.
 	Counted(vertices, edges int64)
 }
@@ -201,48 +202,96 @@ func (g *Graph) directUsable(ctx context.Context) error {
 // read is the map phase: every quad checked, converted and recorded as a
 // fact of its subject, in file order, batches cut as LoadRDF cuts them.
 func (l *directLoad) read(r io.Reader, name string) error {
-	rd := rdf.NewReader(r)
+	ctx, cancel := context.WithCancel(l.ctx)
+	defer cancel()
+	chunks := make(chan []parsedQuad, 4)
+	go parseChunks(ctx, r, chunks)
 	n := 0
 	var last rdf.Term
+	for chunk := range chunks {
+		for i := range chunk {
+			pq := &chunk[i]
+			err := pq.err
+			var pe *rdf.Error
+			switch {
+			case err == nil:
+			case errors.As(err, &pe) && (errors.Is(err, rdf.ErrRange) || l.cfg.SkipInvalid):
+				l.skip(fmt.Sprintf("%s:%d", name, pe.Line), err)
+				continue
+			case errors.As(err, &pe):
+				return fmt.Errorf("%s:%d: %w: %w", name, pe.Line, ErrInvalid, err)
+			default:
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			nq := &pq.nq
+			if n >= l.cfg.BatchQuads && (n >= 2*l.cfg.BatchQuads || !nq.Subject.Equal(last)) {
+				if err := l.endBatch(); err != nil {
+					return err
+				}
+				n = 0
+			}
+			n++
+			last = nq.Subject
+			if err := l.quad(nq); err != nil {
+				if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrUnsupported) {
+					return err
+				}
+				where := fmt.Sprintf("%s:%d", name, pq.line)
+				err = fmt.Errorf("set quad 1 (%s): %w", nq.String(), err)
+				if !l.cfg.SkipInvalid {
+					return fmt.Errorf("%s: %w", where, err)
+				}
+				l.skip(where, err)
+				continue
+			}
+			l.stats.Quads++
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return l.endBatch()
+}
+
+// parsedQuad is one statement as the parser read it (or its error).
+type parsedQuad struct {
+	nq   rdf.NQuad
+	err  error
+	line int
+}
+
+// parseChunks parses r on its own goroutine, ahead of the map phase, in
+// chunks; it stops after the input's end or an error that is not a bad
+// line, or when ctx ends, and closes out.
+func parseChunks(ctx context.Context, r io.Reader, out chan<- []parsedQuad) {
+	defer close(out)
+	rd := rdf.NewReader(r)
+	chunk := make([]parsedQuad, 0, 1024)
 	for {
 		nq, err := rd.Read()
 		if err == io.EOF {
 			break
 		}
+		chunk = append(chunk, parsedQuad{nq: nq, err: err, line: rd.Line()})
 		var pe *rdf.Error
-		switch {
-		case err == nil:
-		case errors.As(err, &pe) && (errors.Is(err, rdf.ErrRange) || l.cfg.SkipInvalid):
-			l.skip(fmt.Sprintf("%s:%d", name, pe.Line), err)
-			continue
-		case errors.As(err, &pe):
-			return fmt.Errorf("%s:%d: %w: %w", name, pe.Line, ErrInvalid, err)
-		default:
-			return fmt.Errorf("%s: %w", name, err)
+		if err != nil && !errors.As(err, &pe) {
+			break
 		}
-		if n >= l.cfg.BatchQuads && (n >= 2*l.cfg.BatchQuads || !nq.Subject.Equal(last)) {
-			if err := l.endBatch(); err != nil {
-				return err
+		if len(chunk) == cap(chunk) {
+			select {
+			case out <- chunk:
+			case <-ctx.Done():
+				return
 			}
-			n = 0
+			chunk = make([]parsedQuad, 0, 1024)
 		}
-		n++
-		last = nq.Subject
-		if err := l.quad(&nq); err != nil {
-			if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrUnsupported) {
-				return err
-			}
-			where := fmt.Sprintf("%s:%d", name, rd.Line())
-			err = fmt.Errorf("set quad 1 (%s): %w", nq.String(), err)
-			if !l.cfg.SkipInvalid {
-				return fmt.Errorf("%s: %w", where, err)
-			}
-			l.skip(where, err)
-			continue
-		}
-		l.stats.Quads++
 	}
-	return l.endBatch()
+	if len(chunk) > 0 {
+		select {
+		case out <- chunk:
+		case <-ctx.Done():
+		}
+	}
 }
 
 func (l *directLoad) skip(where string, err error) {
@@ -512,7 +561,8 @@ func (l *directLoad) reduce(ts vclock.Stamp) error {
 	}
 	n := len(l.parts)
 	shared := &directShared{seen: map[string]bool{}, units: map[txn.Unit]bool{}}
-	tables := l.sink.NewTables(n, l.memMax-l.bytes)
+	// About 13 records per quad (the film data's 12.3, more with indexes).
+	tables := l.sink.NewTables(n, l.memMax-l.bytes, int(l.stats.Quads)*13/n)
 	ws := make([]*directWorker, n)
 	for i := range ws {
 		ws[i] = &directWorker{l: l, ts: ts, stamp: txn.EncodeStamp(ts), shared: shared,
