@@ -37,7 +37,7 @@ throughput and latency plots to --out. See docs/dgraph.md, "Benchmarks".
 			gc.apply() // the same collector settings as weft serve
 			opts.Log = slog.Default()
 			opts.Progress = terminal(os.Stderr)
-			if bulkRuns > 0 { // the load rates only: bulk and online, no queries
+			if bulkRuns > 0 { // the load rates only: direct, bulk and online, no queries
 				res, err := bench.CompareDQLLoads(cmd.Context(), opts.RDF, opts.Schema, opts.Lines, bulkRuns)
 				if err != nil {
 					return err
@@ -75,7 +75,7 @@ throughput and latency plots to --out. See docs/dgraph.md, "Benchmarks".
 	f.BoolVar(&opts.TargetLoad, "target-load", false, "with --target: apply --schema through its /alter and post --rdf's lines (--lines) through its /mutate, --load-batch lines per mutation")
 	f.StringSliceVar(&opts.TargetShards, "target-shards", nil, "with --target on a cluster: its shard processes' cluster-protocol addresses; internal calls per query are counted as their Read and ReadBatch calls")
 	f.Uint64Var(&opts.Seed, "seed", 1, "seed of the clients' root choices")
-	f.IntVar(&bulkRuns, "bulk-load", 0, "measure only the load rate, N runs each of the offline bulk load (weft load --bulk) and the online load, into fresh temporary stores; prints JSON with the medians; no queries")
+	f.IntVar(&bulkRuns, "bulk-load", 0, "measure only the load rate, N runs each of the direct bulk load (weft load --bulk), the transactional bulk load (--bulk-direct=false) and the online load, into fresh temporary stores; prints JSON with the medians; no queries")
 	f.StringVar(&opts.LoadCPUProfile, "load-cpuprofile", "", "write a CPU profile of the load to this file")
 	f.StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the query cells to this file")
 	return cmd

@@ -308,20 +308,27 @@ func (l *lineLimitReader) Read(p []byte) (int, error) {
 }
 
 // DQLLoadCompare is `weft bench dql --bulk-load`: the film data loaded Runs
-// times offline (internal/bulk, weft load --bulk) and Runs times online
-// (engine transactions, weft load), into fresh stores, medians reported.
+// times in each of three modes, into fresh stores, medians reported:
+// direct (weft load --bulk: the records built from the quads,
+// dgraph.LoadRDFDirect), bulk (weft load --bulk --bulk-direct=false:
+// transactions on the offline store, internal/bulk) and online (engine
+// transactions, weft load). The modes alternate within each run.
 type DQLLoadCompare struct {
 	RDF    string `json:"rdf"`
 	Schema string `json:"schema"`
 	Runs   int    `json:"runs"`
-	// Bulk and Online are the runs of each mode, in order.
+	// Direct, Bulk and Online are the runs of each mode, in order.
+	Direct []DQLLoadRun `json:"direct"`
 	Bulk   []DQLLoadRun `json:"bulk"`
 	Online []DQLLoadRun `json:"online"`
 	// Medians over the runs (by QuadsPerSec).
+	DirectMedian DQLLoadRun `json:"direct_median"`
 	BulkMedian   DQLLoadRun `json:"bulk_median"`
 	OnlineMedian DQLLoadRun `json:"online_median"`
-	// Speedup is the bulk median's quads/s over the online median's.
-	Speedup float64 `json:"speedup"`
+	// Speedup is the bulk median's quads/s over the online median's,
+	// DirectSpeedup the direct median's over the online median's.
+	Speedup       float64 `json:"speedup"`
+	DirectSpeedup float64 `json:"direct_speedup"`
 	// TargetQuadsPerSec is issue 6's aim (20× the report's ~14,000/s).
 	TargetQuadsPerSec float64 `json:"target_quads_per_sec"`
 }
@@ -350,20 +357,24 @@ func CompareDQLLoads(ctx context.Context, rdfPath, schemaPath string, lines, run
 	out := &DQLLoadCompare{RDF: rdfPath, Schema: schemaPath, Runs: runs,
 		TargetQuadsPerSec: dqlLoadTargetFactor * dqlReportEdges / float64(dqlReportSeconds)}
 	for i := 0; i < runs; i++ {
-		for _, bulkMode := range []bool{true, false} {
-			r, err := loadOnce(ctx, rdfPath, string(sch), lines, bulkMode)
+		for _, mode := range []string{loadDirect, loadBulk, loadOnline} {
+			r, err := loadOnce(ctx, rdfPath, string(sch), lines, mode)
 			if err != nil {
 				return nil, err
 			}
-			if bulkMode {
+			switch mode {
+			case loadDirect:
+				out.Direct = append(out.Direct, r)
+			case loadBulk:
 				out.Bulk = append(out.Bulk, r)
-			} else {
+			default:
 				out.Online = append(out.Online, r)
 			}
 		}
 	}
-	out.BulkMedian, out.OnlineMedian = medianRun(out.Bulk), medianRun(out.Online)
+	out.DirectMedian, out.BulkMedian, out.OnlineMedian = medianRun(out.Direct), medianRun(out.Bulk), medianRun(out.Online)
 	out.Speedup = roundTo(out.BulkMedian.QuadsPerSec/max(out.OnlineMedian.QuadsPerSec, 1e-9), 2)
+	out.DirectSpeedup = roundTo(out.DirectMedian.QuadsPerSec/max(out.OnlineMedian.QuadsPerSec, 1e-9), 2)
 	return out, nil
 }
 
@@ -388,8 +399,15 @@ func medianRun(rs []DQLLoadRun) DQLLoadRun {
 	return s[len(s)/2]
 }
 
+// Load modes of loadOnce.
+const (
+	loadDirect = "direct"
+	loadBulk   = "bulk"
+	loadOnline = "online"
+)
+
 // loadOnce loads the file into a fresh store in a temporary directory.
-func loadOnce(ctx context.Context, rdfPath, sch string, lines int, bulkMode bool) (DQLLoadRun, error) {
+func loadOnce(ctx context.Context, rdfPath, sch string, lines int, mode string) (DQLLoadRun, error) {
 	tmp, err := os.MkdirTemp("", "weft-dql-load-")
 	if err != nil {
 		return DQLLoadRun{}, err
@@ -419,10 +437,14 @@ func loadOnce(ctx context.Context, rdfPath, sch string, lines int, bulkMode bool
 		if _, err := g.Alter(ctx, sch); err != nil {
 			return err
 		}
-		st, err = g.LoadRDF(ctx, in, rdfPath, lcfg)
+		if b, ok := db.(*bulk.DB); ok && mode == loadDirect {
+			st, err = g.LoadRDFDirect(ctx, in, rdfPath, lcfg, b, bulk.DefaultConfig(dir).MemBytesMax)
+		} else {
+			st, err = g.LoadRDF(ctx, in, rdfPath, lcfg)
+		}
 		return err
 	}
-	if bulkMode {
+	if mode != loadOnline {
 		db, err := bulk.Create(bulk.DefaultConfig(dir))
 		if err != nil {
 			return DQLLoadRun{}, err
@@ -447,7 +469,7 @@ func loadOnce(ctx context.Context, rdfPath, sch string, lines int, bulkMode bool
 		}
 	}
 	secs := time.Since(start).Seconds()
-	if !bulkMode {
+	if mode == loadOnline {
 		// Count what the store holds: reopening rebuilds the shards from
 		// it, so no commit still on its way to a shard is missed.
 		if edges, err = storedEdges(ctx, dir); err != nil {
