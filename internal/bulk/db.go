@@ -91,6 +91,10 @@ type Stats struct {
 	// bounds it, give or take one transaction).
 	Entries      int64
 	MemBytesPeak int64
+	// Overlapping counts the sorted tables a direct load wrote before its
+	// end because its memory was full (Pebble compacts them with the
+	// others).
+	Overlapping int64
 }
 
 // DB is an engine.API building a new store (doc.go).

@@ -249,6 +249,7 @@ func (db *DB) writeDirect(fill func(*sstable.Writer) error, n int, overlapping b
 	defer db.mu.Unlock()
 	if overlapping {
 		db.directOver = append(db.directOver, path)
+		db.st.Overlapping++
 	} else {
 		db.direct = append(db.direct, path)
 	}

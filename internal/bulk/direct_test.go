@@ -5,20 +5,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cockroachdb/pebble/v2"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/weft-db/weft/internal/bulk"
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/txn"
 )
 
 // loadDirect loads data into a new bulk store in dir with a direct load
 // (dgraph.LoadRDFDirect), as weft load --bulk does for RDF. memMax bounds
-// the load's memory (0: the bulk default); tablesMin is the least number of
-// sorted tables the load must have written (small memMax: several).
+// the load's memory (0: the bulk default).
 func loadDirect(dir, sch string, data []byte, memMax int, cfg dgraph.LoadConfig) (dgraph.LoadStats, error) {
+	return loadDirectStats(dir, sch, data, memMax, cfg, nil)
+}
+
+// loadDirectStats is loadDirect, setting *bst (when not nil) to the bulk
+// store's counters after the load.
+func loadDirectStats(dir, sch string, data []byte, memMax int, cfg dgraph.LoadConfig, bst *bulk.Stats) (dgraph.LoadStats, error) {
 	ctx := context.Background()
 	bcfg := bulk.DefaultConfig(dir)
 	if memMax == 0 {
@@ -39,7 +49,11 @@ func loadDirect(dir, sch string, data []byte, memMax int, cfg dgraph.LoadConfig)
 	if err != nil {
 		return st, errors.Join(err, db.Abort())
 	}
-	return st, db.Finish()
+	err = db.Finish()
+	if bst != nil {
+		*bst = db.Stats()
+	}
+	return st, err
 }
 
 // TestFilmDirectEqualsOnline: the first 20,000 film lines (2,000 under the
@@ -63,9 +77,7 @@ func TestFilmDirectEqualsOnline(t *testing.T) {
 		ost.Skipped != dst.Skipped || dst.Quads < quadsMin {
 		t.Fatalf("online %+v, direct %+v", ost, dst)
 	}
-	od, on := storeDumpWith(t, onlineDir, shards, true)
-	dd, dn := storeDumpWith(t, directDir, shards, true)
-	diffDumps(t, collapseInternal(od), collapseInternal(dd))
+	on, dn := compareDirect(t, onlineDir, directDir)
 	compareQueries(t, onlineDir, directDir, on, dn, filmQueries())
 }
 
@@ -89,9 +101,7 @@ func TestRandomDirectEqualsOnline(t *testing.T) {
 			if ost.Quads != dst.Quads || ost.Nodes != dst.Nodes || ost.Edges != dst.Edges || ost.Values != dst.Values {
 				t.Fatalf("online %+v, direct %+v", ost, dst)
 			}
-			od, on := storeDumpWith(t, onlineDir, shards, true)
-			dd, dn := storeDumpWith(t, directDir, shards, true)
-			diffDumps(t, collapseInternal(od), collapseInternal(dd))
+			on, dn := compareDirect(t, onlineDir, directDir)
 			compareQueries(t, onlineDir, directDir, on, dn, randomQueries)
 		})
 	}
@@ -122,4 +132,197 @@ func collapseInternal(lines []string) []string {
 		out = append(out, l)
 	}
 	return out
+}
+
+// badLines are quads the schema (randomSchema) or the loader refuses, one
+// per reason, and a line that does not parse.
+const badLines = `<x1> <best> "a literal for a uid" .
+<x2> <age> "12"@en .
+<x3> <tag> "red" (since=2000) .
+<0x999999> <age> "1"^^<xs:int> .
+<x4> <name> "unterminated .
+<x5> <friend> "not a node" .
+`
+
+// TestDirectSkipsAsOnline: with SkipInvalid, a direct load skips the same
+// lines as the online load and builds the same store from the rest.
+func TestDirectSkipsAsOnline(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	data := append(randomRDF(r, 80), badLines...)
+	data = append(data, randomRDF(r, 80)...)
+	tmp := t.TempDir()
+	onlineDir, directDir := filepath.Join(tmp, "online"), filepath.Join(tmp, "direct")
+	cfg := loadConfig()
+	cfg.SkipInvalid = true
+	ctx := context.Background()
+	db, err := engine.Open(engineConfig(onlineDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := dgraph.Open(ctx, dgraph.NamespaceView(db, 0), dgraph.DefaultConfig())
+	if err == nil {
+		_, err = g.Alter(ctx, randomSchema)
+	}
+	var ost dgraph.LoadStats
+	if err == nil {
+		ost, err = g.LoadRDF(ctx, bytes.NewReader(data), "data", cfg)
+	}
+	if err := errors.Join(err, db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	dst, err := loadDirect(directDir, randomSchema, data, 0, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ost.Quads != dst.Quads || ost.Nodes != dst.Nodes || ost.Skipped != dst.Skipped || dst.Skipped != 6 {
+		t.Fatalf("online %+v, direct %+v", ost, dst)
+	}
+	// The transactional load reports bad lines when their batch fails,
+	// after the lines that do not parse: the same lines, in another order.
+	where := func(ss []dgraph.Skipped) []string {
+		var out []string
+		for _, s := range ss {
+			out = append(out, s.Where)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if o, d := where(ost.SkippedLines), where(dst.SkippedLines); !slices.Equal(o, d) {
+		t.Errorf("skipped: online %v, direct %v", o, d)
+	}
+	compareDirect(t, onlineDir, directDir)
+}
+
+// compareDirect compares the stores of an online and a direct load of the
+// same data: key by key, normalised (storeDumpWith, collapseInternal),
+// except for the units' population records, which follow from the UIDs
+// handed out (an online load's retries of a failed or split batch hand out
+// new ones): checkPopulation checks those of each store. It returns the
+// stores' UID names.
+func compareDirect(t *testing.T, onlineDir, directDir string) (online, direct map[string]string) {
+	t.Helper()
+	noPop := func(ls []string) []string {
+		return slices.DeleteFunc(ls, func(l string) bool { return strings.HasPrefix(l, `M"pop\x00`) })
+	}
+	od, on := storeDumpWith(t, onlineDir, shards, true)
+	dd, dn := storeDumpWith(t, directDir, shards, true)
+	diffDumps(t, collapseInternal(noPop(od)), collapseInternal(noPop(dd)))
+	checkPopulation(t, onlineDir)
+	checkPopulation(t, directDir)
+	return on, dn
+}
+
+// checkPopulation checks that the store in dir has a population record for
+// the unit of every vertex and for no other unit (nothing was deleted).
+func checkPopulation(t *testing.T, dir string) {
+	t.Helper()
+	pdb, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pdb.Close()
+	it, err := pdb.NewIter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	want, got := map[string]bool{}, map[string]bool{}
+	for ok := it.First(); ok; ok = it.Next() {
+		switch k := it.Key(); {
+		case k[0] == 'V':
+			want[string(txn.PopKey(txn.UnitOf(string(k[1:]), uint32(shards))))] = true
+		case bytes.HasPrefix(k, txn.MetaKey("pop\x00")):
+			got[string(k)] = true
+		}
+	}
+	if !maps.Equal(want, got) {
+		t.Errorf("%s: population records %d, want one per unit with vertices (%d)", dir, len(got), len(want))
+	}
+}
+
+// TestDirectFailsLeavesNothing: a bad line fails a direct load with its
+// line number, and the target directory is left as it was (absent).
+func TestDirectFailsLeavesNothing(t *testing.T) {
+	good := "<a> <age> \"1\"^^<xs:int> .\n<a> <friend> <b> .\n"
+	for name, tc := range map[string]struct{ data, want string }{
+		"syntax": {good + "<a> <name> \"unterminated .\n", "data:3"},
+		"schema": {good + good + "<a> <age> <b> .\n", "data:5"},
+		"uid":    {good + "<0x999999> <age> \"1\"^^<xs:int> .\n", "data:3"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "db")
+			_, err := loadDirect(dir, randomSchema, []byte(tc.data), 0, loadConfig())
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, dgraph.ErrInvalid) {
+				t.Fatalf("got %v, want an invalid-input error at %s", err, tc.want)
+			}
+			if left, _ := filepath.Glob(dir + "*"); len(left) != 0 {
+				t.Fatalf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestDirectMemoryBound: a direct load whose tables outgrow their memory
+// writes them early (overlapping tables, compacted by Pebble) and builds
+// the same store; one whose quads alone need more than its memory fails
+// with ErrLimit and leaves nothing.
+func TestDirectMemoryBound(t *testing.T) {
+	data, sch := filmLines(t, 3000)
+	tmp := t.TempDir()
+	onlineDir, directDir := filepath.Join(tmp, "online"), filepath.Join(tmp, "direct")
+	loadOnline(t, onlineDir, dgraph.PlacementVertex, sch, data)
+	var st bulk.Stats
+	if _, err := loadDirectStats(directDir, sch, data, 2<<20, loadConfig(), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Overlapping < 2 {
+		t.Fatalf("%d tables written early with 2 MiB of memory, want several", st.Overlapping)
+	}
+	compareDirect(t, onlineDir, directDir)
+
+	small := filepath.Join(tmp, "small")
+	_, err := loadDirect(small, sch, data, 64<<10, loadConfig())
+	if !errors.Is(err, dgraph.ErrLimit) {
+		t.Fatalf("64 KiB for 3,000 quads: got %v, want ErrLimit", err)
+	}
+	if left, _ := filepath.Glob(small + "*"); len(left) != 0 {
+		t.Fatalf("left behind: %v", left)
+	}
+}
+
+// TestDirectRefuses: a direct load needs the vertex placement and a store
+// without nodes.
+func TestDirectRefuses(t *testing.T) {
+	ctx := context.Background()
+	db, err := bulk.Create(bulk.DefaultConfig(filepath.Join(t.TempDir(), "db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Abort()
+	gcfg := dgraph.BulkGraphConfig()
+	gcfg.Placement = dgraph.PlacementPredicate
+	g, err := dgraph.Open(ctx, dgraph.NamespaceView(db, 0), gcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("<a> <name> \"x\" .\n")
+	if _, err := g.LoadRDFDirect(ctx, bytes.NewReader(data), "data", loadConfig(), db, 1<<30); !errors.Is(err, dgraph.ErrUnsupported) {
+		t.Fatalf("predicate placement: got %v, want ErrUnsupported", err)
+	}
+
+	db2, err := bulk.Create(bulk.DefaultConfig(filepath.Join(t.TempDir(), "db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db2.Abort()
+	g2, err := dgraph.Open(ctx, dgraph.NamespaceView(db2, 0), dgraph.BulkGraphConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g2.LoadRDFDirect(ctx, bytes.NewReader(data), "data", loadConfig(), db2, 1<<30); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g2.LoadRDFDirect(ctx, bytes.NewReader(data), "data", loadConfig(), db2, 1<<30); !errors.Is(err, dgraph.ErrUnsupported) {
+		t.Fatalf("second direct load: got %v, want ErrUnsupported", err)
+	}
 }
