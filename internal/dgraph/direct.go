@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"maps"
 	"runtime"
@@ -565,7 +566,7 @@ func (l *directLoad) reduce(ts vclock.Stamp) error {
 			ErrLimit, l.bytes>>20, l.memMax>>20)
 	}
 	n := len(l.parts)
-	shared := &directShared{seen: map[string]bool{}, dirs: map[string]bool{}, units: map[txn.Unit]bool{}}
+	shared := &directShared{seed: maphash.MakeSeed(), units: map[txn.Unit]bool{}}
 	// About 13 records per quad (the film data's 12.3, more with indexes).
 	tables := l.sink.NewTables(n, l.memMax-l.bytes, int(l.stats.Quads)*13/n)
 	ws := make([]*directWorker, n)
@@ -645,31 +646,32 @@ func runAll(n int, fn func(i int) error) error {
 // directShared is what the workers share: the internal vertices (has-set,
 // index token, directory) already written.
 type directShared struct {
-	mu    sync.Mutex
-	seen  map[string]bool
-	dirs  map[string]bool
+	seed  maphash.Seed
+	seen  [64]seenShard // by the name's hash: workers seldom wait for each other
 	units map[txn.Unit]bool
 }
 
-// firstDir reports whether directory vertex h is seen for the first time.
-func (s *directShared) firstDir(h string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dirs[h] {
-		return false
-	}
-	s.dirs[h] = true
-	return true
+type seenShard struct {
+	mu sync.Mutex
+	m  map[string]bool
+	_  [40]byte // a cache line each
 }
+
+// firstDir reports whether directory vertex h is seen for the first time.
+func (s *directShared) firstDir(h string) bool { return s.first("\x00" + h) }
 
 // first reports whether h is seen for the first time.
 func (s *directShared) first(h string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.seen[h] {
+	sh := &s.seen[maphash.String(s.seed, h)%uint64(len(s.seen))]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.m[h] {
 		return false
 	}
-	s.seen[h] = true
+	if sh.m == nil {
+		sh.m = map[string]bool{}
+	}
+	sh.m[h] = true
 	return true
 }
 
@@ -690,6 +692,8 @@ type directWorker struct {
 	units    map[txn.Unit]bool
 	vertices int64
 	edges    int64
+	// Scratch buffers for a record's key and value (the Table copies them).
+	kbuf, vbuf []byte
 	// A node's state, kept from node to node (cleared).
 	props  map[string]value.Value
 	dedges map[string]*dedge
@@ -794,7 +798,8 @@ func (w *directWorker) node(facts []dfact) error {
 		}
 	}
 	for k, v := range props {
-		if err := w.set(txn.PropKey(h, k), value.Append(nil, v)); err != nil {
+		w.kbuf, w.vbuf = txn.AppendPropKey(w.kbuf[:0], h, k), value.Append(w.vbuf[:0], v)
+		if err := w.set(w.kbuf, w.vbuf); err != nil {
 			return err
 		}
 	}
@@ -892,22 +897,27 @@ func (w *directWorker) set(k, v []byte) error { return w.table.Set(k, v) }
 
 // vertex writes a vertex created by the load: its record and access stamp.
 func (w *directWorker) vertex(h string) error {
-	if err := w.set(txn.VertexKey(h), txn.VertexRec{Exists: true, Shard: w.l.sink.ShardOf(h), LastWrite: w.ts}.Encode()); err != nil {
+	w.kbuf = txn.AppendVertexKey(w.kbuf[:0], h)
+	w.vbuf = txn.VertexRec{Exists: true, Shard: w.l.sink.ShardOf(h), LastWrite: w.ts}.AppendTo(w.vbuf[:0])
+	if err := w.set(w.kbuf, w.vbuf); err != nil {
 		return err
 	}
 	w.vertices++
 	w.units[txn.UnitOf(h, w.l.sink.Base())] = true
-	return w.set(txn.AccessKey(h), w.stamp)
+	w.kbuf = txn.AppendAccessKey(w.kbuf[:0], h)
+	return w.set(w.kbuf, w.stamp)
 }
 
 // edge writes edge eh of src to dst with its in-edge entry.
 func (w *directWorker) edge(src, eh, dst string, props []txn.Prop) error {
 	slices.SortFunc(props, func(a, b txn.Prop) int { return strings.Compare(a.Key, b.Key) })
-	if err := w.set(txn.EdgeKey(src, eh), txn.EdgeRec{Dst: dst, Props: props}.Encode()); err != nil {
+	w.kbuf, w.vbuf = txn.AppendEdgeKey(w.kbuf[:0], src, eh), txn.EdgeRec{Dst: dst, Props: props}.AppendTo(w.vbuf[:0])
+	if err := w.set(w.kbuf, w.vbuf); err != nil {
 		return err
 	}
 	w.edges++
-	return w.set(txn.InKey(dst, src, eh), nil)
+	w.kbuf = txn.AppendInKey(w.kbuf[:0], dst, src, eh)
+	return w.set(w.kbuf, nil)
 }
 
 // internal creates has-set or index vertex h the first time any worker

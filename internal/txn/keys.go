@@ -40,7 +40,10 @@ func key(tag byte, parts ...string) []byte {
 	for _, p := range parts {
 		n += len(p) + 1
 	}
-	k := make([]byte, 0, n)
+	return appendKey(make([]byte, 0, n), tag, parts...)
+}
+
+func appendKey(k []byte, tag byte, parts ...string) []byte {
 	k = append(k, tag)
 	for i, p := range parts {
 		if i > 0 {
@@ -50,6 +53,15 @@ func key(tag byte, parts ...string) []byte {
 	}
 	return k
 }
+
+// AppendVertexKey, AppendAccessKey, AppendPropKey, AppendEdgeKey and
+// AppendInKey append the keys VertexKey … InKey return to dst (a loader's
+// scratch buffer).
+func AppendVertexKey(dst []byte, h string) []byte     { return appendKey(dst, tagVertex, h) }
+func AppendAccessKey(dst []byte, h string) []byte     { return appendKey(dst, tagAccess, h) }
+func AppendPropKey(dst []byte, h, k string) []byte    { return appendKey(dst, tagProp, h, k) }
+func AppendEdgeKey(dst []byte, src, e string) []byte  { return appendKey(dst, tagEdge, src, e) }
+func AppendInKey(dst []byte, d, src, e string) []byte { return appendKey(dst, tagIn, d, src, e) }
 
 // prefix returns the scan bounds [start, end) of keys "tag part0 0 … partN 0".
 func prefix(tag byte, parts ...string) (start, end []byte) {
@@ -186,11 +198,15 @@ type VertexRec struct {
 }
 
 // Encode returns the record's bytes.
-func (v VertexRec) Encode() []byte {
-	b := []byte{0}
+func (v VertexRec) Encode() []byte { return v.AppendTo(nil) }
+
+// AppendTo appends the record's bytes to b.
+func (v VertexRec) AppendTo(b []byte) []byte {
+	var e byte
 	if v.Exists {
-		b[0] = 1
+		e = 1
 	}
+	b = append(b, e)
 	b = binary.AppendUvarint(b, uint64(v.Shard))
 	return appendBytes(b, EncodeStamp(v.LastWrite))
 }
@@ -226,8 +242,12 @@ type EdgeRec struct {
 }
 
 // Encode returns the record's bytes.
-func (e EdgeRec) Encode() []byte {
-	b := appendBytes(nil, []byte(e.Dst))
+func (e EdgeRec) Encode() []byte { return e.AppendTo(nil) }
+
+// AppendTo appends the record's bytes to b.
+func (e EdgeRec) AppendTo(b []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(e.Dst)))
+	b = append(b, e.Dst...)
 	b = binary.AppendUvarint(b, uint64(len(e.Props)))
 	for _, p := range e.Props {
 		b = appendBytes(b, []byte(p.Key))
