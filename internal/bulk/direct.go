@@ -2,7 +2,6 @@ package bulk
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -95,10 +94,18 @@ type Table struct {
 }
 
 type tableRec struct {
-	prefix     uint64 // the key's first 8 bytes, big-endian: most comparisons end here
-	loc        uint64 // arena chunk << 32 | offset
-	klen, vlen uint32
+	// win holds 8 bytes of the key from byte base on (big-endian, zeros
+	// past its end): the sort reads the bytes it partitions on from here,
+	// going to the arena once per 8 levels instead of at every one.
+	win  uint64
+	loc  uint64 // arena chunk << 32 | offset
+	klen uint16
+	base uint16
+	vlen uint32
 }
+
+// tableKeyMax bounds a key's length (the store's are at most a few KiB).
+const tableKeyMax = 1<<16 - 1
 
 const (
 	tableRecBytes = 24
@@ -115,6 +122,10 @@ func (t *Table) Set(key, val []byte) error {
 			return t.err
 		}
 	}
+	if len(key) > tableKeyMax || len(val) > 1<<31 {
+		t.err = fmt.Errorf("bulk: a key of %d bytes or a value of %d for a direct table", len(key), len(val))
+		return t.err
+	}
 	n := len(key) + len(val)
 	c := len(t.arena) - 1
 	if c < 0 || len(t.arena[c])+n > cap(t.arena[c]) {
@@ -123,8 +134,8 @@ func (t *Table) Set(key, val []byte) error {
 	}
 	var p [8]byte
 	copy(p[:], key)
-	t.recs = append(t.recs, tableRec{prefix: binary.BigEndian.Uint64(p[:]), loc: uint64(c)<<32 | uint64(len(t.arena[c])),
-		klen: uint32(len(key)), vlen: uint32(len(val))})
+	t.recs = append(t.recs, tableRec{win: binary.BigEndian.Uint64(p[:]), loc: uint64(c)<<32 | uint64(len(t.arena[c])),
+		klen: uint16(len(key)), vlen: uint32(len(val))})
 	t.arena[c] = append(append(t.arena[c], key...), val...)
 	t.bytes += n + tableRecBytes
 	return nil
@@ -144,9 +155,6 @@ func (t *Table) compare(a, b *tableRec) int { return compareIn(t, a, t, b) }
 
 // compareIn compares record a of Table ta with record b of Table tb.
 func compareIn(ta *Table, a *tableRec, tb *Table, b *tableRec) int {
-	if c := cmp.Compare(a.prefix, b.prefix); c != 0 {
-		return c
-	}
 	return bytes.Compare(ta.key(a), tb.key(b))
 }
 
@@ -157,10 +165,13 @@ func (t *Table) byteAt(r *tableRec, d int) int {
 	if d >= int(r.klen) {
 		return -1
 	}
-	if d < 8 {
-		return int(r.prefix >> (56 - 8*d) & 0xff)
+	if off := d - int(r.base); off >= 0 && off < 8 {
+		return int(r.win >> (56 - 8*off) & 0xff)
 	}
-	return int(t.key(r)[d])
+	var p [8]byte
+	copy(p[:], t.key(r)[d:])
+	r.win, r.base = binary.BigEndian.Uint64(p[:]), uint16(d)
+	return int(p[0])
 }
 
 // radixSort sorts recs, whose keys share their first d bytes, by key:
