@@ -44,6 +44,18 @@
 // DB is safe for concurrent use: reads share a lock that each commit takes
 // exclusively. It is meant for one loader; more serialize on commits.
 //
+// # Direct writes
+//
+// A loader that builds the records itself (dgraph.LoadRDFDirect, the
+// default of weft load --bulk for RDF) takes one stamp (DirectStamp) and
+// writes through Tables (direct.go): one writer per goroutine, records in
+// arena chunks; Close sorts them (multikey quicksort) and merges them into
+// SSTables over disjoint key ranges, in parallel. Finish ingests them after
+// the in-memory store's last table, so a direct record replaces a
+// transactional one of the same key (the directory vertices' records). A key
+// written twice fails the load; a writer whose memory is full writes its
+// records early as an SSTable of its own (Stats.Overlapping).
+//
 // # Invariants
 //
 //   - The store holds exactly the writes of the committed transactions, in
