@@ -146,16 +146,8 @@ func storeDump(t *testing.T, dir string, shards int) ([]string, map[string]strin
 // replaces a value and a direct load never writes.
 func storeDumpWith(t *testing.T, dir string, shards int, liveTokens bool) ([]string, map[string]string) {
 	t.Helper()
-	pdb, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, Logger: quiet{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pdb.Close()
-	it, err := pdb.NewIter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
+	it, done := storeIter(t, dir)
+	defer done()
 	names := map[string]string{}
 	type entry struct {
 		k   []byte
@@ -275,6 +267,22 @@ func dropEmptyTokens[E any](t *testing.T, es []E, key func(E) []byte, val func(E
 		out = append(out, e)
 	}
 	return out
+}
+
+// storeIter opens the store in dir read-only and returns an iterator over
+// all of it, and the function that closes both.
+func storeIter(t *testing.T, dir string) (*pebble.Iterator, func()) {
+	t.Helper()
+	pdb, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, Logger: quiet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, err := pdb.NewIter(nil)
+	if err != nil {
+		_ = pdb.Close()
+		t.Fatal(err)
+	}
+	return it, func() { _ = it.Close(); _ = pdb.Close() }
 }
 
 // uidRE matches a UID as a whole part of a key or value (not inside an

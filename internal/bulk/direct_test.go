@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cockroachdb/pebble/v2"
 	"maps"
 	"math/rand/v2"
 	"path/filepath"
@@ -216,16 +215,8 @@ func compareDirect(t *testing.T, onlineDir, directDir string) (online, direct ma
 // the unit of every vertex and for no other unit (nothing was deleted).
 func checkPopulation(t *testing.T, dir string) {
 	t.Helper()
-	pdb, err := pebble.Open(dir, &pebble.Options{ReadOnly: true, Logger: quiet{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pdb.Close()
-	it, err := pdb.NewIter(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
+	it, done := storeIter(t, dir)
+	defer done()
 	want, got := map[string]bool{}, map[string]bool{}
 	for ok := it.First(); ok; ok = it.Next() {
 		switch k := it.Key(); {

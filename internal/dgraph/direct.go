@@ -1,6 +1,7 @@
 package dgraph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -213,17 +214,10 @@ func (l *directLoad) read(r io.Reader, name string) error {
 	for chunk := range chunks {
 		for i := range chunk {
 			pq := &chunk[i]
-			err := pq.err
-			var pe *rdf.Error
-			switch {
-			case err == nil:
-			case errors.As(err, &pe) && (errors.Is(err, rdf.ErrRange) || l.cfg.SkipInvalid):
-				l.skip(fmt.Sprintf("%s:%d", name, pe.Line), err)
+			if skip, err := readFailure(pq.err, name, l.cfg.SkipInvalid, l.skip); err != nil {
+				return err
+			} else if skip {
 				continue
-			case errors.As(err, &pe):
-				return fmt.Errorf("%s:%d: %w: %w", name, pe.Line, ErrInvalid, err)
-			default:
-				return fmt.Errorf("%s: %w", name, err)
 			}
 			nq := &pq.nq
 			if n >= l.cfg.BatchQuads && (n >= 2*l.cfg.BatchQuads || !nq.Subject.Equal(last)) {
@@ -575,13 +569,13 @@ func (l *directLoad) reduce(ts vclock.Stamp) error {
 			table: tables.Writer(i), rev: make([][]drev, n), units: map[txn.Unit]bool{},
 			props: map[string]value.Value{}, dedges: map[string]*dedge{}, counts: map[*dpred]int64{}}
 	}
-	err := runAll(n, func(i int) error {
+	err := parallel(n, n, func(i int) error {
 		facts := l.parts[i]
 		slices.SortFunc(facts, func(a, b dfact) int {
-			if c := cmpU64(a.uid, b.uid); c != 0 {
+			if c := cmp.Compare(a.uid, b.uid); c != 0 {
 				return c
 			}
-			return cmpU64(uint64(a.seq), uint64(b.seq))
+			return cmp.Compare(uint64(a.seq), uint64(b.seq))
 		})
 		for len(facts) > 0 {
 			j := 1
@@ -597,7 +591,7 @@ func (l *directLoad) reduce(ts vclock.Stamp) error {
 		return nil
 	})
 	if err == nil {
-		err = runAll(n, func(i int) error {
+		err = parallel(n, n, func(i int) error {
 			var revs []drev
 			for _, w := range ws {
 				revs = append(revs, w.rev[i]...)
@@ -626,21 +620,6 @@ func (l *directLoad) reduce(ts vclock.Stamp) error {
 	}
 	l.sink.Counted(vertices, edges)
 	return nil
-}
-
-// runAll runs fn(0..n-1) in parallel and returns the first error.
-func runAll(n int, fn func(i int) error) error {
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = fn(i)
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // directShared is what the workers share: the internal vertices (has-set,
@@ -855,11 +834,11 @@ func (w *directWorker) reverse(revs []drev) error {
 	slices.SortFunc(revs, func(a, b drev) int {
 		switch {
 		case a.target != b.target:
-			return cmpU64(a.target, b.target)
+			return cmp.Compare(a.target, b.target)
 		case a.pred.name != b.pred.name:
 			return strings.Compare(a.pred.name, b.pred.name)
 		}
-		return cmpU64(a.src, b.src)
+		return cmp.Compare(a.src, b.src)
 	})
 	for i := 0; i < len(revs); {
 		j := i
@@ -881,16 +860,6 @@ func (w *directWorker) reverse(revs []drev) error {
 		i = j
 	}
 	return nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (w *directWorker) set(k, v []byte) error { return w.table.Set(k, v) }

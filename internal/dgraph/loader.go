@@ -137,16 +137,10 @@ func (g *Graph) LoadRDF(ctx context.Context, r io.Reader, name string, cfg LoadC
 			if err == io.EOF {
 				break
 			}
-			var pe *rdf.Error
-			switch {
-			case err == nil:
-			case errors.As(err, &pe) && (errors.Is(err, rdf.ErrRange) || cfg.SkipInvalid):
-				l.skip(fmt.Sprintf("%s:%d", name, pe.Line), err)
+			if skip, err := readFailure(err, name, cfg.SkipInvalid, l.skip); err != nil {
+				return err
+			} else if skip {
 				continue
-			case errors.As(err, &pe):
-				return fmt.Errorf("%s:%d: %w: %w", name, pe.Line, ErrInvalid, err)
-			default:
-				return fmt.Errorf("%s: %w", name, err)
 			}
 			// A full batch is cut where the subject changes (up to twice
 			// its size): two batches sharing a new subject would both try
@@ -165,6 +159,24 @@ func (g *Graph) LoadRDF(ctx context.Context, r io.Reader, name string, cfg LoadC
 		}
 		return nil
 	})
+}
+
+// readFailure sorts out an error of rdf.Reader.Read (nil: none): a line
+// that does not parse, or whose value Weft cannot hold, is skipped
+// (reported through skip) when skipInvalid or rdf.ErrRange allows it, else
+// fails the load with its line; any other error fails it.
+func readFailure(err error, name string, skipInvalid bool, skip func(where string, err error)) (skipped bool, fail error) {
+	var pe *rdf.Error
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.As(err, &pe) && (errors.Is(err, rdf.ErrRange) || skipInvalid):
+		skip(fmt.Sprintf("%s:%d", name, pe.Line), err)
+		return true, nil
+	case errors.As(err, &pe):
+		return false, fmt.Errorf("%s:%d: %w: %w", name, pe.Line, ErrInvalid, err)
+	}
+	return false, fmt.Errorf("%s: %w", name, err)
 }
 
 // LoadJSON loads a JSON file in Dgraph's JSON mutation format: a list of
