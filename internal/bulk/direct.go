@@ -43,6 +43,8 @@ func (db *DB) DirectStamp() (vclock.Stamp, error) {
 // ShardOf is the shard a commit would place handle (or alias) on.
 func (db *DB) ShardOf(name string) uint32 { return db.x.Dir.ShardOf(name) }
 
+// TempDir (db.go) is the direct load's scratch directory too.
+
 // Base is the placement base: the shard count units are counted by
 // (txn.UnitOf).
 func (db *DB) Base() uint32 { return db.x.Dir.Base() }

@@ -93,11 +93,16 @@ func TestRandomDirectEqualsOnline(t *testing.T) {
 			ost := loadOnline(t, onlineDir, dgraph.PlacementVertex, randomSchema, data)
 			cfg := loadConfig()
 			cfg.BatchQuads = []int{1000, 7}[seed%2] // batches matter to the xid values' order only
-			dst, err := loadDirect(directDir, randomSchema, data, 0, cfg)
+			// Every other pair with 8 KiB: the facts go to a run on disk
+			// (facets, languages, lists and all) and are merged back
+			// with the xid facts still in memory.
+			mem := []int{0, 8 << 10}[seed/2%2]
+			dst, err := loadDirect(directDir, randomSchema, data, mem, cfg)
 			if err != nil {
 				t.Fatalf("seed %d: %v\n%s", seed, err, data)
 			}
-			if ost.Quads != dst.Quads || ost.Nodes != dst.Nodes || ost.Edges != dst.Edges || ost.Values != dst.Values {
+			if ost.Quads != dst.Quads || ost.Nodes != dst.Nodes || ost.Edges != dst.Edges || ost.Values != dst.Values ||
+				(mem > 0) != (dst.Runs > 0) {
 				t.Fatalf("online %+v, direct %+v", ost, dst)
 			}
 			on, dn := compareDirect(t, onlineDir, directDir)
@@ -253,31 +258,35 @@ func TestDirectFailsLeavesNothing(t *testing.T) {
 	}
 }
 
-// TestDirectMemoryBound: a direct load whose tables outgrow their memory
-// writes them early (overlapping tables, compacted by Pebble) and builds
-// the same store; one whose quads alone need more than its memory fails
-// with ErrLimit and leaves nothing.
+// TestDirectMemoryBound: a direct load whose facts outgrow half its memory
+// writes them to runs on disk and merges them back, and one whose tables
+// outgrow the rest writes them early (overlapping tables, compacted by
+// Pebble); either way it builds the same store as the online load.
 func TestDirectMemoryBound(t *testing.T) {
 	data, sch := filmLines(t, 3000)
 	tmp := t.TempDir()
-	onlineDir, directDir := filepath.Join(tmp, "online"), filepath.Join(tmp, "direct")
+	onlineDir := filepath.Join(tmp, "online")
 	loadOnline(t, onlineDir, dgraph.PlacementVertex, sch, data)
-	var st bulk.Stats
-	if _, err := loadDirectStats(directDir, sch, data, 2<<20, loadConfig(), &st); err != nil {
-		t.Fatal(err)
-	}
-	if st.Overlapping < 2 {
-		t.Fatalf("%d tables written early with 2 MiB of memory, want several", st.Overlapping)
-	}
-	compareDirect(t, onlineDir, directDir)
-
-	small := filepath.Join(tmp, "small")
-	_, err := loadDirect(small, sch, data, 64<<10, loadConfig())
-	if !errors.Is(err, dgraph.ErrLimit) {
-		t.Fatalf("64 KiB for 3,000 quads: got %v, want ErrLimit", err)
-	}
-	if left, _ := filepath.Glob(small + "*"); len(left) != 0 {
-		t.Fatalf("left behind: %v", left)
+	for _, tc := range []struct {
+		mem      int
+		runs     bool // facts written to disk
+		earlyMin int64
+	}{{2 << 20, false, 2}, {64 << 10, true, 2}} {
+		t.Run(fmt.Sprint(tc.mem), func(t *testing.T) {
+			directDir := filepath.Join(t.TempDir(), "direct")
+			var bst bulk.Stats
+			st, err := loadDirectStats(directDir, sch, data, tc.mem, loadConfig(), &bst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (st.Runs > 0) != tc.runs || bst.Overlapping < tc.earlyMin {
+				t.Fatalf("%d fact runs and %d tables written early with %d KiB of memory", st.Runs, bst.Overlapping, tc.mem>>10)
+			}
+			compareDirect(t, onlineDir, directDir)
+			if left, _ := filepath.Glob(filepath.Join(directDir, "direct-facts-*")); len(left) != 0 {
+				t.Fatalf("fact runs left in the store: %v", left)
+			}
+		})
 	}
 }
 

@@ -8,11 +8,13 @@ import (
 	"hash/maphash"
 	"io"
 	"maps"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/query/schema"
@@ -43,8 +45,13 @@ import (
 //
 // It needs a store with no nodes (a new bulk store), the vertex placement
 // and namespace 0; RDF with set quads only (a load file has nothing
-// else). Memory holds every quad's effect until the reduce phase: about
-// directFactBytes per quad plus its strings, bounded by memMax.
+// else). Memory holds the quads' effects (facts) for the reduce phase:
+// about directFactBytes per quad plus its strings; past half of memMax,
+// each partition's facts are sorted and written to a run file in the
+// sink's temporary directory (facts.go), and the reduce phase merges the
+// runs. What stays in memory for the whole load: the XID→UID map (as in
+// Dgraph's bulk loader), the index vertices already written and the
+// reverse edges (one small record each) until their round.
 
 // DirectSink is the store a direct load writes to (bulk.DB).
 type DirectSink interface {
@@ -60,15 +67,20 @@ type DirectSink interface {
 	NewTables(n, memMax, recsHint int) txn.KeyTables
 	// Counted adds to the store's vertex and edge counts.
 	Counted(vertices, edges int64)
+	// TempDir is a directory for the load's scratch files (removed with
+	// the store under construction when the load fails).
+	TempDir() string
 }
 
 // directFactBytes estimates the memory of one quad's effect held for the
-// reduce phase (its strings and values are counted apart).
-const directFactBytes = 96
+// reduce phase, with the partition slices' room to grow (its strings and
+// facets are counted apart).
+const directFactBytes = int(unsafe.Sizeof(dfact{})) * 3 / 2
 
 // dpred is a predicate as the direct load writes it.
 type dpred struct {
 	name    string
+	idx     int // in directLoad.predList
 	P       schema.Predicate
 	added   bool // not in the stored schema: this load adds it
 	addedIn int  // the batch that added it: its values may still give it a language there
@@ -112,6 +124,10 @@ type directLoad struct {
 	memMax int
 	alloc  *Allocator
 	preds  map[string]*dpred
+	// predList lists every predicate by dpred.idx (fact runs name them so).
+	predList []*dpred
+	// runs lists, by partition, the fact runs written to disk, in order.
+	runs   [][]string
 	xids   map[string]uint64
 	blanks map[string]uint64
 	made   map[uint64]bool // nodes created by this load
@@ -159,7 +175,7 @@ func (g *Graph) LoadRDFDirect(ctx context.Context, r io.Reader, name string, cfg
 	parts := max(runtime.GOMAXPROCS(0), 1)
 	l := &directLoad{g: g, ctx: ctx, snap: snap, cfg: cfg, sink: sink, st: st, memMax: memMax, alloc: g.NewAllocator(),
 		preds: map[string]*dpred{}, xids: map[string]uint64{}, blanks: map[string]uint64{}, made: map[uint64]bool{},
-		parts: make([][]dfact, parts), xidOf: map[uint64]string{}}
+		parts: make([][]dfact, parts), runs: make([][]string, parts), xidOf: map[uint64]string{}}
 	if err := l.read(r, name); err != nil {
 		return l.stats, err
 	}
@@ -167,7 +183,13 @@ func (g *Graph) LoadRDFDirect(ctx context.Context, r io.Reader, name string, cfg
 	if err != nil {
 		return l.stats, err
 	}
-	if err := l.reduce(ts); err != nil {
+	err = l.reduce(ts)
+	for _, rs := range l.runs {
+		for _, path := range rs {
+			_ = os.Remove(path)
+		}
+	}
+	if err != nil {
 		return l.stats, err
 	}
 	if err := l.schemaAdditions(ctx); err != nil {
@@ -241,6 +263,11 @@ func (l *directLoad) read(r io.Reader, name string) error {
 				continue
 			}
 			l.stats.Quads++
+		}
+		if l.bytes >= l.memMax/2 {
+			if err := l.spillFacts(); err != nil {
+				return err
+			}
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -335,7 +362,8 @@ func (l *directLoad) pred(p string, nq *rdf.NQuad) (*dpred, error) {
 		}
 		return dp, nil
 	}
-	dp := &dpred{name: p}
+	dp := &dpred{name: p, idx: len(l.predList)}
+	l.predList = append(l.predList, dp)
 	if P, ok := l.st.sch.Predicate(p); ok {
 		dp.P = P
 	} else {
@@ -517,7 +545,7 @@ func (l *directLoad) add(f dfact) {
 	i := int(f.uid % uint64(len(l.parts)))
 	f.seq = uint32(len(l.parts[i]))
 	l.parts[i] = append(l.parts[i], f)
-	l.bytes += directFactBytes + len(f.lang) + 16*len(f.facets)
+	l.bytes += directFactBytes + len(f.lang) + int(unsafe.Sizeof(rdf.Facet{}))*len(f.facets)
 	if f.val.Kind() == value.String {
 		l.bytes += len(f.val.Str())
 	}
@@ -555,14 +583,10 @@ func (l *directLoad) schemaAdditions(ctx context.Context) error {
 // reduce is the reduce phase: each partition's nodes written by a worker of
 // its own, then the reverse edges.
 func (l *directLoad) reduce(ts vclock.Stamp) error {
-	if l.bytes > l.memMax {
-		return fmt.Errorf("%w: the quads need about %d MiB for a direct load, more than the %d MiB allowed",
-			ErrLimit, l.bytes>>20, l.memMax>>20)
-	}
 	n := len(l.parts)
 	shared := &directShared{seed: maphash.MakeSeed(), units: map[txn.Unit]bool{}}
 	// About 13 records per quad (the film data's 12.3, more with indexes).
-	tables := l.sink.NewTables(n, l.memMax-l.bytes, int(l.stats.Quads)*13/n)
+	tables := l.sink.NewTables(n, l.memMax-l.bytes, min(int(l.stats.Quads)*13/n, (l.memMax-l.bytes)/(64*n)))
 	ws := make([]*directWorker, n)
 	for i := range ws {
 		ws[i] = &directWorker{l: l, ts: ts, stamp: txn.EncodeStamp(ts), shared: shared,
@@ -570,25 +594,10 @@ func (l *directLoad) reduce(ts vclock.Stamp) error {
 			props: map[string]value.Value{}, dedges: map[string]*dedge{}, counts: map[*dpred]int64{}}
 	}
 	err := parallel(n, n, func(i int) error {
-		facts := l.parts[i]
-		slices.SortFunc(facts, func(a, b dfact) int {
-			if c := cmp.Compare(a.uid, b.uid); c != 0 {
-				return c
-			}
-			return cmp.Compare(uint64(a.seq), uint64(b.seq))
-		})
-		for len(facts) > 0 {
-			j := 1
-			for j < len(facts) && facts[j].uid == facts[0].uid {
-				j++
-			}
-			if err := ws[i].node(facts[:j]); err != nil {
-				return err
-			}
-			facts = facts[j:]
-		}
+		sortFacts(l.parts[i])
+		err := l.nodesOf(i, ws[i].node)
 		l.parts[i] = nil
-		return nil
+		return err
 	})
 	if err == nil {
 		err = parallel(n, n, func(i int) error {

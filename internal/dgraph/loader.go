@@ -85,6 +85,9 @@ type LoadStats struct {
 	Skipped      int64
 	SkippedLines []Skipped
 	Elapsed      time.Duration
+	// Runs counts the times a direct load (LoadRDFDirect) wrote its facts
+	// to disk because its memory was full.
+	Runs int64
 }
 
 // Skipped is one line a load left out, and why.
