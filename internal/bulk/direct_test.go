@@ -271,7 +271,7 @@ func TestDirectMemoryBound(t *testing.T) {
 		mem      int
 		runs     bool // facts written to disk
 		earlyMin int64
-	}{{2 << 20, false, 2}, {64 << 10, true, 2}} {
+	}{{4 << 20, false, 2}, {64 << 10, true, 2}} {
 		t.Run(fmt.Sprint(tc.mem), func(t *testing.T) {
 			directDir := filepath.Join(t.TempDir(), "direct")
 			var bst bulk.Stats
