@@ -58,10 +58,10 @@ beyond which sorted tables are written to the store and memory starts again.
 An RDF file (without --json, in the vertex placement) is bulk-loaded
 directly (--bulk-direct, the default): the quads are read once, each node's
 final state is computed from its quads and its records written, in
-parallel, as sorted tables, without a transaction per batch. It holds about
-100 bytes per N-Quad plus its strings in memory, at most --bulk-mem (more
-fails the load: then use --bulk-direct=false). The store is the one the
-transactional path builds, but for stamps, buckets and the empty index
+parallel, as sorted tables, without a transaction per batch. --bulk-mem
+bounds the quads' effects and the records it holds; beyond it they are
+written to disk (sorted runs, early tables) and merged. The store is the one
+the transactional path builds, but for stamps, buckets and the empty index
 vertices of replaced values (docs/dgraph.md).
 
   weft load --bulk --rdf film.rdf.gz --schema film.schema --data-dir weft-data/film`,
