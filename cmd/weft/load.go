@@ -107,7 +107,7 @@ vertices of replaced values (docs/dgraph.md).
 	f.IntVar(&lcfg.Loaders, "loaders", lcfg.Loaders, "parallel loaders (transactions in flight), each with its own UID lease")
 	f.BoolVar(&lcfg.SkipInvalid, "skip-invalid", false, "skip (and list) lines that do not parse or that the schema rejects")
 	f.BoolVar(&noProgress, "no-progress", false, "no progress bar")
-	f.IntVar(&bulkMem, "bulk-mem", bulkMem, "with --bulk: MiB of the store kept in memory before a sorted table is written (1..2047)")
+	f.IntVar(&bulkMem, "bulk-mem", bulkMem, "with --bulk: MiB of data kept in memory before it is written to disk as sorted tables (and, in a direct load, sorted runs of the quads) (1..2047)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the load to this file")
 	f.BoolVar(&bulkDirect, "bulk-direct", true, "with --bulk, an RDF file and the vertex placement: build the store's records straight from the quads (map/reduce, all CPUs) instead of running them through transactions on the new store; see above")
 	f.BoolVar(&bulkMode, "bulk", false, "offline bulk load into a new, empty --data-dir (no server running); see above")
