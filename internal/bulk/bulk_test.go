@@ -201,18 +201,7 @@ func storeDumpWith(t *testing.T, dir string, shards int, liveTokens bool) ([]str
 	if liveTokens {
 		raw = dropEmptyTokens(t, raw, func(e entry) []byte { return e.k }, func(e entry) string { return e.val(func(s string) string { return s }) })
 	}
-	rename := func(s string) string {
-		for range 2 { // a match takes the separator after it: adjacent UIDs need a second pass
-			s = uidRE.ReplaceAllStringFunc(s, func(m string) string {
-				p := uidRE.FindStringSubmatchIndex(m)
-				if n, ok := names[m[p[4]:p[5]]]; ok {
-					return m[:p[4]] + n + m[p[5]:]
-				}
-				return m
-			})
-		}
-		return s
-	}
+	rename := func(s string) string { return renameUIDs(s, names) }
 	out := make([]string, 0, len(raw))
 	for _, e := range raw {
 		if bytes.Contains(e.k, []byte("\x00|bucket|")) {
@@ -284,6 +273,33 @@ func storeIter(t *testing.T, dir string) (*pebble.Iterator, func()) {
 	}
 	return it, func() { _ = it.Close(); _ = pdb.Close() }
 }
+
+// renameUIDs replaces every UID in s that is a whole part (after a
+// separator or the start, before another or the end: not inside an XID
+// such as m.0x13f) and that names has, by its name.
+func renameUIDs(s string, names map[string]string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range uidOnlyRE.FindAllStringIndex(s, -1) {
+		i, j := m[0], m[1]
+		before := i == 0 || strings.IndexByte("|\x00\"<>", s[i-1]) >= 0
+		after := j == len(s) || !isNameByte(s[j])
+		if n, ok := names[s[i:j]]; ok && before && after {
+			b.WriteString(s[last:i])
+			b.WriteString(n)
+			last = j
+		}
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isNameByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '.' || c == '_'
+}
+
+// uidOnlyRE matches what may be a UID; renameUIDs checks its bounds.
+var uidOnlyRE = regexp.MustCompile(`0x[0-9a-f]+`)
 
 // uidRE matches a UID as a whole part of a key or value (not inside an
 // XID such as m.0x13f): after a separator or the start, before another or

@@ -88,6 +88,9 @@ func TestRandomDirectEqualsOnline(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 11))
 			data := randomRDF(r, 40+r.IntN(200))
+			// Explicit UIDs: one handed out for an XID, one leased but
+			// not handed out (a node of its own).
+			data = append(data, "<0x1> <age> \"77\"^^<xs:int> .\n<0x3fff> <tag> \"z\" .\n<0x3fff> <friend> <x1> .\n"...)
 			tmp := t.TempDir()
 			onlineDir, directDir := filepath.Join(tmp, "online"), filepath.Join(tmp, "direct")
 			ost := loadOnline(t, onlineDir, dgraph.PlacementVertex, randomSchema, data)

@@ -130,8 +130,10 @@ type directLoad struct {
 	runs   [][]string
 	xids   map[string]uint64
 	blanks map[string]uint64
-	made   map[uint64]bool // nodes created by this load
-	parts  [][]dfact
+	// explicit holds the nodes created by an explicit UID (leased, not
+	// handed out by the allocator).
+	explicit map[uint64]bool
+	parts    [][]dfact
 	// batchXIDs lists the XID nodes created in the current batch: their
 	// xid values follow the batch's quads, as the transactional load
 	// records them at the end of each transaction.
@@ -174,7 +176,7 @@ func (g *Graph) LoadRDFDirect(ctx context.Context, r io.Reader, name string, cfg
 	}
 	parts := max(runtime.GOMAXPROCS(0), 1)
 	l := &directLoad{g: g, ctx: ctx, snap: snap, cfg: cfg, sink: sink, st: st, memMax: memMax, alloc: g.NewAllocator(),
-		preds: map[string]*dpred{}, xids: map[string]uint64{}, blanks: map[string]uint64{}, made: map[uint64]bool{},
+		preds: map[string]*dpred{}, xids: map[string]uint64{}, blanks: map[string]uint64{}, explicit: map[uint64]bool{},
 		parts: make([][]dfact, parts), runs: make([][]string, parts), xidOf: map[uint64]string{}}
 	if err := l.read(r, name); err != nil {
 		return l.stats, err
@@ -330,6 +332,7 @@ func (l *directLoad) endBatch() error {
 	for _, uid := range l.batchXIDs {
 		nq := rdf.NQuad{Subject: rdf.Term{Kind: rdf.UID, UID: uid}, Predicate: XIDPred,
 			Object: rdf.Term{Kind: rdf.Literal, Value: value.Str(l.xidOf[uid]), Datatype: rdf.TypeString}}
+		delete(l.xidOf, uid) // needed until its batch ends
 		dp, err := l.pred(XIDPred, &nq)
 		if err != nil {
 			return err
@@ -465,7 +468,7 @@ func (l *directLoad) value(dp *dpred, uid uint64, nq *rdf.NQuad) error {
 // a quad creates any node.
 func (l *directLoad) checkUIDs(ts ...rdf.Term) error {
 	for _, t := range ts {
-		if t.Kind == rdf.UID && !l.made[t.UID] {
+		if t.Kind == rdf.UID && !l.made(t.UID) {
 			if err := l.g.checkLeased(l.ctx, l.snap, t.UID); err != nil {
 				return err
 			}
@@ -504,18 +507,25 @@ func (l *directLoad) node(t rdf.Term) (uint64, error) {
 		l.blanks[t.Name] = uid
 		return uid, nil
 	case rdf.UID:
-		if l.made[t.UID] {
+		if l.made(t.UID) {
 			return t.UID, nil
 		}
 		if err := l.g.checkLeased(l.ctx, l.snap, t.UID); err != nil {
 			return 0, err
 		}
-		l.made[t.UID] = true
+		l.explicit[t.UID] = true
 		l.add(dfact{kind: factNode, uid: t.UID})
 		l.stats.Nodes++
 		return t.UID, nil
 	}
 	return 0, fmt.Errorf("%w: a %s is not a node", ErrInvalid, t.Kind)
+}
+
+// made reports whether node uid was created by this load: handed out by
+// its allocator (the store had no lease before, so those are exactly the
+// UIDs below the allocator's next) or named explicitly.
+func (l *directLoad) made(uid uint64) bool {
+	return uid < l.alloc.handedOut() || l.explicit[uid]
 }
 
 // create gives a new node a UID (an XID node gets its xid value at the end
@@ -525,10 +535,9 @@ func (l *directLoad) create(xid string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if l.made[uid] {
+	if l.explicit[uid] {
 		return 0, fmt.Errorf("%w: uid %s was named explicitly before it was allocated", ErrInvalid, FormatUID(uid))
 	}
-	l.made[uid] = true
 	f := dfact{kind: factNode, uid: uid}
 	if xid != "" {
 		f.val = value.Str(xid)

@@ -114,6 +114,15 @@ func (a *Allocator) Next(ctx context.Context) (uint64, error) {
 	return u, nil
 }
 
+// handedOut returns the allocator's next UID: with one allocator on a store
+// that had no lease before (a direct load's), every UID below it was handed
+// out.
+func (a *Allocator) handedOut() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.next
+}
+
 // bucket is the bucket of the allocator's current lease (ok false before
 // its first lease).
 func (a *Allocator) bucket() (int, bool) {
