@@ -230,10 +230,12 @@ func loadFile(ctx context.Context, cmd *cobra.Command, name string,
 	}
 	var quads atomic.Int64
 	lcfg.Progress = func(q int64) { quads.Store(q) }
+	var stage atomic.Value // a direct load's phase after reading
+	lcfg.Stage = func(s string) { stage.Store(s) }
 	start := time.Now()
 	stopBar := func() {}
 	if progress {
-		stopBar = drawProgress(cmd.ErrOrStderr(), name, info.Size(), cr, &quads, start)
+		stopBar = drawProgress(cmd.ErrOrStderr(), name, info.Size(), cr, &quads, &stage, start)
 	}
 	st, err := load(ctx, r, name, lcfg)
 	stopBar()
@@ -245,14 +247,19 @@ func loadFile(ctx context.Context, cmd *cobra.Command, name string,
 		fmt.Fprintf(out, "(and %d more skipped lines)\n", st.Skipped-int64(len(st.SkippedLines)))
 	}
 	secs := st.Elapsed.Seconds()
-	fmt.Fprintf(out, "%s: %d quads (%d nodes created, %d edges, %d values) in %.1f s: %.0f quads/s; %d lines skipped; %d transactions, %d retries after conflicts\n",
-		name, st.Quads, st.Nodes, st.Edges, st.Values, secs, float64(st.Quads)/max(secs, 1e-9), st.Skipped, st.Batches, st.Attempts-st.Batches)
+	how := fmt.Sprintf("%d transactions, %d retries after conflicts", st.Batches, st.Attempts-st.Batches)
+	if st.Direct {
+		how = fmt.Sprintf("records written directly, %d runs of quads sorted on disk", st.Runs)
+	}
+	fmt.Fprintf(out, "%s: %d quads (%d nodes created, %d edges, %d values) in %.1f s: %.0f quads/s; %d lines skipped; %s\n",
+		name, st.Quads, st.Nodes, st.Edges, st.Values, secs, float64(st.Quads)/max(secs, 1e-9), st.Skipped, how)
 	return err
 }
 
-// drawProgress redraws a bar over the file's bytes with the quad rate until
+// drawProgress redraws a bar over the file's bytes with the quad rate (or a
+// direct load's phase after the reading) until
 // the returned function is called.
-func drawProgress(w io.Writer, name string, size int64, cr *countingReader, quads *atomic.Int64, start time.Time) func() {
+func drawProgress(w io.Writer, name string, size int64, cr *countingReader, quads *atomic.Int64, stage *atomic.Value, start time.Time) func() {
 	bar := progressbar.NewOptions64(size,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetWidth(30),
@@ -274,7 +281,12 @@ func drawProgress(w io.Writer, name string, size int64, cr *countingReader, quad
 				return
 			case <-t.C:
 				q := quads.Load()
-				bar.Describe(fmt.Sprintf("%s: %d quads, %.0f/s", name, q, float64(q)/time.Since(start).Seconds()))
+				if st, ok := stage.Load().(string); ok {
+					bar.Describe(fmt.Sprintf("%s: %d quads read; %s", name, q, st))
+					_ = bar.RenderBlank() // the bytes no longer move, which would redraw
+				} else {
+					bar.Describe(fmt.Sprintf("%s: %d quads, %.0f/s", name, q, float64(q)/time.Since(start).Seconds()))
+				}
 				_ = bar.Set64(cr.n.Load())
 			}
 		}

@@ -197,8 +197,7 @@ func (g *Graph) LoadRDFDirect(ctx context.Context, r io.Reader, name string, cfg
 	if err := l.schemaAdditions(ctx); err != nil {
 		return l.stats, err
 	}
-	l.stats.Batches = 1
-	l.stats.Attempts = 1
+	l.stats.Batches, l.stats.Attempts, l.stats.Direct = 1, 1, true
 	l.stats.Elapsed = time.Since(start)
 	return l.stats, nil
 }
@@ -316,6 +315,13 @@ func parseChunks(ctx context.Context, r io.Reader, out chan<- []parsedQuad) {
 		case out <- chunk:
 		case <-ctx.Done():
 		}
+	}
+}
+
+// stage reports a phase to cfg.Stage.
+func (l *directLoad) stage(s string) {
+	if l.cfg.Stage != nil {
+		l.cfg.Stage(s)
 	}
 }
 
@@ -602,6 +608,7 @@ func (l *directLoad) reduce(ts vclock.Stamp) error {
 			table: tables.Writer(i), rev: make([][]drev, n), units: map[txn.Unit]bool{},
 			props: map[string]value.Value{}, dedges: map[string]*dedge{}, counts: map[*dpred]int64{}}
 	}
+	l.stage("writing the nodes' records")
 	err := parallel(n, n, func(i int) error {
 		sortFacts(l.parts[i])
 		err := l.nodesOf(i, ws[i].node)
@@ -630,6 +637,7 @@ func (l *directLoad) reduce(ts vclock.Stamp) error {
 			err = ws[0].set(txn.PopKey(u), ws[0].stamp)
 		}
 	}
+	l.stage("writing the sorted tables")
 	if cerr := tables.Close(); err == nil {
 		err = cerr
 	}

@@ -41,6 +41,10 @@ type LoadConfig struct {
 	// Progress, when set, is called after each committed batch with the
 	// quads loaded so far (from the loaders' goroutines).
 	Progress func(quads int64)
+	// Stage, when set, is called when a direct load (LoadRDFDirect) starts
+	// a phase after reading the file: "writing the nodes' records",
+	// "writing the sorted tables".
+	Stage func(stage string)
 }
 
 // loadRoundsMax bounds the rounds of MutateWith a batch gets when every
@@ -85,9 +89,11 @@ type LoadStats struct {
 	Skipped      int64
 	SkippedLines []Skipped
 	Elapsed      time.Duration
-	// Runs counts the times a direct load (LoadRDFDirect) wrote its facts
-	// to disk because its memory was full.
-	Runs int64
+	// Direct is set by LoadRDFDirect, which commits no transaction per
+	// batch (Batches is 1); Runs counts the times it wrote its facts to
+	// disk because its memory was full.
+	Direct bool
+	Runs   int64
 }
 
 // Skipped is one line a load left out, and why.
