@@ -56,12 +56,12 @@ func loadDirectStats(dir, sch string, data []byte, memMax int, cfg dgraph.LoadCo
 }
 
 // TestFilmDirectEqualsOnline: the first 20,000 film lines (2,000 under the
-// race detector) loaded directly give the same store as loaded online
+// race detector and the invariants build) loaded directly give the same store as loaded online
 // (stamps, UIDs and buckets normalised; token vertices the online load
 // emptied left out), and the same query answers.
 func TestFilmDirectEqualsOnline(t *testing.T) {
 	lines, quadsMin := 20000, int64(19000)
-	if raceEnabled {
+	if slowBuild {
 		lines, quadsMin = 2000, 1900
 	}
 	data, sch := filmLines(t, lines)

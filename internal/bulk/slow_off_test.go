@@ -1,0 +1,5 @@
+//go:build !race && !invariants
+
+package bulk_test
+
+const slowBuild = false
