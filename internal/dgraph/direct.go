@@ -215,11 +215,9 @@ func (g *Graph) directUsable(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: LeaseVertex}, engine.ReadOptions{Props: true})
-	if err != nil {
+	if _, next, err := g.leaseRecord(ctx, snap); err != nil {
 		return err
-	}
-	if next := v.Props[leaseNextKey]; !v.Exists || next.Kind() != value.Int || next.Int() != 1 {
+	} else if next != 1 {
 		return fmt.Errorf("%w: a direct load needs a store without nodes", ErrUnsupported)
 	}
 	return nil

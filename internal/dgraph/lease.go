@@ -29,15 +29,14 @@ func (g *Graph) Lease(ctx context.Context, n uint64) (start, end uint64, err err
 		if err != nil {
 			return err
 		}
-		v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: LeaseVertex}, engine.ReadOptions{Props: true})
+		v, next, err := g.leaseRecord(ctx, snap)
 		if err != nil {
 			return err
 		}
-		next := v.Props[leaseNextKey]
-		if !v.Exists || next.Kind() != value.Int || next.Int() < 1 {
+		if next == 0 {
 			return fmt.Errorf("%w: lease record %q", ErrCorrupt, LeaseVertex)
 		}
-		start = uint64(next.Int())
+		start = next
 		if start > math.MaxInt64-n {
 			return fmt.Errorf("%w: uid space exhausted", ErrLimit)
 		}
@@ -51,6 +50,19 @@ func (g *Graph) Lease(ctx context.Context, n uint64) (start, end uint64, err err
 	}
 	g.noteLeased(end)
 	return start, end, nil
+}
+
+// leaseRecord reads LeaseVertex at snap: the vertex and its "next" (0 when
+// the record is missing or malformed).
+func (g *Graph) leaseRecord(ctx context.Context, snap engine.Snapshot) (*engine.Vertex, uint64, error) {
+	v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: LeaseVertex}, engine.ReadOptions{Props: true})
+	if err != nil {
+		return nil, 0, err
+	}
+	if next := v.Props[leaseNextKey]; v.Exists && next.Kind() == value.Int && next.Int() >= 1 {
+		return v, uint64(next.Int()), nil
+	}
+	return v, 0, nil
 }
 
 func (g *Graph) noteLeased(next uint64) {
@@ -69,13 +81,12 @@ func (g *Graph) checkLeased(ctx context.Context, snap engine.Snapshot, uid uint6
 	if uid < g.leased.Load() {
 		return nil
 	}
-	v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: LeaseVertex}, engine.ReadOptions{Props: true})
+	_, next, err := g.leaseRecord(ctx, snap)
 	if err != nil {
 		return err
 	}
-	next := v.Props[leaseNextKey]
-	if next.Kind() == value.Int && next.Int() > 0 {
-		g.noteLeased(uint64(next.Int()))
+	if next > 0 {
+		g.noteLeased(next)
 	}
 	if uid >= g.leased.Load() {
 		return fmt.Errorf("%w: uid %s was never allocated (the largest leased uid is %s)", ErrInvalid,
