@@ -178,6 +178,13 @@ func (g *Graph) LoadRDFDirect(ctx context.Context, r io.Reader, name string, cfg
 	l := &directLoad{g: g, ctx: ctx, snap: snap, cfg: cfg, sink: sink, st: st, memMax: memMax, alloc: g.NewAllocator(),
 		preds: map[string]*dpred{}, xids: map[string]uint64{}, blanks: map[string]uint64{}, explicit: map[uint64]bool{},
 		parts: make([][]dfact, parts), runs: make([][]string, parts), xidOf: map[uint64]string{}}
+	defer func() {
+		for _, rs := range l.runs {
+			for _, path := range rs {
+				_ = os.Remove(path)
+			}
+		}
+	}()
 	if err := l.read(r, name); err != nil {
 		return l.stats, err
 	}
@@ -185,13 +192,7 @@ func (g *Graph) LoadRDFDirect(ctx context.Context, r io.Reader, name string, cfg
 	if err != nil {
 		return l.stats, err
 	}
-	err = l.reduce(ts)
-	for _, rs := range l.runs {
-		for _, path := range rs {
-			_ = os.Remove(path)
-		}
-	}
-	if err != nil {
+	if err := l.reduce(ts); err != nil {
 		return l.stats, err
 	}
 	if err := l.schemaAdditions(ctx); err != nil {
