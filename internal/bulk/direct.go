@@ -153,13 +153,6 @@ func (t *Table) val(r *tableRec) []byte {
 	return t.arena[r.loc>>32][o : o+uint64(r.vlen)]
 }
 
-func (t *Table) compare(a, b *tableRec) int { return compareIn(t, a, t, b) }
-
-// compareIn compares record a of Table ta with record b of Table tb.
-func compareIn(ta *Table, a *tableRec, tb *Table, b *tableRec) int {
-	return bytes.Compare(ta.key(a), tb.key(b))
-}
-
 func (t *Table) sort() { t.radixSort(t.recs, 0) }
 
 // byteAt is byte d of r's key, -1 past its end (keys hold NUL bytes).
@@ -217,17 +210,16 @@ func (t *Table) reset() { t.arena, t.recs, t.bytes = nil, nil, 0 }
 // spill writes the Table's records, sorted, as an SSTable of its own.
 func (t *Table) spill() error {
 	t.sort()
+	i := 0
 	err := t.db.writeDirect(func(w *sstable.Writer) error {
-		for i := range t.recs {
+		return setSorted(w, func() (k, v []byte, ok bool) {
+			if i == len(t.recs) {
+				return nil, nil, false
+			}
 			r := &t.recs[i]
-			if i > 0 && t.compare(r, &t.recs[i-1]) == 0 {
-				return fmt.Errorf("bulk: a direct table holds key %q twice", t.key(r))
-			}
-			if err := w.Set(t.key(r), t.val(r)); err != nil {
-				return err
-			}
-		}
-		return nil
+			i++
+			return t.key(r), t.val(r), true
+		})
 	}, len(t.recs), true)
 	t.reset()
 	return err
@@ -335,30 +327,41 @@ func (ts *Tables) merge(lo, hi []byte) error {
 		return nil
 	}
 	return ts.db.writeDirect(func(w *sstable.Writer) error {
-		var last []byte
-		for {
+		return setSorted(w, func() (k, v []byte, ok bool) {
 			m := -1
 			for x := range runs {
-				if runs[x].i < runs[x].j && (m < 0 || compareIn(runs[x].t, &runs[x].t.recs[runs[x].i], runs[m].t, &runs[m].t.recs[runs[m].i]) < 0) {
-					m = x
+				if runs[x].i < runs[x].j && (m < 0 || bytes.Compare(runs[x].t.key(&runs[x].t.recs[runs[x].i]), k) < 0) {
+					m, k = x, runs[x].t.key(&runs[x].t.recs[runs[x].i])
 				}
 			}
 			if m < 0 {
-				return nil
+				return nil, nil, false
 			}
 			r := &runs[m]
 			rec := &r.t.recs[r.i]
 			r.i++
-			k := r.t.key(rec)
-			if last != nil && bytes.Equal(k, last) {
-				return fmt.Errorf("bulk: the direct tables hold key %q twice", k)
-			}
-			last = k
-			if err := w.Set(k, r.t.val(rec)); err != nil {
-				return err
-			}
-		}
+			return k, r.t.val(rec), true
+		})
 	}, n, false)
+}
+
+// setSorted writes the records next yields, in key order, to w; a key
+// yielded twice fails.
+func setSorted(w *sstable.Writer, next func() (k, v []byte, ok bool)) error {
+	var last []byte
+	for {
+		k, v, ok := next()
+		if !ok {
+			return nil
+		}
+		if last != nil && bytes.Equal(k, last) {
+			return fmt.Errorf("bulk: the direct tables hold key %q twice", k)
+		}
+		last = k
+		if err := w.Set(k, v); err != nil {
+			return err
+		}
+	}
 }
 
 // parallel runs fn(0..n-1) in parallel and returns the errors joined.
