@@ -166,3 +166,52 @@ func BenchmarkClientGetN3R2(b *testing.B) {
 		}
 	})
 }
+
+// TestClientWorkersBoundedAndStopped checks the replica-call workers: many
+// concurrent requests never start more than workersMax, they are reused,
+// and Close stops them all.
+func TestClientWorkersBoundedAndStopped(t *testing.T) {
+	addrs, _ := cluster(t, 3)
+	ctx := context.Background()
+	c, err := Dial(ctx, addrs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 40)
+	for g := range 40 {
+		go func() {
+			var err error
+			for i := range 10 {
+				if _, err = c.Write(ctx, fmt.Sprintf("w-%d-%d", g, i), []byte("v")); err != nil {
+					break
+				}
+				if n := c.workers.Load(); n > workersMax {
+					err = fmt.Errorf("%d workers, at most %d allowed", n, workersMax)
+					break
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 40 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.workers.Load(); n == 0 {
+		t.Fatal("no worker kept for the next calls")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for c.workers.Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers still running after Close", c.workers.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := c.Close(); err != nil { // a second Close is harmless
+		t.Fatal(err)
+	}
+}
