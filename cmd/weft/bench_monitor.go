@@ -81,6 +81,7 @@ Writes monitor.json and PNGs to --out and prints the JSON on stdout.`,
 	f.Float64Var(&o.RollbackBeta, "rollback-beta", 0.05, "β at N = 2 of the extra rollback cell per N (monitor and rollback on; β^(2/N) at N; 0: no such cell)")
 	f.DurationVar(&o.NetDelay, "net-delay", 0, "one-way delay a fault proxy adds in front of every server (0: plain loopback)")
 	f.DurationVar(&o.NetJitter, "net-jitter", 0, "extra uniform random delay, up to this, per direction")
+	f.StringVar(&o.JitterDist, "net-jitter-dist", "uniform", "distribution of --net-jitter with --net-delay-at client: uniform (on [0, --net-jitter]) or exp (exponential with the same mean, --net-jitter/2, cut at 20 means: a long tail)")
 	f.StringVar(&o.DelayAt, "net-delay-at", "proxy", "where --net-delay/--net-jitter are added: proxy (a delaying TCP proxy in front of every server, in the bench process) or client (in the HTTP transport of the clients and the monitor: no proxy CPU)")
 	f.BoolVar(&replot, "replot", false, "only redraw the PNGs of --out/monitor.json")
 	f.StringVar(&o.Dir, "dir", "", "scratch directory for the servers' data (default: a temporary one)")

@@ -79,6 +79,11 @@ type MonitorOptions struct {
 	// the monitor (two timers per call instead of a proxy copying every
 	// byte on the same two cores as the servers).
 	DelayAt string
+	// JitterDist is NetJitter's distribution with DelayAt "client":
+	// "uniform" (default: on [0, NetJitter]) or "exp" (exponential with
+	// the same mean, NetJitter/2: a long tail, as a busy server's queue
+	// or a shared network has).
+	JitterDist string
 	// GraphVertices and GraphDegree shape its random graph. Default 200, 4.
 	GraphVertices, GraphDegree int
 	// Seed seeds the workloads. Default 1.
@@ -115,6 +120,9 @@ func (o *MonitorOptions) defaults() {
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
+	}
+	if o.JitterDist == "" {
+		o.JitterDist = JitterUniform
 	}
 	if o.DelayAt == "" {
 		o.DelayAt = "proxy"
@@ -179,6 +187,12 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 	}
 	if o.DelayAt != "proxy" && o.DelayAt != "client" {
 		return nil, fmt.Errorf("bench: monitor: --net-delay-at is %q, want proxy or client", o.DelayAt)
+	}
+	switch {
+	case o.JitterDist != JitterUniform && o.JitterDist != JitterExp:
+		return nil, fmt.Errorf("bench: monitor: --net-jitter-dist is %q, want %s or %s", o.JitterDist, JitterUniform, JitterExp)
+	case o.JitterDist == JitterExp && o.DelayAt != "client":
+		return nil, errors.New("bench: monitor: --net-jitter-dist exp needs --net-delay-at client (the proxies' jitter is uniform)")
 	}
 	dir := o.Dir
 	if dir == "" {
@@ -250,9 +264,9 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 			"beta": o.Beta, "epsilon_ns": o.Epsilon.Nanoseconds(), "flush_every_ms": o.FlushEvery.Milliseconds(),
 			"graph": o.Graph, "graph_vertices": o.GraphVertices, "graph_degree": o.GraphDegree, "seed": o.Seed,
 			"latency_beta": o.LatencyBeta, "rollback_beta": o.RollbackBeta, "net_delay_ms": float64(o.NetDelay) / 1e6, "net_jitter_ms": float64(o.NetJitter) / 1e6,
-			"net_delay_at": o.DelayAt,
-			"workload":     "synthetic conjunctive (§VI-A): one variable per server, true with probability beta on a write; GETs and PUTs of ordinary keys otherwise",
-			"servers":      "separate `weft kv serve` processes on loopback, --sync=false; the clients and the monitor run in the bench process",
+			"net_delay_at": o.DelayAt, "net_jitter_dist": o.JitterDist,
+			"workload": "synthetic conjunctive (§VI-A): one variable per server, true with probability beta on a write; GETs and PUTs of ordinary keys otherwise",
+			"servers":  "separate `weft kv serve` processes on loopback, --sync=false; the clients and the monitor run in the bench process",
 		},
 		Results: res,
 		Paper: map[string]any{
@@ -466,7 +480,7 @@ func (o *MonitorOptions) httpClient(conns int, seed uint64) *http.Client {
 		return nil
 	}
 	base := &http.Transport{MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute}
-	return &http.Client{Transport: newDelayTransport(base, o.NetDelay, o.NetJitter, o.Seed<<32^seed)}
+	return &http.Client{Transport: newDelayTransport(base, o.NetDelay, o.NetJitter, o.JitterDist, o.Seed<<32^seed)}
 }
 
 // clients dials k clients with quorum (r, w) and runs f on each for
