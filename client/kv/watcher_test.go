@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -318,5 +319,122 @@ func TestWatcherAdvisesSequentialQuorum(t *testing.T) {
 	}
 	if q := c.Quorum(); q.R != 1 || q.W != 2 || !q.Sequential() {
 		t.Fatalf("the session did not follow the advice: %+v", q)
+	}
+}
+
+// failFirstRestore is the watcher's transport in
+// TestWatcherRetriesFailedRestore: the first restore call to addr fails
+// in the way mode says, every other call goes through.
+type failFirstRestore struct {
+	base    http.RoundTripper
+	addr    string
+	mode    string // "request": never sent; "answer": applied, answer lost; "restart": the server restarts instead
+	restart func() error
+	mu      sync.Mutex
+	failed  bool
+}
+
+func (f *failFirstRestore) RoundTrip(r *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	fail := !f.failed && r.URL.Host == f.addr && r.URL.Path == "/v1/kv/admin/restore"
+	f.failed = f.failed || fail
+	f.mu.Unlock()
+	if !fail {
+		return f.base.RoundTrip(r)
+	}
+	switch f.mode {
+	case "answer":
+		resp, err := f.base.RoundTrip(r)
+		if err == nil {
+			resp.Body.Close()
+		}
+	case "restart":
+		if err := f.restart(); err != nil {
+			return nil, err
+		}
+	}
+	return nil, errors.New("injected: restore call lost")
+}
+
+// TestWatcherRetriesFailedRestore: a restore that fails on one server (its
+// request lost, its answer lost, or the server restarted between the pause
+// and the restore, losing its pause) is redone, so the rollback completes
+// with every replica at the cut instead of leaving some restored and
+// others not.
+func TestWatcherRetriesFailedRestore(t *testing.T) {
+	for _, mode := range []string{"request", "answer", "restart"} {
+		t.Run(mode, func(t *testing.T) {
+			const eps = 5 * time.Millisecond
+			addrs, servers, spec, cfgs := monitoredClusterCfg(t, 2, xySpec, eps, 0)
+			tr := &failFirstRestore{base: &http.Transport{}, addr: addrs[1], mode: mode}
+			tr.restart = func() error {
+				if err := servers[1].Stop(); err != nil {
+					return err
+				}
+				s, err := ikv.NewServer(cfgs[1], nil)
+				if err != nil {
+					return err
+				}
+				t.Cleanup(func() { s.Stop() })
+				return s.Start()
+			}
+			wcfg := ikv.DefaultWatcherConfig()
+			wcfg.Servers, wcfg.Spec, wcfg.Rollback = addrs, spec, true
+			wcfg.Monitor.Epsilon, wcfg.PollWait = uint64(eps), 200*time.Millisecond
+			wcfg.HTTPClient = &http.Client{Transport: tr}
+			w, err := ikv.NewWatcher(wcfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
+			ctx := context.Background()
+			c, err := Dial(ctx, addrs, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			put := func(key, val string) {
+				t.Helper()
+				if _, err := c.Write(ctx, key, []byte(val), WithQuorum(2, 2)); err != nil && !errors.Is(err, ErrPaused) {
+					t.Fatal(err)
+				}
+			}
+			put("x", "0")
+			put("y", "0")
+			put("base", "kept")
+			time.Sleep(10 * eps)
+			put("x", "1")
+			put("y", "1") // completes the violation
+			put("after", "discarded")
+			put("x", "2")
+			put("y", "2")
+			waitFor(t, "a rollback", func() bool { return len(w.Rollbacks()) >= 1 })
+			rb := w.Rollbacks()[0]
+			if !rb.OK || rb.Retries < 1 || !tr.failed {
+				t.Fatalf("rollback %+v (restore failed once: %v), want it completed after a retry", rb, tr.failed)
+			}
+			for i := range addrs {
+				for key, want := range map[string]string{"y": "0", "after": "", "base": "kept"} {
+					sibs, err := c.GetReplica(ctx, i, key)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := ""
+					if len(sibs) == 1 {
+						got = string(sibs[0].Value)
+					}
+					if len(sibs) > 1 || got != want {
+						t.Errorf("server %d holds %s = %q (%d siblings), want %q: not at the cut", i, key, got, len(sibs), want)
+					}
+				}
+			}
+			put("y", "3") // resumed everywhere
+			if g := read(t, c, "y"); g != "3" {
+				t.Fatalf("y = %q after the resume, want 3", g)
+			}
+		})
 	}
 }

@@ -130,9 +130,12 @@ type RollbackReport struct {
 	Since  uint64 `json:"since"`
 	Before uint64 `json:"before"`
 	Undone []int  `json:"undone"` // per server
-	OK     bool   `json:"ok"`
-	Error  string `json:"error,omitempty"`
-	TookNs int64  `json:"took_ns"`
+	// Retries counts the rounds of restores redone for servers whose
+	// restore failed (lost request or answer, restart).
+	Retries int    `json:"retries,omitempty"`
+	OK      bool   `json:"ok"`
+	Error   string `json:"error,omitempty"`
+	TookNs  int64  `json:"took_ns"`
 }
 
 // WatcherStats counts the watcher's work.
@@ -628,14 +631,36 @@ func (w *Watcher) rollback(seen, since, violation uint64) RollbackReport {
 			return w.failed(rb, start, fmt.Errorf("%w: %s keeps records only after %d, the rollback needs %d", ErrWindow, addr, ss.Window.Floor, before))
 		}
 	}
+	// Restore every server; retry the ones that fail (a lost request or
+	// answer, a server that restarted) while the pauses last, so a
+	// transient failure does not leave some replicas restored and others
+	// not.
+	req := RestoreRequest{Before: before, Gen: rb.Gen, Keep: keep}
+	retryUntil := start.Add(3 * w.cfg.RollbackTimeout) // the pauses expire at 4×
+	pending := make([]int, len(w.cfg.Servers))
+	for i := range pending {
+		pending[i] = i
+	}
 	var errs []error
-	for i, addr := range w.cfg.Servers {
-		var out RestoreResponse
-		if err := w.call(ctx, addr, http.MethodPost, "/v1/kv/admin/restore", RestoreRequest{Before: before, Gen: rb.Gen, Keep: keep}, &out, w.cfg.RollbackTimeout); err != nil {
-			errs = append(errs, fmt.Errorf("restore %s: %w", addr, err))
-			continue
+	for wait := 20 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		errs = errs[:0]
+		var left []int
+		for _, i := range pending {
+			undone, err := w.restoreOne(ctx, w.cfg.Servers[i], pause, req, rb.Retries > 0)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("restore %s: %w", w.cfg.Servers[i], err))
+				left = append(left, i)
+				continue
+			}
+			rb.Undone[i] = undone
 		}
-		rb.Undone[i] = out.Undone
+		pending = left
+		if len(pending) == 0 || time.Now().Add(wait).After(retryUntil) {
+			break
+		}
+		w.log.Warn("monitor: restore failed; retrying", "role", "monitor", "gen", rb.Gen, "servers", fmt.Sprint(pending), "err", errors.Join(errs...))
+		time.Sleep(wait)
+		rb.Retries++
 	}
 	resumeAll()
 	if len(errs) > 0 {
@@ -645,6 +670,31 @@ func (w *Watcher) rollback(seen, since, violation uint64) RollbackReport {
 	w.log.Warn("monitor: rolled back", "role", "monitor", "gen", rb.Gen, "since", since, "before", before, "kept", len(keep), "undone", fmt.Sprint(rb.Undone),
 		"took", time.Since(start))
 	return rb
+}
+
+// restoreOne restores one server to the cut. A retry first asks for the
+// server's generation: at req.Gen it was restored already (the answer was
+// lost; its count of undone writes is unknown, 0); below, it is paused
+// again (a restarted server lost its pause) and restored.
+func (w *Watcher) restoreOne(ctx context.Context, addr string, pause PauseRequest, req RestoreRequest, retry bool) (int, error) {
+	if retry {
+		var m Meta
+		if err := w.call(ctx, addr, http.MethodGet, "/v1/kv/meta", nil, &m, w.cfg.RollbackTimeout); err != nil {
+			return 0, err
+		}
+		if m.Gen >= req.Gen {
+			return 0, nil
+		}
+		var out PauseResponse
+		if err := w.call(ctx, addr, http.MethodPost, "/v1/kv/admin/pause", pause, &out, w.cfg.RollbackTimeout); err != nil {
+			return 0, err
+		}
+	}
+	var out RestoreResponse
+	if err := w.call(ctx, addr, http.MethodPost, "/v1/kv/admin/restore", req, &out, w.cfg.RollbackTimeout); err != nil {
+		return 0, err
+	}
+	return out.Undone, nil
 }
 
 // cutAndKeep chooses the cut and the writes that straddle it (ChooseCut)
