@@ -197,8 +197,15 @@
 // others — survives where it was applied, as an in-flight write of the
 // restored cut, and read repair can spread it later (the monitors then see
 // it anew). Sessions must treat a new generation (or PAUSED) as "redo from
-// the restored state". A rollback that fails after some replicas restored
-// leaves the store at no single cut (reported, not repaired). Undo records
+// the restored state". A restore that fails on some server (its request or
+// answer lost, or the server restarted and lost its pause) is redone — the
+// server asked for its generation first, paused again if it is not yet
+// there — until 3 × RollbackTimeout after the rollback began (the pauses
+// last 4 ×); only a server unreachable for that long leaves the store at no
+// single cut (reported, not repaired). A server that restarts between the
+// pause and its restore serves requests until the watcher pauses it again;
+// the writes it takes meanwhile come after the cut and the restore
+// discards them. Undo records
 // are trimmed without regard to in-flight writes; keep WindowMax well above
 // RequestsMax.
 //
