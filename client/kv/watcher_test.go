@@ -1,7 +1,9 @@
 package kv
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -367,6 +369,10 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 			const eps = 5 * time.Millisecond
 			addrs, servers, spec, cfgs := monitoredClusterCfg(t, 2, xySpec, eps, 0)
 			tr := &failFirstRestore{base: &http.Transport{}, addr: addrs[1], mode: mode}
+			// straddle is a write server 0 applied before the cut and
+			// server 1 applies only after its restart, unpaused, before
+			// the watcher pauses it again: it must survive there too.
+			var straddle ikv.PutRequest
 			tr.restart = func() error {
 				if err := servers[1].Stop(); err != nil {
 					return err
@@ -376,7 +382,19 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 					return err
 				}
 				t.Cleanup(func() { s.Stop() })
-				return s.Start()
+				if err := s.Start(); err != nil {
+					return err
+				}
+				b, _ := json.Marshal(straddle)
+				resp, err := http.Post("http://"+addrs[1]+"/v1/kv/put", "application/json", bytes.NewReader(b))
+				if err != nil {
+					return err
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					return fmt.Errorf("late PUT of the straddling write: %s", resp.Status)
+				}
+				return nil
 			}
 			wcfg := ikv.DefaultWatcherConfig()
 			wcfg.Servers, wcfg.Spec, wcfg.Rollback = addrs, spec, true
@@ -405,6 +423,30 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 			put("x", "0")
 			put("y", "0")
 			put("base", "kept")
+			ring, err := ikv.NewRing(2, c.Meta().VNodes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			skey := "s0"
+			for k := 1; ring.Replicas(nil, skey, 1)[0] != 0; k++ {
+				skey = fmt.Sprintf("s%d", k)
+			}
+			one, err := Dial(ctx, addrs, Options{W: 1, Preferred: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer one.Close()
+			if _, err := one.Write(ctx, skey, []byte("straddles")); err != nil {
+				t.Fatal(err)
+			}
+			sibs, err := c.GetReplica(ctx, 0, skey)
+			if err != nil || len(sibs) != 1 {
+				t.Fatalf("server 0 holds %v (%v), want the write", sibs, err)
+			}
+			if on1, err := c.GetReplica(ctx, 1, skey); err != nil || len(on1) != 0 {
+				t.Fatalf("server 1 holds %v (%v), want nothing yet", on1, err)
+			}
+			straddle = ikv.PutRequest{Key: skey, Sibling: sibs[0]}
 			time.Sleep(10 * eps)
 			put("x", "1")
 			put("y", "1") // completes the violation
@@ -428,6 +470,13 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 					}
 					if len(sibs) > 1 || got != want {
 						t.Errorf("server %d holds %s = %q (%d siblings), want %q: not at the cut", i, key, got, len(sibs), want)
+					}
+				}
+			}
+			if mode == "restart" {
+				for i := range addrs {
+					if got, err := c.GetReplica(ctx, i, skey); err != nil || len(got) != 1 || string(got[0].Value) != "straddles" {
+						t.Errorf("server %d holds %s = %v (%v), want the write that took effect before the cut", i, skey, got, err)
 					}
 				}
 			}

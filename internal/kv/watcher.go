@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -644,8 +645,19 @@ func (w *Watcher) rollback(seen, since, violation uint64) RollbackReport {
 	var errs []error
 	for wait := 20 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		errs = errs[:0]
-		var left []int
-		for _, i := range pending {
+		todo := pending
+		if rb.Retries > 0 {
+			// A server that restarted before its restore took requests
+			// unpaused; a write it applied then that took effect before T
+			// elsewhere straddles T now and must be kept there too.
+			more, err := w.straddlersAt(ctx, before)
+			if err != nil {
+				errs, todo = append(errs, err), nil // unknown yet: retry later
+			}
+			req.Keep = unionVersions(req.Keep, more)
+		}
+		left := slices.Clone(pending[:len(pending)-len(todo)])
+		for _, i := range todo {
 			undone, err := w.restoreOne(ctx, w.cfg.Servers[i], pause, req, rb.Retries > 0)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("restore %s: %w", w.cfg.Servers[i], err))
@@ -697,14 +709,40 @@ func (w *Watcher) restoreOne(ctx context.Context, addr string, pause PauseReques
 	return out.Undone, nil
 }
 
+// straddlersAt lists the writes that straddle t now (see ChooseCut).
+func (w *Watcher) straddlersAt(ctx context.Context, t uint64) ([]Version, error) {
+	keep, _, err := straddlers(w.cutSources(ctx), t)
+	return keep, err
+}
+
+// unionVersions appends to a the versions of b it lacks.
+func unionVersions(a, b []Version) []Version {
+	have := make(map[string]bool, len(a))
+	for _, v := range a {
+		have[v.String()] = true
+	}
+	for _, v := range b {
+		if !have[v.String()] {
+			have[v.String()] = true
+			a = append(a, v)
+		}
+	}
+	return a
+}
+
 // cutAndKeep chooses the cut and the writes that straddle it (ChooseCut)
 // by asking every server over HTTP.
 func (w *Watcher) cutAndKeep(ctx context.Context, since uint64) (uint64, []Version, error) {
+	return ChooseCut(w.cutSources(ctx), since)
+}
+
+// cutSources asks every server over HTTP.
+func (w *Watcher) cutSources(ctx context.Context) []CutSource {
 	srcs := make([]CutSource, len(w.cfg.Servers))
 	for i, addr := range w.cfg.Servers {
 		srcs[i] = httpCutSource{w: w, ctx: ctx, addr: addr}
 	}
-	return ChooseCut(srcs, since)
+	return srcs
 }
 
 // httpCutSource asks one kv server through its admin endpoints.
