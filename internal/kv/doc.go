@@ -205,7 +205,9 @@
 // single cut (reported, not repaired). A server that restarts between the
 // pause and its restore serves requests until the watcher pauses it again;
 // the writes it takes meanwhile come after the cut and the restore
-// discards them. Undo records
+// discards them, except those that took effect before the cut elsewhere:
+// each retry lists the writes straddling the cut again and keeps them.
+// Undo records
 // are trimmed without regard to in-flight writes; keep WindowMax well above
 // RequestsMax.
 //
