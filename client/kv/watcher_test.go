@@ -385,14 +385,26 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 				if err := s.Start(); err != nil {
 					return err
 				}
-				b, _ := json.Marshal(straddle)
-				resp, err := http.Post("http://"+addrs[1]+"/v1/kv/put", "application/json", bytes.NewReader(b))
-				if err != nil {
-					return err
+				post := func(path string, body any) (int, error) {
+					b, _ := json.Marshal(body)
+					resp, err := http.Post("http://"+addrs[1]+path, "application/json", bytes.NewReader(b))
+					if err != nil {
+						return 0, err
+					}
+					resp.Body.Close()
+					return resp.StatusCode, nil
 				}
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					return fmt.Errorf("late PUT of the straddling write: %s", resp.Status)
+				// It stored its pause, so it comes back paused.
+				if code, err := post("/v1/kv/put", straddle); err != nil || code == http.StatusOK {
+					return fmt.Errorf("restarted server took a PUT during the rollback (status %d, %v)", code, err)
+				}
+				// Its pause expires (here: lifted by hand) before the
+				// watcher retries, and it applies the straddling write.
+				if code, err := post("/v1/kv/admin/resume", ikv.PauseRequest{Gen: 1}); err != nil || code != http.StatusOK {
+					return fmt.Errorf("resume: status %d, %v", code, err)
+				}
+				if code, err := post("/v1/kv/put", straddle); err != nil || code != http.StatusOK {
+					return fmt.Errorf("late PUT of the straddling write: status %d, %v", code, err)
 				}
 				return nil
 			}
@@ -485,5 +497,76 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 				t.Fatalf("y = %q after the resume, want 3", g)
 			}
 		})
+	}
+}
+
+// TestPauseSurvivesRestart: a server restarted between a rollback's pause
+// and its resume comes back paused (the pause is stored), so it does not
+// serve the state the rollback is discarding; a resume, or the pause's
+// expiry, clears the stored pause for later restarts.
+func TestPauseSurvivesRestart(t *testing.T) {
+	addrs, servers, _, cfgs := monitoredClusterCfg(t, 2, xySpec, 5*time.Millisecond, 0)
+	ctx := context.Background()
+	admin := func(path, body string) {
+		t.Helper()
+		resp, err := http.Post("http://"+addrs[0]+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: HTTP %d", path, resp.StatusCode)
+		}
+	}
+	cur := servers[0]
+	restart := func() {
+		t.Helper()
+		if err := cur.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		s, err := ikv.NewServer(cfgs[0], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Stop() })
+		cur = s
+	}
+	c, err := Dial(ctx, addrs, Options{RoundTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	paused := func() bool {
+		t.Helper()
+		st, err := c.ServerStats(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Paused
+	}
+	admin("/v1/kv/admin/pause", `{"gen": 1}`)
+	restart()
+	if !paused() {
+		t.Fatal("a server restarted during a pause serves requests")
+	}
+	if _, err := c.Put(ctx, "k", []byte("v"), nil, WithQuorum(1, 2)); !errors.Is(err, ErrPaused) {
+		t.Fatalf("PUT to the restarted paused server: %v", err)
+	}
+	admin("/v1/kv/admin/resume", `{"gen": 1}`)
+	restart()
+	if paused() {
+		t.Fatal("paused again after a resume and a restart")
+	}
+	admin("/v1/kv/admin/pause", `{"gen": 1, "timeout_ms": 50}`)
+	waitFor(t, "the pause to expire", func() bool { return !paused() })
+	restart()
+	if paused() {
+		t.Fatal("paused again after the pause expired and a restart")
+	}
+	if _, err := c.Put(ctx, "k", []byte("v"), nil, WithQuorum(1, 2)); err != nil {
+		t.Fatalf("PUT after the expiry: %v", err)
 	}
 }

@@ -202,12 +202,13 @@
 // server asked for its generation first, paused again if it is not yet
 // there — until 3 × RollbackTimeout after the rollback began (the pauses
 // last 4 ×); only a server unreachable for that long leaves the store at no
-// single cut (reported, not repaired). A server that restarts between the
-// pause and its restore serves requests until the watcher pauses it again;
-// the writes it takes meanwhile come after the cut and the restore
-// discards them, except those that took effect before the cut elsewhere:
-// each retry lists the writes straddling the cut again and keeps them.
-// Undo records
+// single cut (reported, not repaired). A pause is stored (fsynced) until
+// resumed or expired, so a server that restarts in the middle of a
+// rollback comes back paused instead of serving the state being
+// discarded. If its pause expired first, the writes it took meanwhile come
+// after the cut and its restore discards them, except those that took
+// effect before the cut elsewhere: each retry lists the writes straddling
+// the cut again and keeps them. Undo records
 // are trimmed without regard to in-flight writes; keep WindowMax well above
 // RequestsMax.
 //

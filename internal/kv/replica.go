@@ -53,6 +53,7 @@ type Replica struct {
 	// and the rollback generation.
 	histFirst, histNext uint64
 	floor, gen          uint64
+	pauseGen            uint64 // SetPause's, stored
 	trimMu              sync.Mutex
 	log                 *slog.Logger
 

@@ -204,6 +204,18 @@ func NewServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.boot = WallClock()
+	if g := s.rep.PauseGen(); g > 0 {
+		// Restarted in the middle of a rollback: stay fenced until the
+		// coordinator restores and resumes (or the pause times out).
+		s.gate.Lock()
+		err := s.pauseLocked(g, cfg.PauseTimeout)
+		s.gate.Unlock()
+		if err != nil {
+			s.rep.Close()
+			return nil, err
+		}
+		log.Warn("kv: restarted paused for a rollback", "role", "kv", "node", cfg.Replica.Self, "gen", g, "timeout", cfg.PauseTimeout)
+	}
 	if err := s.recoverTxns(); err != nil {
 		s.rep.Close()
 		return nil, err
@@ -494,21 +506,47 @@ func (s *Server) pause(r *http.Request) (any, error) {
 	if req.Gen <= s.rep.Gen() {
 		return nil, fmt.Errorf("%w: pause for generation %d, the replica is at %d", ErrInvalid, req.Gen, s.rep.Gen())
 	}
-	s.paused, s.pauseGen = true, req.Gen
+	if err := s.pauseLocked(req.Gen, timeout); err != nil {
+		return nil, err
+	}
+	s.log.Info("kv: paused for rollback", "role", "kv", "node", s.cfg.Replica.Self, "gen", req.Gen)
+	return PauseResponse{Paused: true, Gen: s.rep.Gen(), HVC: ToHVCJSON(s.rep.Clock())}, nil
+}
+
+// pauseLocked fences the server for generation gen until resumed or
+// timeout passes. The pause is stored first, so a server that restarts
+// before the rollback's resume comes back paused (NewServer) instead of
+// serving the state the rollback is discarding. s.gate is held.
+func (s *Server) pauseLocked(gen uint64, timeout time.Duration) error {
+	if err := s.rep.SetPause(gen); err != nil {
+		return err
+	}
+	s.paused, s.pauseGen = true, gen
 	if s.pauseTimer != nil {
 		s.pauseTimer.Stop()
 	}
-	gen := req.Gen
 	s.pauseTimer = time.AfterFunc(timeout, func() {
 		s.gate.Lock()
 		defer s.gate.Unlock()
 		if s.paused && s.pauseGen == gen {
-			s.paused = false
+			s.unpauseLocked()
 			s.log.Warn("kv: rollback pause expired; resuming", "role", "kv", "node", s.cfg.Replica.Self, "gen", gen)
 		}
 	})
-	s.log.Info("kv: paused for rollback", "role", "kv", "node", s.cfg.Replica.Self, "gen", gen)
-	return PauseResponse{Paused: true, Gen: s.rep.Gen(), HVC: ToHVCJSON(s.rep.Clock())}, nil
+	return nil
+}
+
+// unpauseLocked lifts the fence and forgets the stored pause (if that
+// fails, a restart comes back paused until the pause times out). s.gate
+// is held.
+func (s *Server) unpauseLocked() {
+	s.paused = false
+	if s.pauseTimer != nil {
+		s.pauseTimer.Stop()
+	}
+	if err := s.rep.SetPause(0); err != nil && !errors.Is(err, ErrClosed) {
+		s.log.Error("kv: forget the stored pause", "role", "kv", "node", s.cfg.Replica.Self, "err", err)
+	}
 }
 
 // resume lifts the fence of generation req.Gen (an older one is ignored).
@@ -520,10 +558,7 @@ func (s *Server) resume(r *http.Request) (any, error) {
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	if s.paused && s.pauseGen == req.Gen {
-		s.paused = false
-		if s.pauseTimer != nil {
-			s.pauseTimer.Stop()
-		}
+		s.unpauseLocked()
 		s.log.Info("kv: resumed", "role", "kv", "node", s.cfg.Replica.Self, "gen", req.Gen)
 	}
 	return PauseResponse{Paused: s.paused, Gen: s.rep.Gen(), HVC: ToHVCJSON(s.rep.Clock())}, nil

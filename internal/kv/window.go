@@ -35,6 +35,7 @@ const (
 var (
 	metaFloor = []byte{metaPrefix, 'f'}
 	metaGen   = []byte{metaPrefix, 'g'}
+	metaPause = []byte{metaPrefix, 'p'}
 )
 
 // ErrWindow means a rollback asked for a time older than the window keeps:
@@ -144,7 +145,7 @@ func (r *Replica) openWindow() error {
 	for _, m := range []struct {
 		key []byte
 		dst *uint64
-	}{{metaFloor, &r.floor}, {metaGen, &r.gen}} {
+	}{{metaFloor, &r.floor}, {metaGen, &r.gen}, {metaPause, &r.pauseGen}} {
 		v, closer, err := r.db.Get(m.key)
 		if errors.Is(err, pebble.ErrNotFound) {
 			continue
@@ -428,6 +429,38 @@ func (r *Replica) Gen() uint64 {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
 	return r.gen
+}
+
+// PauseGen is the rollback generation the replica was last paused for and
+// not yet resumed (0: none), as SetPause stored it: a server restarting
+// in the middle of a rollback comes back paused.
+func (r *Replica) PauseGen() uint64 {
+	r.clockMu.Lock()
+	defer r.clockMu.Unlock()
+	return r.pauseGen
+}
+
+// SetPause stores, with fsync, that the replica is paused for rollback
+// generation gen (0: resumed).
+func (r *Replica) SetPause(gen uint64) error {
+	r.life.RLock()
+	defer r.life.RUnlock()
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	var err error
+	if gen == 0 {
+		err = r.db.Delete(metaPause, pebble.Sync)
+	} else {
+		err = r.db.Set(metaPause, u64(gen), pebble.Sync)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: store the pause: %v", ErrUnavailable, err)
+	}
+	r.clockMu.Lock()
+	r.pauseGen = gen
+	r.clockMu.Unlock()
+	return nil
 }
 
 // WindowStats describes the rollback window.
