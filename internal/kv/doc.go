@@ -129,7 +129,9 @@
 // and the monitors start over, as the kv server and the watcher do), and
 // every violation rolled back through ChooseCut and RestoreMonitored (the
 // watcher's and the server's own code; with a server down the rollback
-// fails and changes nothing, as the watcher's does); after each
+// fails and changes nothing, as the watcher's does; a replica that crashes
+// between the pause and its restore is restored once it is back, as the
+// watcher's retry does); after each
 // rollback, checkers built on the simulation's log of every applied PUT
 // (not the undo window) verify that each replica holds exactly the cut
 // C(T) for a T at or before the violation's Since, that the cut is
@@ -139,8 +141,8 @@
 // monitors miss nothing a brute-force search of the logged local states
 // finds under the ε rule (and report no phantom). Planted bugs (a restore
 // skipping a replica, the straddling writes not kept, a fetcher losing
-// candidates) are each caught by their checker (-kv.sim.rbseeds=N for
-// more seeds).
+// candidates, a retry that forgets the crashed replica) are each caught by
+// their checker (-kv.sim.rbseeds=N for more seeds).
 //
 // Quorums are strict: round 2 asks only the key's own
 // replicas (no sloppy quorum or hinted handoff), so a key with fewer than W

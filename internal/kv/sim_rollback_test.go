@@ -23,7 +23,10 @@ var simRollbackSeeds = flag.Int("kv.sim.rbseeds", 16, "seeds in TestSimRollback 
 // every server (requests answered PAUSED for PauseTicks), ChooseCut over
 // the replicas, RestoreMonitored on each as the next generation, a fresh
 // monitor set, resume. With a server down the rollback fails, as the
-// watcher's does, and changes nothing. A restarted server gets a new
+// watcher's does, and changes nothing. With RestoreCrashPermille a replica
+// crashes after the pause and before its restore; it comes back paused
+// (the stored pause) and the rollback finishes once every server is up,
+// with the straddling writes listed again, as the watcher's retry does. A restarted server gets a new
 // detector loaded with its stored values, and the monitors start over, as
 // the kv server and the watcher do.
 //
@@ -68,6 +71,9 @@ const (
 	// bugFetchSkips: the candidate fetch loses every seventh candidate
 	// (a cursor off by one on some pages), so the monitors miss states.
 	bugFetchSkips
+	// bugRetryForgets: a replica whose restore failed (it crashed) is
+	// never restored once it is back.
+	bugRetryForgets
 )
 
 type rbConfig struct {
@@ -84,7 +90,13 @@ type rbConfig struct {
 	// checker (c)'s case.
 	ResetEvery int
 	Epsilon    uint64 // the HVC's and the monitors' ε
-	Bug        rbBug
+	// RestoreCrashPermille is the chance, per rollback, that one replica
+	// crashes after the pause and before its restore: the others are
+	// restored, it comes back paused (the stored pause) and the watcher
+	// redoes its restore once every server is up, listing the straddling
+	// writes again, as Watcher.rollback does.
+	RestoreCrashPermille int
+	Bug                  rbBug
 }
 
 func defaultRbConfig(seed uint64) rbConfig {
@@ -96,19 +108,20 @@ func defaultRbConfig(seed uint64) rbConfig {
 	}
 	// Pauses longer than two message delays: a read repair built from an
 	// answer given before the pause reaches its server while it is paused.
-	return rbConfig{Sim: sc, Beta: 0.5, FlagPermille: 600, FlushTicks: 10, PauseTicks: 3*sc.DelayMax + 1, Epsilon: 1000, ResetEvery: 30}
+	return rbConfig{Sim: sc, Beta: 0.5, FlagPermille: 600, FlushTicks: 10, PauseTicks: 3*sc.DelayMax + 1, Epsilon: 1000, ResetEvery: 30,
+		RestoreCrashPermille: 200}
 }
 
 type rbResult struct {
 	Violations, Rollbacks, Undone, Kept, Rechecks, RecheckByCut, States, Tuples, Resets int
-	Restarts, RollbackFails, RecheckVoided                                              int
+	Restarts, RollbackFails, RecheckVoided, RestoreRetries                              int
 	Ops, OKPuts, Failed, Paused                                                         int
 	Hash                                                                                uint64
 }
 
 func (r rbResult) String() string {
-	return fmt.Sprintf("ops=%d okPuts=%d failed=%d violations=%d rollbacks=%d undone=%d straddlersKept=%d rechecks=%d (by cut %d, voided by a restart %d) states=%d monitorResets=%d restarts=%d rollbackFails=%d",
-		r.Ops, r.OKPuts, r.Failed, r.Violations, r.Rollbacks, r.Undone, r.Kept, r.Rechecks, r.RecheckByCut, r.RecheckVoided, r.States, r.Resets, r.Restarts, r.RollbackFails)
+	return fmt.Sprintf("ops=%d okPuts=%d failed=%d violations=%d rollbacks=%d undone=%d straddlersKept=%d rechecks=%d (by cut %d, voided by a restart %d) states=%d monitorResets=%d restarts=%d rollbackFails=%d restoreRetries=%d",
+		r.Ops, r.OKPuts, r.Failed, r.Violations, r.Rollbacks, r.Undone, r.Kept, r.Rechecks, r.RecheckByCut, r.RecheckVoided, r.States, r.Resets, r.Restarts, r.RollbackFails, r.RestoreRetries)
 }
 
 // rbApp is one applied PUT: one replica's application of a logical write.
@@ -142,6 +155,15 @@ type rbServerLog struct {
 	ended []rbLocal
 }
 
+// rbPending is a rollback whose restore of one replica failed (it
+// crashed); every server stays paused until the restore is redone.
+type rbPending struct {
+	server int
+	before uint64
+	keep   []Version
+	kept   map[string]bool
+}
+
 type rbState struct {
 	w     *simWorld
 	cfg   rbConfig
@@ -161,9 +183,10 @@ type rbState struct {
 	writes map[string]*rbWrite
 	local  []rbServerLog
 
-	recheck *uint64 // T of a rollback whose restored cut still violates
-	started []bool  // per server: opened once
-	epoch   uint64  // monitor resets so far
+	pending *rbPending // a rollback waiting to redo one replica's restore
+	recheck *uint64    // T of a rollback whose restored cut still violates
+	started []bool     // per server: opened once
+	epoch   uint64     // monitor resets so far
 	res     rbResult
 	err     error
 }
@@ -325,7 +348,10 @@ func (rb *rbState) resetMonitors() {
 	}
 }
 
-func (rb *rbState) paused(int) bool { return rb.w.tick < rb.pausedUntil }
+// paused: every server while a rollback is in progress (a replica that
+// crashed during it comes back paused: the pause is stored) and for
+// PauseTicks after.
+func (rb *rbState) paused(int) bool { return rb.pending != nil || rb.w.tick < rb.pausedUntil }
 
 func (w *simWorld) clientVC(i int) []uint64 {
 	if w.rb == nil {
@@ -427,6 +453,12 @@ func (rb *rbState) endState(server int, at vclock.HVC, next string) {
 func (rb *rbState) afterTick() {
 	w := rb.w
 	if rb.err != nil {
+		return
+	}
+	if rb.pending != nil {
+		// The watcher is still in the rollback: it redoes the failed
+		// restore once every server answers; candidates wait.
+		rb.retryRestore()
 		return
 	}
 	if w.tick%rb.cfg.FlushTicks == 0 {
@@ -662,8 +694,15 @@ func (rb *rbState) rollback(since, mustBefore uint64) {
 	}
 	rb.gen++
 	rb.pausedUntil = w.tick + rb.cfg.PauseTicks
+	crash := -1
+	if rb.cfg.RestoreCrashPermille > 0 && w.rng.IntN(1000) < rb.cfg.RestoreCrashPermille {
+		crash = w.rng.IntN(len(w.servers))
+	}
 	for i, s := range w.servers {
 		if rb.cfg.Bug == bugSkipReplica && i == int(rb.gen)%len(w.servers) {
+			continue
+		}
+		if i == crash {
 			continue
 		}
 		res, err := RestoreMonitored(s.rep, rb.dets[i], before, rb.gen, keep)
@@ -673,8 +712,51 @@ func (rb *rbState) rollback(since, mustBefore uint64) {
 		}
 		rb.res.Undone += res.Undone
 	}
+	if crash >= 0 {
+		w.crash(crash)
+		rb.pending = &rbPending{server: crash, before: before, keep: keep, kept: kept}
+		rb.res.RestoreRetries++
+		return
+	}
+	rb.finishRollback(before, kept, len(keep))
+}
+
+// retryRestore is the watcher's retry of a failed restore: once every
+// server is up again, list the writes that straddle the cut anew, restore
+// the replica that crashed, and finish the rollback.
+func (rb *rbState) retryRestore() {
+	p, w := rb.pending, rb.w
+	srcs := make([]CutSource, len(w.servers))
+	for i, s := range w.servers {
+		if s.rep == nil {
+			return // down: the watcher's calls fail; it tries again
+		}
+		srcs[i] = s.rep
+	}
+	more, _, err := straddlers(srcs, p.before)
+	if err != nil {
+		rb.fail("straddlers for the retried restore: %v", err)
+		return
+	}
+	keep := unionVersions(p.keep, more)
+	if rb.cfg.Bug != bugRetryForgets {
+		res, err := RestoreMonitored(w.servers[p.server].rep, rb.dets[p.server], p.before, rb.gen, keep)
+		if err != nil {
+			rb.fail("retried restore of server %d before %d: %v", p.server, p.before, err)
+			return
+		}
+		rb.res.Undone += res.Undone
+	}
+	rb.pending = nil
+	rb.pausedUntil = w.tick + rb.cfg.PauseTicks
+	rb.finishRollback(p.before, p.kept, len(keep))
+}
+
+// finishRollback runs the checkers on the restored replicas and starts the
+// new generation.
+func (rb *rbState) finishRollback(before uint64, kept map[string]bool, nKeep int) {
 	rb.res.Rollbacks++
-	rb.res.Kept += len(keep)
+	rb.res.Kept += nKeep
 	before0 := rb.eff
 	rb.eff = make([][]int, len(before0))
 	for s, apps := range before0 {
@@ -831,6 +913,16 @@ func (rb *rbState) restoredLocal(s int) rbServerLog {
 // finish flushes and drains until the monitors are quiet, then checks that
 // nothing is left unreported.
 func (rb *rbState) finish() {
+	if rb.pending != nil {
+		// The clients are done while a rollback waits for a crashed
+		// server: it comes back, and the watcher finishes the rollback.
+		for i, s := range rb.w.servers {
+			if s.rep == nil {
+				rb.w.open(i)
+			}
+		}
+		rb.retryRestore()
+	}
 	for range 16 {
 		if rb.err != nil {
 			return
@@ -869,8 +961,8 @@ func TestSimRollback(t *testing.T) {
 		total.add(res)
 	}
 	t.Logf("%d seeds: %s", len(seeds), total)
-	if total.Rollbacks < len(seeds) || total.Undone == 0 || total.Kept == 0 || total.Restarts == 0 {
-		t.Fatalf("the simulation exercised too little (want rollbacks on every seed, undone writes, kept straddlers, restarts): %s", total)
+	if total.Rollbacks < len(seeds) || total.Undone == 0 || total.Kept == 0 || total.Restarts == 0 || total.RestoreRetries == 0 {
+		t.Fatalf("the simulation exercised too little (want rollbacks on every seed, undone writes, kept straddlers, restarts, retried restores): %s", total)
 	}
 	// A restored cut that still violates is rarer (about one seed in two):
 	// demanded of the default seed range, not of a replayed seed or the
@@ -893,6 +985,7 @@ func (r *rbResult) add(o rbResult) {
 	r.Restarts += o.Restarts
 	r.RollbackFails += o.RollbackFails
 	r.RecheckVoided += o.RecheckVoided
+	r.RestoreRetries += o.RestoreRetries
 	r.Ops += o.Ops
 	r.OKPuts += o.OKPuts
 	r.Failed += o.Failed
@@ -908,6 +1001,7 @@ func TestSimRollbackCatchesPlantedBugs(t *testing.T) {
 		{"restore-skips-a-replica", bugSkipReplica, "(a)"},
 		{"no-straddlers-kept", bugNoStraddlers, "(b)"},
 		{"fetch-skips-candidates", bugFetchSkips, "(d)"},
+		{"retry-forgets-the-crashed-replica", bugRetryForgets, "(a)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var err error

@@ -234,19 +234,7 @@ func (w *simWorld) nemesis() {
 		}
 	}
 	if w.cfg.CrashEvery > 0 && w.rng.IntN(w.cfg.CrashEvery) == 0 {
-		i := w.rng.IntN(len(w.servers))
-		if s := w.servers[i]; s.rep != nil {
-			// Keep a random share of the unsynced bytes: acknowledged PUTs
-			// were synced, so none of them may be lost whatever is kept.
-			keep := w.rng.IntN(101)
-			if w.cfg.Unsafe {
-				keep = 0
-			}
-			img := s.fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: keep, RNG: rand.New(rand.NewPCG(w.rng.Uint64(), 1))})
-			s.rep.Close()
-			s.rep, s.fs, s.downUntil = nil, img, w.tick+1+w.rng.IntN(w.cfg.DownTicks)
-			w.res.Crashes++
-		}
+		w.crash(w.rng.IntN(len(w.servers)))
 	}
 	if w.cutEnd > 0 && w.tick >= w.cutEnd {
 		for _, row := range w.cut {
@@ -267,6 +255,24 @@ func (w *simWorld) nemesis() {
 		w.cutEnd = w.tick + 1 + w.rng.IntN(w.cfg.PartitionTicks)
 		w.res.Partitions++
 	}
+}
+
+// crash crashes server i, if it is up, for up to DownTicks.
+func (w *simWorld) crash(i int) {
+	s := w.servers[i]
+	if s.rep == nil {
+		return
+	}
+	// Keep a random share of the unsynced bytes: acknowledged PUTs were
+	// synced, so none of them may be lost whatever is kept.
+	keep := w.rng.IntN(101)
+	if w.cfg.Unsafe {
+		keep = 0
+	}
+	img := s.fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: keep, RNG: rand.New(rand.NewPCG(w.rng.Uint64(), 1))})
+	s.rep.Close()
+	s.rep, s.fs, s.downUntil = nil, img, w.tick+1+w.rng.IntN(w.cfg.DownTicks)
+	w.res.Crashes++
 }
 
 // post puts a message on the network: lost, delayed, maybe duplicated.
