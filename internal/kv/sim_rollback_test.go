@@ -910,19 +910,25 @@ func (rb *rbState) restoredLocal(s int) rbServerLog {
 	return l
 }
 
+// completePending finishes a rollback that waits for a crashed server
+// once the clients are done: the server comes back, and the watcher
+// redoes its restore.
+func (rb *rbState) completePending() {
+	if rb.pending == nil || rb.err != nil {
+		return
+	}
+	for i, s := range rb.w.servers {
+		if s.rep == nil {
+			rb.w.open(i)
+		}
+	}
+	rb.retryRestore()
+}
+
 // finish flushes and drains until the monitors are quiet, then checks that
 // nothing is left unreported.
 func (rb *rbState) finish() {
-	if rb.pending != nil {
-		// The clients are done while a rollback waits for a crashed
-		// server: it comes back, and the watcher finishes the rollback.
-		for i, s := range rb.w.servers {
-			if s.rep == nil {
-				rb.w.open(i)
-			}
-		}
-		rb.retryRestore()
-	}
+	rb.completePending()
 	for range 16 {
 		if rb.err != nil {
 			return
@@ -931,6 +937,7 @@ func (rb *rbState) finish() {
 		rb.w.tick++
 		rb.flushAll()
 		rb.drain()
+		rb.completePending()
 		if rb.res.Rollbacks == rolls {
 			break
 		}
