@@ -66,6 +66,26 @@ func monitoredClusterCfg(t *testing.T, n int, spec string, eps, flush time.Durat
 	return addrs, servers, sp, cfgs
 }
 
+// startRollbackWatcher starts a watcher that rolls back violations of
+// spec on addrs (hc: its HTTP client, nil for the default); the test's
+// cleanup stops it.
+func startRollbackWatcher(t *testing.T, addrs []string, spec *monitor.Spec, eps time.Duration, hc *http.Client) *ikv.Watcher {
+	t.Helper()
+	wcfg := ikv.DefaultWatcherConfig()
+	wcfg.Servers, wcfg.Spec, wcfg.Rollback = addrs, spec, true
+	wcfg.Monitor.Epsilon, wcfg.PollWait = uint64(eps), 200*time.Millisecond
+	wcfg.HTTPClient = hc
+	w, err := ikv.NewWatcher(wcfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -99,17 +119,7 @@ func read(t *testing.T, c *Client, key string) string {
 func TestWatcherDetectsAndRollsBack(t *testing.T) {
 	const eps = 5 * time.Millisecond
 	addrs, _, spec := monitoredCluster(t, 2, xySpec, eps, 0)
-	wcfg := ikv.DefaultWatcherConfig()
-	wcfg.Servers, wcfg.Spec, wcfg.Rollback = addrs, spec, true
-	wcfg.Monitor.Epsilon, wcfg.PollWait = uint64(eps), 200*time.Millisecond
-	w, err := ikv.NewWatcher(wcfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
+	w := startRollbackWatcher(t, addrs, spec, eps, nil)
 
 	ctx := context.Background()
 	c, err := Dial(ctx, addrs, Options{})
@@ -408,18 +418,7 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 				}
 				return nil
 			}
-			wcfg := ikv.DefaultWatcherConfig()
-			wcfg.Servers, wcfg.Spec, wcfg.Rollback = addrs, spec, true
-			wcfg.Monitor.Epsilon, wcfg.PollWait = uint64(eps), 200*time.Millisecond
-			wcfg.HTTPClient = &http.Client{Transport: tr}
-			w, err := ikv.NewWatcher(wcfg, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer w.Stop()
+			w := startRollbackWatcher(t, addrs, spec, eps, &http.Client{Transport: tr})
 			ctx := context.Background()
 			c, err := Dial(ctx, addrs, Options{})
 			if err != nil {
