@@ -86,6 +86,24 @@ func startRollbackWatcher(t *testing.T, addrs []string, spec *monitor.Spec, eps 
 	return w
 }
 
+// restartServer stops old and starts a server from cfg in its place (on
+// the same address and data); the test's cleanup stops it. It does not
+// call t.Fatal, so a transport may call it.
+func restartServer(t *testing.T, old *ikv.Server, cfg ikv.ServerConfig) (*ikv.Server, error) {
+	if err := old.Stop(); err != nil {
+		return nil, err
+	}
+	s, err := ikv.NewServer(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Start(); err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { s.Stop() })
+	return s, nil
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -274,17 +292,9 @@ func TestWatcherFollowsServerRestart(t *testing.T) {
 	put("x", "0")
 	put("y", "1") // y=1 is stored on server 1 before it restarts
 	waitFor(t, "candidates from server 1", func() bool { return w.Stats().Candidates[1] > 0 })
-	if err := servers[1].Stop(); err != nil {
+	if _, err := restartServer(t, servers[1], cfgs[1]); err != nil {
 		t.Fatal(err)
 	}
-	s, err := ikv.NewServer(cfgs[1], nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Stop() })
 	waitFor(t, "the restart to be seen", func() bool { return w.Stats().Restarts[1] == 1 })
 	put("x", "1") // with y=1 loaded from the store: a violation
 	waitFor(t, "the violation", func() bool { return w.Stats().Violations > 0 })
@@ -384,15 +394,7 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 			// the watcher pauses it again: it must survive there too.
 			var straddle ikv.PutRequest
 			tr.restart = func() error {
-				if err := servers[1].Stop(); err != nil {
-					return err
-				}
-				s, err := ikv.NewServer(cfgs[1], nil)
-				if err != nil {
-					return err
-				}
-				t.Cleanup(func() { s.Stop() })
-				if err := s.Start(); err != nil {
+				if _, err := restartServer(t, servers[1], cfgs[1]); err != nil {
 					return err
 				}
 				post := func(path string, body any) (int, error) {
@@ -520,17 +522,10 @@ func TestPauseSurvivesRestart(t *testing.T) {
 	cur := servers[0]
 	restart := func() {
 		t.Helper()
-		if err := cur.Stop(); err != nil {
-			t.Fatal(err)
-		}
-		s, err := ikv.NewServer(cfgs[0], nil)
+		s, err := restartServer(t, cur, cfgs[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Stop() })
 		cur = s
 	}
 	c, err := Dial(ctx, addrs, Options{RoundTimeout: 50 * time.Millisecond})
