@@ -170,6 +170,10 @@ type MonitorResults struct {
 	// Overhead[N][put%] is 1 − eventual+monitor over eventual throughput
 	// (the paper: typically < 8%).
 	Overhead map[string]map[string]float64 `json:"overhead"`
+	// NetBenefit[N][put%] is, for runs with a network delay, the benefit
+	// the delays alone account for (netBenefit: a system with no
+	// processing time): computed from the delay distribution, not measured.
+	NetBenefit map[string]map[string]float64 `json:"net_benefit,omitempty"`
 	// Rollback summarises the rollback cells' rollback durations (ms).
 	Rollback Summary `json:"rollback_ms"`
 	// Latency summarises every detection latency (ms); Within100ms is the
@@ -256,6 +260,7 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 	}
 	bar.Finish()
 	res.summarise()
+	o.netBenefits(&res)
 	env.LoadAvgEnd = LoadAvg()
 	r := &Result{
 		Benchmark: "monitor", Schema: SchemaVersion, Started: started, Seconds: time.Since(started).Seconds(), Env: env,

@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // TestMonitorSummarise: benefit is eventual+monitor over sequential − 1,
@@ -42,5 +43,49 @@ func TestRollbackBetaFor(t *testing.T) {
 		if b := RollbackBetaFor(0.05, n); math.Abs(math.Pow(b, float64(n))-0.05*0.05) > 1e-12 {
 			t.Errorf("N=%d: β=%v, β^N=%v, want %v", n, b, math.Pow(b, float64(n)), 0.05*0.05)
 		}
+	}
+}
+
+// TestNetBenefit: with 1 ms + uniform [0, 1 ms] one way, a round trip is
+// 2 ms + X with X the sum of two uniforms; for two replicas E[min] + E[max]
+// = 2·3 ms and E[max] − E[min] = E|X − Y| = 7/15 ms (X − Y is Irwin–Hall(4)
+// − 2 in ms), so at 50% PUTs the network-only benefit is 3 / (3 − 7/30) − 1 = 7/83. No
+// jitter or no PUTs: 0. It grows with N and the PUT share, and the
+// exponential jitter's tail raises it.
+func TestNetBenefit(t *testing.T) {
+	ms := time.Millisecond
+	if got, want := netBenefit(ms, ms, JitterUniform, 2, 50, 1), 7.0/83; math.Abs(got-want) > 0.002 {
+		t.Errorf("N2 50%%: %.4f, want %.4f", got, want)
+	}
+	if got := netBenefit(ms, 0, JitterUniform, 5, 50, 1); got != 0 {
+		t.Errorf("no jitter: %v, want 0", got)
+	}
+	if got := netBenefit(ms, ms, JitterUniform, 5, 0, 1); got != 0 {
+		t.Errorf("no PUTs: %v, want 0", got)
+	}
+	prev := 0.0
+	for _, n := range []int{2, 3, 5} {
+		u := netBenefit(ms, ms, JitterUniform, n, 50, 1)
+		if u <= prev {
+			t.Errorf("N%d: %.4f, not above N−: %.4f", n, u, prev)
+		}
+		if e := netBenefit(ms, ms, JitterExp, n, 50, 1); e <= u {
+			t.Errorf("N%d: exp %.4f not above uniform %.4f", n, e, u)
+		}
+		if q := netBenefit(ms, ms, JitterUniform, n, 25, 1); q >= u {
+			t.Errorf("N%d: 25%% PUTs %.4f not below 50%%: %.4f", n, q, u)
+		}
+		prev = u
+	}
+	o := MonitorOptions{Ns: []int{2}, PutPcts: []int{50}, NetDelay: ms, NetJitter: ms, JitterDist: JitterUniform, Seed: 1}
+	var res MonitorResults
+	o.netBenefits(&res)
+	if got := res.NetBenefit["N2"]["50%"]; math.Abs(got-7.0/83) > 0.002 {
+		t.Errorf("netBenefits N2 50%%: %v", res.NetBenefit)
+	}
+	o.NetDelay, o.NetJitter = 0, 0
+	res = MonitorResults{}
+	if o.netBenefits(&res); res.NetBenefit != nil {
+		t.Errorf("no delay: NetBenefit %v, want none", res.NetBenefit)
 	}
 }
