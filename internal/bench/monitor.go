@@ -210,6 +210,7 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 	started := time.Now()
 	env := CurrentEnv()
 	env.LoadAvgStart = LoadAvg()
+	cpuStart, cpuOK := ReadCPUTimes()
 	cellsTotal := len(o.Ns) * 3 * len(o.PutPcts)
 	if o.Graph {
 		cellsTotal += 2 * len(o.Ns)
@@ -262,6 +263,8 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 	res.summarise()
 	o.netBenefits(&res)
 	env.LoadAvgEnd = LoadAvg()
+	cpuEnd, ok := ReadCPUTimes()
+	env.SetCPUShares(cpuStart, cpuEnd, cpuOK && ok)
 	r := &Result{
 		Benchmark: "monitor", Schema: SchemaVersion, Started: started, Seconds: time.Since(started).Seconds(), Env: env,
 		Params: map[string]any{

@@ -46,8 +46,13 @@ type Env struct {
 	// sub-benchmark started and ended: other work on the machine shows here.
 	LoadAvgStart string `json:"load_avg_start,omitempty"`
 	LoadAvgEnd   string `json:"load_avg_end,omitempty"`
-	Revision     string `json:"revision,omitempty"` // VCS revision of the binary, when stamped
-	Modified     bool   `json:"modified,omitempty"` // the work tree had changes
+	// CPUBusy and CPUSteal are the shares of the machine's CPU time, over
+	// the run, that were busy and that the hypervisor gave to other guests
+	// (SetCPUShares; benchmarks that record them).
+	CPUBusy  float64 `json:"cpu_busy,omitempty"`
+	CPUSteal float64 `json:"cpu_steal,omitempty"`
+	Revision string  `json:"revision,omitempty"` // VCS revision of the binary, when stamped
+	Modified bool    `json:"modified,omitempty"` // the work tree had changes
 }
 
 // CurrentEnv describes this process's machine and build.
