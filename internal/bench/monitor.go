@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -225,13 +226,11 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 	var res MonitorResults
 	run := 0
 	for _, n := range o.Ns {
-		for _, mode := range []string{"sequential", "eventual", "eventual+monitor"} {
-			run++
-			cells, err := o.runSynthetic(ctx, filepath.Join(dir, fmt.Sprintf("r%d", run)), n, mode, bar)
-			res.Cells = append(res.Cells, cells...)
-			if err != nil {
-				return nil, err
-			}
+		run++
+		cells, err := o.runSynthetic(ctx, filepath.Join(dir, fmt.Sprintf("r%d", run)), n, []string{"sequential", "eventual", "eventual+monitor"}, bar)
+		res.Cells = append(res.Cells, cells...)
+		if err != nil {
+			return nil, err
 		}
 		for _, extra := range []struct {
 			mode string
@@ -241,7 +240,7 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 				continue
 			}
 			run++
-			cells, err := o.runSynthetic(ctx, filepath.Join(dir, fmt.Sprintf("r%d", run)), n, extra.mode, bar)
+			cells, err := o.runSynthetic(ctx, filepath.Join(dir, fmt.Sprintf("r%d", run)), n, []string{extra.mode}, bar)
 			res.Cells = append(res.Cells, cells...)
 			if err != nil {
 				return nil, err
@@ -298,104 +297,169 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 	return r, nil
 }
 
-// runSynthetic starts an N-server ring for mode and measures each PUT
-// percentage on it.
-func (o *MonitorOptions) runSynthetic(ctx context.Context, dir string, n int, mode string, bar interface{ Add(int) error }) ([]MonitorCell, error) {
+// modeRing is one mode's ring of servers (and watcher, when monitored)
+// with its workload's parameters.
+type modeRing struct {
+	mode          string
+	w             int
+	procs         *KVProcs
+	watcher       *kv.Watcher
+	beta, varFrac float64
+	pcts          []int
+	runs          int // measurements so far: each writes its own ordinary keys
+}
+
+func (m *modeRing) stop() {
+	if m.watcher != nil {
+		m.watcher.Stop()
+	}
+	m.procs.Stop()
+}
+
+// startModeRing starts the N-server ring of one mode of the synthetic
+// workload in dir.
+func (o *MonitorOptions) startModeRing(dir string, n int, mode string, spec *monitor.Spec) (*modeRing, error) {
+	m := &modeRing{mode: mode, w: n, beta: o.Beta, varFrac: 0.5, pcts: o.PutPcts}
+	if mode != "sequential" {
+		m.w = 1
+	}
+	switch mode {
+	case "latency":
+		m.beta, m.pcts, m.varFrac = o.LatencyBeta, []int{50}, 1
+	case "rollback":
+		m.beta, m.pcts, m.varFrac = RollbackBetaFor(o.RollbackBeta, n), []int{50}, 1
+	}
+	monitored := mode == "eventual+monitor" || mode == "latency" || mode == "rollback"
+	var err error
+	m.procs, m.watcher, err = o.startRing(dir, n, 1, m.w, spec, monitored, mode != "latency")
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// runSynthetic starts an N-server ring for each of modes (all at once, in
+// subdirectories of dir) and measures each PUT percentage on them,
+// interleaved: each of the Repeat rounds measures every mode once, in an
+// order that rotates from round to round, so that a drift in the machine's
+// speed (other guests on the host, other jobs) falls on every mode alike
+// instead of on whichever mode ran during it. A cell's throughput is the
+// median of its rounds.
+func (o *MonitorOptions) runSynthetic(ctx context.Context, dir string, n int, modes []string, bar interface{ Add(int) error }) ([]MonitorCell, error) {
 	ring, err := kv.NewRing(n, kv.DefaultServerConfig().VNodes)
 	if err != nil {
 		return nil, err
 	}
 	spec := apps.SyntheticSpec(ring)
-	monitored := mode == "eventual+monitor" || mode == "latency" || mode == "rollback"
-	w := n
-	if mode != "sequential" {
-		w = 1
-	}
-	beta, pcts, varFrac := o.Beta, o.PutPcts, 0.5
-	switch mode {
-	case "latency":
-		beta, pcts, varFrac = o.LatencyBeta, []int{50}, 1
-	case "rollback":
-		beta, pcts, varFrac = RollbackBetaFor(o.RollbackBeta, n), []int{50}, 1
-	}
-	procs, watcher, err := o.startRing(dir, n, 1, w, spec, monitored, mode != "latency")
-	if err != nil {
-		return nil, err
-	}
-	defer procs.Stop()
-	if watcher != nil {
-		defer watcher.Stop()
+	rings := make([]*modeRing, 0, len(modes))
+	defer func() {
+		for _, m := range rings {
+			m.stop()
+		}
+	}()
+	for _, mode := range modes {
+		m, err := o.startModeRing(filepath.Join(dir, strings.ReplaceAll(mode, "+", "-")), n, mode, spec)
+		if err != nil {
+			return nil, err
+		}
+		rings = append(rings, m)
 	}
 	vars := apps.SyntheticVars(ring)
 	var cells []MonitorCell
-	run := 0
-	for _, pct := range pcts {
-		before := kv.WatcherStats{}
-		if watcher != nil {
-			before = watcher.Stats()
+	for _, pct := range rings[0].pcts {
+		round := make([]MonitorCell, len(rings))
+		for j, m := range rings {
+			round[j] = MonitorCell{N: n, PutPct: pct, Mode: m.mode, Quorum: fmt.Sprintf("N%dR1W%d", n, m.w)}
 		}
-		nLat, nRb := 0, 0
-		if watcher != nil {
-			nLat, nRb = len(watcher.Latencies()), len(watcher.Rollbacks())
-		}
-		clients := n * o.ClientsPerServer
-		var mu sync.Mutex
-		var total, errs uint64
-		var runs []float64
-		t0 := time.Now()
 		for rep := range o.Repeat {
-			run++ // each run writes its own ordinary keys (new sessions would pile up siblings)
-			var got uint64
-			err := o.clients(ctx, procs.Addrs, clients, 1, w, func(ctx context.Context, i int, c *kvclient.Client) error {
-				v := -1
-				if i < len(vars) {
-					v = i
-				}
-				st, err := apps.RunSynthetic(ctx, c, apps.SyntheticConfig{Vars: vars, Var: v, Beta: beta, PutFraction: float64(pct) / 100,
-					VarFraction: varFrac, Client: i + 1000*run, Rand: rand.New(rand.NewPCG(o.Seed+uint64(rep), uint64(i*1000+pct)))})
-				mu.Lock()
-				got += st.Gets + st.Puts
-				errs += st.Errors
-				mu.Unlock()
-				return err
-			})
-			if err != nil {
-				return cells, err
-			}
-			total += got
-			runs = append(runs, float64(got)/o.Duration.Seconds())
-		}
-		secs := time.Since(t0).Seconds()
-		cell := MonitorCell{N: n, PutPct: pct, Mode: mode, Quorum: fmt.Sprintf("N%dR1W%d", n, w), Ops: total, Errors: errs,
-			OpsPerSec: Median(runs), OpsPerSecRuns: runs, Seconds: secs}
-		if watcher != nil {
-			time.Sleep(2 * o.FlushEvery) // the last heartbeats
-			o.watcherCounts(&cell, before, watcher.Stats(), watcher.Latencies()[nLat:])
-			rbs := watcher.Rollbacks()
-			for _, rb := range rbs[min(nRb, len(rbs)):] { // the kept list is long enough for a cell (ViolationsKept)
-				if rb.OK {
-					cell.RollbackMs = append(cell.RollbackMs, float64(rb.TookNs)/1e6)
-					for _, u := range rb.Undone {
-						cell.Undone += uint64(u)
-					}
+			for _, j := range roundOrder(rep, len(rings)) {
+				if err := o.measure(ctx, rings[j], pct, rep, vars, &round[j]); err != nil {
+					return cells, err
 				}
 			}
 		}
-		o.Log.Info("bench monitor cell", "n", n, "put_pct", pct, "mode", mode, "ops_per_sec", int(cell.OpsPerSec),
-			"violations", cell.Violations, "rollbacks", cell.Rollbacks)
-		cells = append(cells, cell)
-		bar.Add(1)
+		for j := range round {
+			c := &round[j]
+			c.OpsPerSec = Median(c.OpsPerSecRuns)
+			o.Log.Info("bench monitor cell", "n", n, "put_pct", pct, "mode", c.Mode, "ops_per_sec", int(c.OpsPerSec),
+				"violations", c.Violations, "rollbacks", c.Rollbacks)
+			bar.Add(1)
+		}
+		cells = append(cells, round...)
 	}
 	return cells, nil
+}
+
+// roundOrder is the order in which round rep measures k modes: every mode
+// once, starting one further each round, so each mode takes each place
+// (first after the ring was idle, last, …) equally often over k rounds.
+func roundOrder(rep, k int) []int {
+	order := make([]int, k)
+	for i := range order {
+		order[i] = (i + rep) % k
+	}
+	return order
+}
+
+// measure runs the synthetic workload on m at pct% PUTs for Duration and
+// adds what it counted to cell: one more throughput run, the operations
+// and errors, and (monitored) the watcher's violations, rollbacks,
+// candidates and latencies over the measurement.
+func (o *MonitorOptions) measure(ctx context.Context, m *modeRing, pct, rep int, vars []string, cell *MonitorCell) error {
+	before := kv.WatcherStats{}
+	nLat, nRb := 0, 0
+	if m.watcher != nil {
+		before = m.watcher.Stats()
+		nLat, nRb = len(m.watcher.Latencies()), len(m.watcher.Rollbacks())
+	}
+	m.runs++
+	run := m.runs
+	var mu sync.Mutex
+	var got, errs uint64
+	t0 := time.Now()
+	err := o.clients(ctx, m.procs.Addrs, len(m.procs.Addrs)*o.ClientsPerServer, 1, m.w, func(ctx context.Context, i int, c *kvclient.Client) error {
+		v := -1
+		if i < len(vars) {
+			v = i
+		}
+		st, err := apps.RunSynthetic(ctx, c, apps.SyntheticConfig{Vars: vars, Var: v, Beta: m.beta, PutFraction: float64(pct) / 100,
+			VarFraction: m.varFrac, Client: i + 1000*run, Rand: rand.New(rand.NewPCG(o.Seed+uint64(rep), uint64(i*1000+pct)))})
+		mu.Lock()
+		got += st.Gets + st.Puts
+		errs += st.Errors
+		mu.Unlock()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	cell.Ops += got
+	cell.Errors += errs
+	cell.OpsPerSecRuns = append(cell.OpsPerSecRuns, float64(got)/o.Duration.Seconds())
+	if m.watcher != nil {
+		time.Sleep(2 * o.FlushEvery) // the last heartbeats
+		o.watcherCounts(cell, before, m.watcher.Stats(), m.watcher.Latencies()[nLat:])
+		rbs := m.watcher.Rollbacks()
+		for _, rb := range rbs[min(nRb, len(rbs)):] { // the kept list is long enough for a measurement (ViolationsKept)
+			if rb.OK {
+				cell.RollbackMs = append(cell.RollbackMs, float64(rb.TookNs)/1e6)
+				for _, u := range rb.Undone {
+					cell.Undone += uint64(u)
+				}
+			}
+		}
+	}
+	cell.Seconds += time.Since(t0).Seconds()
+	return nil
 }
 
 // RollbackBetaFor is the rollback cell's β at N: beta^(2/N).
 func RollbackBetaFor(beta float64, n int) float64 { return math.Pow(beta, 2/float64(n)) }
 
 func (o *MonitorOptions) watcherCounts(cell *MonitorCell, before, after kv.WatcherStats, lat []uint64) {
-	cell.Violations = after.Violations - before.Violations
-	cell.Rollbacks = after.Rollbacks - before.Rollbacks
-	cell.RollbackFails = after.RollbackFails - before.RollbackFails
+	cell.Violations += after.Violations - before.Violations
+	cell.Rollbacks += after.Rollbacks - before.Rollbacks
+	cell.RollbackFails += after.RollbackFails - before.RollbackFails
 	for i := range after.Candidates {
 		cell.Candidates += after.Candidates[i] - before.Candidates[i]
 		cell.Missed += after.Missed[i] - before.Missed[i]

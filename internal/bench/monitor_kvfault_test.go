@@ -121,3 +121,59 @@ func TestKVProcessesKill9AndPartitionLoseNoAckedWrite(t *testing.T) {
 		t.Fatalf("%d of %d acknowledged W=2 writes lost", lost, len(acked))
 	}
 }
+
+// TestRunMonitorInterleaved: a small `weft bench monitor` (N = 2, 50% PUTs,
+// two rounds, 1 ms + 1 ms delays at the client) measures every mode in
+// every round, on its own ring with its own quorum, and reports the
+// benefit, the overhead, the network-only benefit and the machine's CPU
+// shares; the files are written.
+func TestRunMonitorInterleaved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes") // not counted as a pass: -short only
+	}
+	out := t.TempDir()
+	o := MonitorOptions{Bin: weftBin(t), Out: out, Dir: t.TempDir(), Ns: []int{2}, PutPcts: []int{50}, Duration: 300 * time.Millisecond,
+		Repeat: 2, NetDelay: time.Millisecond, NetJitter: time.Millisecond, DelayAt: "client"}
+	r, err := RunMonitor(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Results.(MonitorResults)
+	want := map[string]string{"sequential": "N2R1W2", "eventual": "N2R1W1", "eventual+monitor": "N2R1W1"}
+	for _, c := range res.Cells {
+		if q, ok := want[c.Mode]; !ok || c.Quorum != q || c.N != 2 || c.PutPct != 50 {
+			t.Errorf("cell %s %s N%d %d%%: unexpected", c.Mode, c.Quorum, c.N, c.PutPct)
+			continue
+		}
+		delete(want, c.Mode)
+		if len(c.OpsPerSecRuns) != 2 || c.Ops == 0 || c.OpsPerSec <= 0 {
+			t.Errorf("%s: runs %v, ops %d, ops/s %v; want two runs with operations", c.Mode, c.OpsPerSecRuns, c.Ops, c.OpsPerSec)
+		}
+		if c.Mode == "eventual+monitor" && c.Candidates == 0 {
+			t.Errorf("eventual+monitor: no candidate reached the monitor")
+		}
+		if c.Mode != "eventual+monitor" && c.Candidates != 0 {
+			t.Errorf("%s: %d candidates without monitors", c.Mode, c.Candidates)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("modes not measured: %v", want)
+	}
+	if _, ok := res.Benefit["N2"]["50%"]; !ok {
+		t.Errorf("no benefit: %v", res.Benefit)
+	}
+	if _, ok := res.Overhead["N2"]["50%"]; !ok {
+		t.Errorf("no overhead: %v", res.Overhead)
+	}
+	if b := res.NetBenefit["N2"]["50%"]; b < 0.05 || b > 0.12 {
+		t.Errorf("network-only benefit %v, want about 7/83", b)
+	}
+	if r.Env.CPUBusy <= 0 {
+		t.Errorf("CPU busy share %v not recorded", r.Env.CPUBusy)
+	}
+	for _, f := range []string{"monitor.json", "monitor_throughput_n2.png"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}

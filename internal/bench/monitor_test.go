@@ -117,3 +117,25 @@ func TestCPUShares(t *testing.T) {
 		t.Errorf("time going backwards recorded: %+v", none)
 	}
 }
+
+// TestRoundOrder: every round measures every mode once; over k rounds each
+// mode is in each place once.
+func TestRoundOrder(t *testing.T) {
+	for _, k := range []int{1, 3, 4} {
+		place := map[[2]int]int{}
+		for rep := range k {
+			order := roundOrder(rep, k)
+			seen := map[int]bool{}
+			for p, j := range order {
+				if j < 0 || j >= k || seen[j] {
+					t.Fatalf("k=%d round %d: order %v", k, rep, order)
+				}
+				seen[j] = true
+				place[[2]int{j, p}]++
+			}
+		}
+		if len(place) != k*k {
+			t.Errorf("k=%d: (mode, place) pairs %v, want all %d once", k, place, k*k)
+		}
+	}
+}
