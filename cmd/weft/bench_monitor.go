@@ -28,7 +28,13 @@ of the synthetic conjunctive workload (one variable per server, true with
 probability --beta on a write) at each PUT percentage for --duration, and
 reports throughput, the benefit over sequential, the monitor's overhead,
 violations found and rolled back, and the detection latency distribution.
---graph adds the graph application (local mutual exclusion).
+The three modes' rings run at once and are measured in turn, --repeat
+rounds in a rotating order, so a change in the machine's speed falls on
+all of them alike. With --net-delay/--net-jitter it also reports
+net_benefit: the benefit the configured delays alone account for (computed,
+no processing time), and the result's env records the CPU busy and steal
+shares over the run. --graph adds the graph application (local mutual
+exclusion).
 
 Writes monitor.json and PNGs to --out and prints the JSON on stdout.`,
 		Args: cobra.NoArgs,
