@@ -74,7 +74,7 @@ Writes monitor.json and PNGs to --out and prints the JSON on stdout.`,
 	f.IntSliceVar(&o.Ns, "n", []int{2, 3, 5}, "replication factors (servers = N)")
 	f.IntSliceVar(&o.PutPcts, "put-pct", []int{10, 25, 50}, "PUT percentages")
 	f.DurationVar(&o.Duration, "duration", 5*time.Second, "measured time per cell")
-	f.IntVar(&o.Repeat, "repeat", 1, "measure each synthetic cell this many times and report the median")
+	f.IntVar(&o.Repeat, "repeat", 1, "rounds: each measures every mode of each synthetic cell once (rotating order); the median is reported")
 	f.IntVar(&o.ClientsPerServer, "clients-per-server", 2, "client goroutines per server (the paper: 2)")
 	f.Float64Var(&o.Beta, "beta", 0.01, "probability that a write makes a synthetic variable true")
 	f.DurationVar(&o.Epsilon, "epsilon", 0, "HVC ε of servers and monitor (0: one machine, one clock)")

@@ -40,8 +40,9 @@ type MonitorOptions struct {
 	PutPcts []int
 	// Duration is each cell's measured time. Default 5 s.
 	Duration time.Duration
-	// Repeat measures each synthetic cell this many times, back to back on
-	// the same servers, and reports the median. Default 1.
+	// Repeat measures each synthetic cell this many times, in rounds that
+	// measure every mode once (runSynthetic), and reports the median.
+	// Default 1.
 	Repeat int
 	// ClientsPerServer is the client goroutines per server (the paper: 2).
 	ClientsPerServer int
