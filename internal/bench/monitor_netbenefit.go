@@ -22,26 +22,38 @@ const netBenefitSamples = 200_000
 // (a server descheduled while the others answer) can lift it above, as W = N
 // also waits for the slowest server. 0 when there is no jitter.
 func netBenefit(delay, jitter time.Duration, dist string, n, putPct int, seed uint64) float64 {
-	if n < 1 || putPct <= 0 {
-		return 0
+	lo, hi := netRoundTrips(delay, jitter, dist, n, seed)
+	return benefitOf(lo, hi, putPct)
+}
+
+// netRoundTrips returns the mean of the fastest (lo) and of the slowest (hi)
+// of n round trips, each two one-way delays drawn as the delay transport
+// draws them.
+func netRoundTrips(delay, jitter time.Duration, dist string, n int, seed uint64) (lo, hi float64) {
+	if n < 1 {
+		return 0, 0
 	}
 	t := newDelayTransport(nil, delay, jitter, dist, seed)
-	var sumMin, sumMax float64
 	for range netBenefitSamples {
-		lo, hi := time.Duration(1<<62), time.Duration(0)
+		fast, slow := time.Duration(1<<62), time.Duration(0)
 		for range n {
 			rtt := t.oneWay() + t.oneWay()
-			lo, hi = min(lo, rtt), max(hi, rtt)
+			fast, slow = min(fast, rtt), max(slow, rtt)
 		}
-		sumMin += float64(lo)
-		sumMax += float64(hi)
+		lo += float64(fast)
+		hi += float64(slow)
 	}
-	if sumMin == 0 {
+	return lo / netBenefitSamples, hi / netBenefitSamples
+}
+
+// benefitOf is netBenefit from the mean fastest and slowest round trips.
+func benefitOf(lo, hi float64, putPct int) float64 {
+	if lo == 0 || putPct <= 0 {
 		return 0
 	}
 	f := float64(putPct) / 100
-	seq := (1-f)*sumMin + f*sumMax // mean op time × samples, W = N
-	return seq/sumMin - 1          // eventual: every op the fastest of N
+	seq := (1-f)*lo + f*hi // mean op time, W = N
+	return seq/lo - 1      // eventual: every op the fastest of N
 }
 
 // netBenefits fills NetBenefit for every synthetic (N, PUT%) of res, when
@@ -54,8 +66,9 @@ func (o *MonitorOptions) netBenefits(res *MonitorResults) {
 	for _, n := range o.Ns {
 		k := fmt.Sprintf("N%d", n)
 		res.NetBenefit[k] = map[string]float64{}
+		lo, hi := netRoundTrips(o.NetDelay, o.NetJitter, o.JitterDist, n, o.Seed) // the same for every PUT share
 		for _, p := range o.PutPcts {
-			res.NetBenefit[k][fmt.Sprintf("%d%%", p)] = netBenefit(o.NetDelay, o.NetJitter, o.JitterDist, n, p, o.Seed)
+			res.NetBenefit[k][fmt.Sprintf("%d%%", p)] = benefitOf(lo, hi, p)
 		}
 	}
 }
