@@ -31,8 +31,9 @@ type DB struct {
 	epoch  uint64
 	gks    []*gkNode
 	shards []*shardNode
-	// published holds each gatekeeper's latest own counter (see gkNode.sync).
-	published []atomic.Uint64
+	// published holds the clock of each gatekeeper's latest stamp, whole
+	// (see gkNode.sync); a published clock is never modified.
+	published []atomic.Pointer[vclock.Clock]
 	// delivered holds, per gatekeeper, a clock it had when it was idle:
 	// every entry it stamped before was in the shards' inboxes, and its
 	// later stamps follow the clock. A NOP without a message, read by the
@@ -68,6 +69,10 @@ type DB struct {
 	// movesInFlight counts moves between the start of their commit
 	// sections and their adoption by dir (gkNode.commit reads it).
 	movesInFlight atomic.Int64
+	// yield, when set (tests), is called at the shells' yield points
+	// (schedule.go); set before any goroutine uses the DB.
+	yield yielder
+	plant plants
 }
 
 type clockSample struct {
@@ -96,7 +101,7 @@ func Open(cfg Config) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{cfg: cfg, log: log, st: st, oracle: oracle, reg: nodeprog.Builtins(), done: make(chan struct{}), failed: make(chan struct{}), stopped: make(chan struct{}),
-		published: make([]atomic.Uint64, cfg.Gatekeepers), delivered: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers),
+		published: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers), delivered: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers),
 		shardNotes: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers*cfg.Shards)}
 	if db.epoch, err = db.startEpoch(); err != nil {
 		st.Close()

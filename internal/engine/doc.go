@@ -17,8 +17,8 @@
 //     shards are messages; the gatekeeper gathers the result.
 //   - Whole-snapshot analyses copy every shard's partition at one stamp.
 //
-// Real-time order. Before stamping, a gatekeeper merges the latest own
-// counter of every gatekeeper (published in shared memory), so every stamp
+// Real-time order. Before stamping, a gatekeeper merges the clock of every
+// gatekeeper's latest stamp (published whole in shared memory), so every stamp
 // follows everything already acknowledged: Weaver's periodic clock
 // announcements with τ = 0, which is free within one process. Without it a
 // later transaction can be ordered before an acknowledged one that it never
@@ -31,10 +31,10 @@
 // their durable commit. Each gatekeeper therefore stamps a read point just
 // before every transaction and offers the one of its oldest transaction in
 // flight; reads and programs take an offered point that covers every
-// transaction handed to the shards so far (and so everything acknowledged or
-// seen by a finished read) and, when one exists, precedes every transaction
-// in flight. They are ordered before the unacknowledged transactions instead
-// of waiting for their fsync.
+// transaction handed to the shards so far as a whole vector clock (and so
+// everything acknowledged or seen by a finished read) and, when one exists,
+// precedes every transaction in flight. They are ordered before the
+// unacknowledged transactions instead of waiting for their fsync.
 //
 // Invariants: strict serializability of transactions and programs; no
 // acknowledged commit is lost (it is durable before the hand-off); a shard's

@@ -33,10 +33,10 @@ type gkNode struct {
 	// pointReads numbers the reads at a read point (keys of reading with
 	// bit 62 set: a point is shared, its sequence number is not a key).
 	pointReads uint64
-	// handed is the own counter of the newest transaction this gatekeeper
-	// handed to the shards, set before its entries are pushed: a read point
-	// that does not cover it must not be used (DB.readPoint).
-	handed atomic.Uint64
+	// handed is the clock of the newest transaction this gatekeeper handed
+	// to the shards, set before its entries are pushed: a read point that
+	// does not follow it must not be used (DB.readPoint). Never modified.
+	handed atomic.Pointer[vclock.Clock]
 	// point is the core's read point (nil: nothing in flight), set under mu
 	// whenever the in-flight transactions change, for DB.readPoint.
 	point atomic.Pointer[vclock.Stamp]
@@ -99,21 +99,32 @@ func newGK(db *DB, id int) *gkNode {
 	}
 }
 
-// sync merges every gatekeeper's latest own counter, so the next stamp
-// follows everything any gatekeeper has stamped — in particular every
+// sync merges the clock of every gatekeeper's latest stamp, so the next
+// stamp follows everything any gatekeeper has stamped — in particular every
 // acknowledged transaction and finished program, which is what real-time
-// order needs. Called with mu held.
+// order needs. The clocks are loaded one at a time (another gatekeeper may
+// stamp between two loads), but each is whole: whatever entry of the
+// result came from gatekeeper j's clock, the result follows j's stamp as a
+// vector clock, and so everything j's stamp followed (the property the
+// read-point rule relies on, readpoint.go). Called with mu held.
 func (g *gkNode) sync() {
-	c := vclock.New(g.db.epoch, len(g.db.gks))
 	for j := range g.db.gks {
 		if j != g.id {
-			c.Counters[j] = g.db.published[j].Load()
+			g.db.yieldAt(yieldSyncLoad, g.id, j)
+			c := g.db.published[j].Load()
+			if c != nil && g.db.plant.partialSync {
+				own := vclock.New(c.Epoch, len(c.Counters))
+				own.Counters[j] = c.Counters[j]
+				c = &own
+			}
+			if c != nil {
+				g.core.Merge(*c)
+			}
 		}
 	}
-	g.core.Merge(c)
 }
 
-func (g *gkNode) publish(s vclock.Stamp) { g.db.published[g.id].Store(s.Seq()) }
+func (g *gkNode) publish(s vclock.Stamp) { g.db.published[g.id].Store(&s.Clock) }
 
 // noteDelivered publishes c, the core's current clock, when the core is
 // idle. Called with mu held, after dispatch: the pushes happen before the
@@ -130,8 +141,10 @@ func (g *gkNode) noteDelivered(c *vclock.Clock) {
 // dispatches of one gatekeeper never interleave (FIFO per shard).
 func (g *gkNode) dispatch() {
 	for _, d := range g.core.Ready() {
-		if c := d.Entry.Stamp.Clock.Counters[g.id]; !d.Entry.Nop && c > g.handed.Load() {
-			g.handed.Store(c) // before any shard can run a read that sees it
+		if !d.Entry.Nop {
+			if h := g.handed.Load(); h == nil || d.Entry.Stamp.Clock.Counters[g.id] > h.Counters[g.id] {
+				g.handed.Store(&d.Entry.Stamp.Clock) // before any shard can run a read that sees it
+			}
 		}
 		g.db.shards[d.Shard].push(d.Entry)
 	}
@@ -262,6 +275,7 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 		if derr != nil {
 			panic(derr) // programmer error: ts is in flight
 		}
+		g.db.yieldAt(yieldCritical, g.id, 0)
 		err = st.Commit(ctx, func(c store.Critical) error {
 			// Moves raise movesInFlight before their commit sections and
 			// lower it once the directory has them: read here, in this
@@ -275,6 +289,7 @@ func (g *gkNode) commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*C
 		g.db.aborts.Add(1)
 		return nil, mapStoreErr(err)
 	}
+	g.db.yieldAt(yieldResolve, g.id, 0)
 	ack := g.resolve(ts, res.Ops)
 	<-ack // never blocks for long: earlier stamps resolve in bounded time
 	g.db.commits.Add(1)

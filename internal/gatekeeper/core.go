@@ -150,9 +150,9 @@ func (c *Core) BeginCommit() (vclock.Stamp, error) {
 //
 // The point covers only what the clock had merged when it was stamped: a
 // shell must not use it once another gatekeeper has handed off a
-// transaction whose own counter is above the point's entry for that
-// gatekeeper (the reader could then miss an acknowledged write, or one a
-// finished read saw).
+// transaction whose clock the point does not follow (ChooseReadPoint; the
+// reader could then miss an acknowledged write, or one a finished read
+// saw).
 func (c *Core) ReadPoint() (vclock.Stamp, bool) {
 	if !c.cfg.ReadPoints || len(c.slots) == 0 || c.slots[0].nopShard >= 0 || c.slots[0].point.IsZero() {
 		return vclock.Stamp{}, false

@@ -351,8 +351,9 @@ func (w *world) critical(p *pendingCommit) {
 	}
 	// The commit is durable; the hand-off to the shards is a later event,
 	// so a crash or an epoch change can fall between them (the client then
-	// never hears).
-	w.after(int64(w.rng.IntN(3)), func() {
+	// never hears), and so can other commits' whole lives (a gatekeeper
+	// goroutine preempted before its resolve, ResolveDelayMax).
+	w.after(w.resolveDelay(), func() {
 		if w.srv != s {
 			return
 		}

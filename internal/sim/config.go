@@ -77,6 +77,12 @@ type Config struct {
 	// execution, as a slow fsync does: transactions stay in flight, and
 	// reads at read points pass them.
 	CommitDelayMax int
+	// ResolveDelayMax, when positive, lets one commit in four wait up to
+	// that many ticks between becoming durable and its resolve (the
+	// hand-off to the shards), as a gatekeeper goroutine preempted there
+	// does: it stays in flight, its read point offered, while commits
+	// stamped before it or on other gatekeepers are acknowledged.
+	ResolveDelayMax int
 
 	// MoveEvery is the mean number of ticks between moves of a placement
 	// unit (a key's slot) to another shard while the clients run (0: none;
@@ -105,6 +111,12 @@ type Config struct {
 	// handed off a transaction it does not cover: a read that begins after
 	// that transaction's acknowledgement may miss it.
 	PlantStalePoint bool
+	// PlantPartialSync is the engine's sync and read-point rule before
+	// item 1 of the one-shell issue was fixed: a gatekeeper merges only the
+	// others' own counters (not their whole clocks) and a read point is
+	// used when it matches every gatekeeper's newest hand-off on that
+	// gatekeeper's own counter, though it may be concurrent with it.
+	PlantPartialSync bool
 	// PlantNoUnitCheck commits without checking that the units a
 	// transaction wrote still live where its operations went: OrderCommit
 	// told that the routing directory is current even while a move is in
@@ -155,6 +167,10 @@ func Draw(seed uint64, ops int) Config {
 	if r.IntN(3) == 0 && c.ReconfigEvery == 0 && c.Shards > 1 { // last, again
 		c.MoveEvery = 100 + r.IntN(1500)
 	}
+	c.ResolveDelayMax = []int{0, 20, 100}[r.IntN(3)]
+	if r.IntN(4) == 0 {
+		c.SyncLagMax = 150 // a gatekeeper preempted for long inside its sync
+	}
 	return c
 }
 
@@ -171,8 +187,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sim: DelayMax must be at least 1")
 	case c.ReconfigEvery < 0:
 		return fmt.Errorf("sim: ReconfigEvery must not be negative")
-	case c.CommitDelayMax < 0:
-		return fmt.Errorf("sim: CommitDelayMax must not be negative")
+	case c.CommitDelayMax < 0 || c.ResolveDelayMax < 0:
+		return fmt.Errorf("sim: CommitDelayMax and ResolveDelayMax must not be negative")
 	case c.MoveEvery < 0 || c.MoveEvery > 0 && c.ReconfigEvery > 0:
 		return fmt.Errorf("sim: MoveEvery must not be negative, nor set with ReconfigEvery")
 	}
@@ -180,7 +196,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d cache=%d",
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d resolve-delay≤%d cache=%d",
 		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.AnnounceEvery, c.Duplicate,
-		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.OracleCacheMax)
+		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax, c.OracleCacheMax)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -128,10 +129,10 @@ type server struct {
 	st      *pstore.Store
 	oracle  *order.Local
 	gks     []*gatekeeper.Core
-	// handed is, per gatekeeper, the own counter of the newest transaction
-	// it handed to the shards (ReadPoints: a point of another gatekeeper
-	// that does not cover it is not used).
-	handed []uint64
+	// handed is, per gatekeeper, the clock of the newest transaction it
+	// handed to the shards (ReadPoints: a point that does not follow it is
+	// not used; nil: none yet).
+	handed []*vclock.Clock
 	shards []*shardNode
 	// inTransit counts entries sent and not yet delivered, per
 	// (gatekeeper, shard): a note may only be sent on an empty channel.
@@ -187,6 +188,15 @@ func (w *world) after(d int64, fn func()) {
 }
 
 func (w *world) delay() int64 { return 1 + int64(w.rng.IntN(w.cfg.DelayMax)) }
+
+// resolveDelay is the time between a commit becoming durable and its
+// resolve: a few ticks, or up to ResolveDelayMax for one commit in four.
+func (w *world) resolveDelay() int64 {
+	if w.cfg.ResolveDelayMax > 0 && w.rng.IntN(4) == 0 {
+		return int64(w.rng.IntN(w.cfg.ResolveDelayMax + 1))
+	}
+	return int64(w.rng.IntN(3))
+}
 
 // Node ids for links inside the server.
 func gkNode(g int) int  { return g }
@@ -282,7 +292,7 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 		s.gks = append(s.gks, gatekeeper.New(gatekeeper.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers,
 			Shards: s.nshards, Epoch: w.epoch, InflightMax: 64, PeerAck: w.cfg.AnnounceEvery > 0 && !w.cfg.PlantNoPeerAck,
 			ReadPoints: w.cfg.ReadPoints && w.cfg.AnnounceEvery == 0}))
-		s.handed = append(s.handed, 0)
+		s.handed = append(s.handed, nil)
 		s.acks = append(s.acks, map[uint64]func(){})
 		s.held = append(s.held, map[uint64]func(){})
 		s.announcing = append(s.announcing, false)
@@ -528,25 +538,45 @@ func (w *world) toClient(c int, fn func()) {
 	})
 }
 
-// syncThen is gatekeeper g about to stamp: it reads every gatekeeper's
-// clock now (the engine's gatekeepers read the counters the others
-// publish) and merges them a few ticks later, just before fn stamps. Other
-// gatekeepers may stamp in between, as they do concurrently in the engine,
-// and those stamps are concurrent with g's: the pairs Kronos refines.
-// Everything acknowledged before now is covered, which is what real-time
-// order needs.
+// syncThen is gatekeeper g about to stamp. As the engine's gkNode.sync
+// does, it loads every other gatekeeper's clock one at a time, each load at
+// its own tick over up to SyncLagMax ticks, and merges them just before fn
+// stamps. Other gatekeepers may stamp between two loads and before the
+// stamp, as they do concurrently in the engine: those stamps are
+// concurrent with g's (the pairs Kronos refines), and a clock may be newer
+// on one gatekeeper's entry than on another's. Everything acknowledged
+// before the first load is covered, which is what real-time order needs.
+// With PlantPartialSync a load takes only the gatekeeper's own counter
+// (the engine's sync before clocks were published whole).
 func (w *world) syncThen(s *server, g int, fn func()) {
 	if w.cfg.AnnounceEvery > 0 {
 		fn() // separate processes: only announces bring others' clocks
 		return
 	}
 	seen := make([]vclock.Clock, len(s.gks))
-	for j, o := range s.gks {
-		if j != g {
-			seen[j] = o.Clock()
-		}
+	lag := int64(w.rng.IntN(w.cfg.SyncLagMax + 1))
+	at := make([]int64, 0, len(s.gks))
+	for range s.gks {
+		at = append(at, int64(w.rng.IntN(int(lag)+1)))
 	}
-	w.after(int64(w.rng.IntN(w.cfg.SyncLagMax+1)), func() {
+	slices.Sort(at)
+	for j := range s.gks {
+		if j == g {
+			continue
+		}
+		w.after(at[j], func() {
+			if w.srv != s {
+				return
+			}
+			seen[j] = s.gks[j].Clock()
+			if w.cfg.PlantPartialSync {
+				own := vclock.New(seen[j].Epoch, len(seen[j].Counters))
+				own.Counters[j] = seen[j].Counters[j]
+				seen[j] = own
+			}
+		})
+	}
+	w.after(lag, func() {
 		if w.srv != s {
 			return
 		}
@@ -570,8 +600,19 @@ func (w *world) readStamp(s *server, g int) vclock.Stamp {
 		}
 	}
 	handed := s.handed
-	if w.cfg.PlantStalePoint {
+	switch {
+	case w.cfg.PlantStalePoint:
 		handed = nil // no coverage check
+	case w.cfg.PlantPartialSync:
+		// The rule before whole clocks: each gatekeeper's own counter.
+		handed = make([]*vclock.Clock, len(s.handed))
+		for k, h := range s.handed {
+			if h != nil {
+				own := vclock.New(h.Epoch, len(h.Counters))
+				own.Counters[k] = h.Counters[k]
+				handed[k] = &own
+			}
+		}
 	}
 	if p := gatekeeper.ChooseReadPoint(points, handed); p != nil {
 		w.stats.PointReads++
@@ -584,8 +625,8 @@ func (w *world) readStamp(s *server, g int) vclock.Stamp {
 // network, possibly twice) and answers the clients whose commits went out.
 func (w *world) dispatch(s *server, g int) {
 	for _, d := range s.gks[g].Ready() {
-		if c := d.Entry.Stamp.Clock.Counters[g]; !d.Entry.Nop && c > s.handed[g] {
-			s.handed[g] = c
+		if h := s.handed[g]; !d.Entry.Nop && (h == nil || d.Entry.Stamp.Clock.Counters[g] > h.Counters[g]) {
+			s.handed[g] = &d.Entry.Stamp.Clock
 		}
 		w.sendEntry(s, g, d)
 	}

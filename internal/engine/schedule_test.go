@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/value"
+)
+
+// gates is a scheduler for the shells' yield points (schedule.go): a test
+// arms a gate at a point, the first goroutine to reach it announces itself
+// and waits there until the test opens the gate; every other goroutine
+// passes.
+type gates struct {
+	mu    sync.Mutex
+	armed []*gate
+}
+
+type gate struct {
+	p       yieldPoint
+	gk, arg int
+	arrived chan struct{} // closed when a goroutine waits at the gate
+	open    chan struct{} // closed by the test to let it go on
+}
+
+func (gs *gates) arm(p yieldPoint, gk, arg int) *gate {
+	g := &gate{p: p, gk: gk, arg: arg, arrived: make(chan struct{}), open: make(chan struct{})}
+	gs.mu.Lock()
+	gs.armed = append(gs.armed, g)
+	gs.mu.Unlock()
+	return g
+}
+
+func (gs *gates) yield(p yieldPoint, gk, arg int) {
+	gs.mu.Lock()
+	var hit *gate
+	for i, g := range gs.armed {
+		if g.p == p && g.gk == gk && g.arg == arg {
+			hit = g
+			gs.armed = append(gs.armed[:i], gs.armed[i+1:]...)
+			break
+		}
+	}
+	gs.mu.Unlock()
+	if hit != nil {
+		close(hit.arrived)
+		<-hit.open
+	}
+}
+
+// wait waits until a goroutine stands at the gate.
+func (g *gate) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("nothing reached yield point %d of gatekeeper %d (%d)", g.p, g.gk, g.arg)
+	}
+}
+
+// partialSyncScenario is the schedule of TestReadPointAfterPartialSync,
+// with bugs pl planted; it returns T's outcome and the reads that missed it.
+//
+// TestReadPointAfterPartialSync (dissertation §3.5.3; found by review, item
+// 1 of the issue on one shell per role): with three gatekeepers A, C, B,
+// A's clock sync loads C's published clock, is preempted, and loads B's
+// only after B stamped a transaction T whose stamp had merged a newer clock
+// of C. A then stamps the read point P and a transaction X that reads the
+// vertex T writes; X reaches its commit section first, so Kronos orders
+// X before T, and X stays in flight (its resolve is late). T is
+// acknowledged. A read that begins after that acknowledgement must see T.
+// With clocks merged counter by counter and points checked against the
+// others' own counters only, P matched T on B's entry, was concurrent with
+// it, and Kronos held P < X < T: the read missed T.
+func partialSyncScenario(t *testing.T, pl plants) (tErr error, stale int) {
+	t.Helper()
+	cfg := memConfig()
+	cfg.Gatekeepers, cfg.Shards = 3, 2
+	db := openTest(t, cfg)
+	db.plant = pl
+	gs := &gates{}
+	db.yield = gs.yield // nothing runs on the DB yet
+	const A, C, B = 0, 1, 2
+	v, w := twoShards(t, db)
+	ctx := context.Background()
+	set := func(h string, n int64) txn.Op {
+		return txn.Op{Kind: txn.SetVertexProp, Vertex: h, Key: "n", Value: value.I64(n)}
+	}
+	if _, err := db.gks[A].commit(ctx, nil, []txn.Op{{Kind: txn.CreateVertex, Vertex: v}, {Kind: txn.CreateVertex, Vertex: w},
+		set(v, 1), set(w, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	// X's read of v, at a snapshot before T.
+	s0, key := db.gks[C].stampRead()
+	db.gks[C].endRead(key)
+	before, err := db.GetVertex(ctx, encodeSnapshot(s0), VertexRef{Name: v}, DefaultReadOptions())
+	if err != nil || before.Props["n"].Int() != 1 {
+		t.Fatalf("v before T: %+v %v", before, err)
+	}
+
+	// 1. A starts X; its sync stops before loading B's clock (C's is loaded).
+	syncGate := gs.arm(yieldSyncLoad, A, B)
+	resolveGate := gs.arm(yieldResolve, A, 0)
+	xDone := make(chan error, 1)
+	go func() {
+		_, err := db.gks[A].commit(ctx, []txn.Read{before.Read}, []txn.Op{set(w, 2)})
+		xDone <- err
+	}()
+	syncGate.wait(t)
+	// 2. C stamps (a fresh read: nothing is in flight), publishing a newer
+	// counter.
+	_, key = db.gks[C].stampRead()
+	db.gks[C].endRead(key)
+	// 3. B stamps T (merging C's newer counter) and stops before its commit
+	// section.
+	criticalGate := gs.arm(yieldCritical, B, 0)
+	tDone := make(chan error, 1)
+	go func() {
+		_, err := db.gks[B].commit(ctx, nil, []txn.Op{set(v, 2)})
+		tDone <- err
+	}()
+	criticalGate.wait(t)
+	// 4. A's sync goes on (B's clock now shows T), X is stamped after the
+	// point P, commits first and stops before its resolve: in flight.
+	close(syncGate.open)
+	resolveGate.wait(t)
+	// 5. T's commit section orders T after X's access of v; T is handed
+	// off and acknowledged (or, where X's stamp follows T's, aborted).
+	close(criticalGate.open)
+	tErr = <-tDone
+	if tErr == nil {
+		// 6. A read that begins now must see T.
+		for g := range db.gks {
+			s, key := db.gks[g].stampRead()
+			got, err := db.GetVertex(ctx, encodeSnapshot(s), VertexRef{Name: v}, DefaultReadOptions())
+			db.gks[g].endRead(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := got.Props["n"].Int(); n != 2 {
+				t.Logf("a read through gatekeeper %d at %s, begun after T was acknowledged, read n=%d: T is missing", g, s, n)
+				stale++
+			}
+		}
+	} else if !errors.Is(tErr, ErrAborted) {
+		t.Fatalf("T: %v", tErr)
+	}
+	close(resolveGate.open)
+	if err := <-xDone; err != nil {
+		t.Fatalf("X: %v", err)
+	}
+	t.Logf("T: %v; reads at read points: %d", tErr, db.pointReads.Load())
+	return tErr, stale
+}
+
+func TestReadPointAfterPartialSync(t *testing.T) {
+	if _, stale := partialSyncScenario(t, plants{}); stale > 0 {
+		t.Fatalf("%d reads missed an acknowledged transaction", stale)
+	}
+}
+
+// TestReadPointRuleAlone: with the clocks still merged counter by counter
+// (planted), the whole-clock read-point rule alone refuses the point that
+// does not follow T, and T is acknowledged and seen.
+func TestReadPointRuleAlone(t *testing.T) {
+	tErr, stale := partialSyncScenario(t, plants{partialSync: true})
+	if tErr != nil {
+		t.Fatalf("T: %v (with counter-by-counter sync, X is concurrent with T and ordered before it)", tErr)
+	}
+	if stale > 0 {
+		t.Fatalf("%d reads missed an acknowledged transaction", stale)
+	}
+}
+
+// TestPlantedPartialSyncIsCaught: the old code — counter-by-counter sync
+// and the own-counter read-point rule, planted — misses T.
+func TestPlantedPartialSyncIsCaught(t *testing.T) {
+	if _, stale := partialSyncScenario(t, plants{partialSync: true, ownCounterPoints: true}); stale == 0 {
+		t.Fatal("the planted partial sync with the own-counter rule read no stale value")
+	}
+}
