@@ -48,6 +48,11 @@ type DB struct {
 	wmMu      sync.Mutex
 	watermark vclock.Clock // reads must be at or after it (vector clock)
 	samples   []clockSample
+	// gcGen is odd while advanceWatermark reads what is in flight and
+	// publishes the watermark, and counts those passes: a read that took
+	// a read point and registered it is safe only if no pass overlapped
+	// (DB.pointHeld).
+	gcGen atomic.Uint64
 
 	done   chan struct{}
 	failed chan struct{} // closed by fail
@@ -432,6 +437,8 @@ func mapProgErr(err error) error {
 		return fmt.Errorf("%w: %v", ErrBadRequest, err)
 	case errors.Is(err, nodeprog.ErrOverloaded):
 		return fmt.Errorf("%w: %v", ErrOverloaded, err)
+	case errors.Is(err, nodeprog.ErrSnapshotTooOld):
+		return fmt.Errorf("%w: %v", ErrSnapshotTooOld, err)
 	}
 	return err
 }

@@ -59,8 +59,14 @@ func (db *DB) advanceWatermark(now time.Time) {
 	if old.Counters == nil || db.cfg.KeepHistory {
 		return
 	}
+	// Reads that take a read point register it after choosing it; one
+	// that saw this pass overlap its choice takes a fresh stamp instead
+	// (DB.pointHeld).
+	db.gcGen.Add(1)
+	defer db.gcGen.Add(1)
 	wm := old.Clone()
-	for _, g := range db.gks {
+	for i, g := range db.gks {
+		db.yieldAt(yieldGCInflight, -1, i)
 		g.inflightMin(&wm)
 	}
 	for _, s := range db.shards {

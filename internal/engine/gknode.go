@@ -196,10 +196,9 @@ func (g *gkNode) refreshPoint() {
 func (g *gkNode) stampRead() (s vclock.Stamp, key uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if p, ok := g.db.readPoint(); ok {
+	key = 1<<62 | (g.pointReads + 1)
+	if p, ok := g.db.pointHeld(g.id, func(p vclock.Stamp) { g.reading[key] = p }, func() { delete(g.reading, key) }); ok {
 		g.pointReads++
-		key = 1<<62 | g.pointReads
-		g.reading[key] = p
 		return p, key
 	}
 	s = g.freshRead()
@@ -336,19 +335,26 @@ func (g *gkNode) runProgram(ctx context.Context, name string, comp nodeprog.Comp
 		g.mu.Unlock()
 		return nil, ErrOverloaded
 	}
+	g.nextID++
+	id := nodeprog.ProgID(uint64(g.id)<<48 | g.nextID)
+	run := &progRun{done: make(chan struct{})}
+	// The program is registered with its stamp before it runs (the GC
+	// watermark stays below g.progs' stamps); a read point is registered
+	// and then checked (DB.pointHeld).
 	var ts vclock.Stamp
 	if at != nil {
 		ts = *at
-	} else if p, ok := g.db.readPoint(); ok {
+	} else if p, ok := g.db.pointHeld(g.id, func(p vclock.Stamp) { run.stamp = p; g.progs[id] = run },
+		func() { delete(g.progs, id) }); ok {
 		ts = p
 	} else {
 		ts = g.freshRead()
 	}
-	g.nextID++
-	id := nodeprog.ProgID(uint64(g.id)<<48 | g.nextID)
+	run.stamp = ts
 	coord, batches := nodeprog.NewCoordinatorFor(comp, id, name, params, g.db.shardOf, nodeprog.CoordinatorConfig{})
-	run := &progRun{coord: coord, stamp: ts, done: make(chan struct{})}
+	run.coord = coord
 	if coord.Done() {
+		delete(g.progs, id)
 		run.res, run.err = coord.Result()
 		g.mu.Unlock()
 		return run.res, run.err

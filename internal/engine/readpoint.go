@@ -70,6 +70,32 @@ func (db *DB) readPoint() (vclock.Stamp, bool) {
 	if p == nil {
 		return vclock.Stamp{}, false
 	}
-	db.pointReads.Add(1)
 	return *p, true
+}
+
+// pointHeld takes a read point (readPoint) and registers it as in flight
+// with hold, so that the garbage-collection watermark stays at or below it;
+// ok is false when there is none, or when a watermark pass overlapped the
+// choice (the point may have been withdrawn and passed by the watermark
+// before hold ran): release then undoes hold and the read takes a fresh
+// stamp. A pass that began after hold sees the registration; one that
+// ended before the choice included the point, still offered then (or the
+// point was stamped after it, above its watermark). The shards refuse a
+// task below the watermark they collected at all the same
+// (shardNode.run), so a mistake here could cost an ErrSnapshotTooOld, never
+// a wrong answer.
+func (db *DB) pointHeld(gk int, hold func(vclock.Stamp), release func()) (vclock.Stamp, bool) {
+	gen := db.gcGen.Load()
+	p, ok := db.readPoint()
+	if !ok {
+		return p, false
+	}
+	db.yieldAt(yieldPointChosen, gk, 0)
+	hold(p)
+	if (gen&1 == 1 || db.gcGen.Load() != gen) && !db.plant.noPointRecheck {
+		release()
+		return vclock.Stamp{}, false
+	}
+	db.pointReads.Add(1)
+	return p, true
 }

@@ -20,6 +20,12 @@ const (
 	// yieldResolve: gkNode.commit, gatekeeper gk's transaction durable,
 	// about to be resolved (handed to the shards).
 	yieldResolve
+	// yieldPointChosen: DB.pointHeld, a read through gatekeeper gk chose a
+	// read point and has not registered it yet.
+	yieldPointChosen
+	// yieldGCInflight: DB.advanceWatermark, about to read gatekeeper arg's
+	// stamps in flight (gk is -1).
+	yieldGCInflight
 )
 
 // yielder is called at every yield point; arg qualifies the point (the
@@ -44,4 +50,12 @@ type plants struct {
 	// newest hand-off on that gatekeeper's own counter only, as
 	// DB.readPoint did before it compared whole clocks.
 	ownCounterPoints bool
+	// noPointRecheck uses a read point registered while a watermark pass
+	// overlapped its choice (DB.pointHeld's check skipped), as stampRead
+	// and runProgram did before it: a commit in flight longer than the
+	// history retention let the watermark pass the read's stamp.
+	noPointRecheck bool
+	// noShardWatermark runs reads and program batches below the watermark
+	// their shard collected (shardNode.run's refusal skipped).
+	noShardWatermark bool
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
+	"github.com/weft-db/weft/internal/vclock"
 )
 
 // gates is a scheduler for the shells' yield points (schedule.go): a test
@@ -181,5 +182,128 @@ func TestReadPointRuleAlone(t *testing.T) {
 func TestPlantedPartialSyncIsCaught(t *testing.T) {
 	if _, stale := partialSyncScenario(t, plants{partialSync: true, ownCounterPoints: true}); stale == 0 {
 		t.Fatal("the planted partial sync with the own-counter rule read no stale value")
+	}
+}
+
+// pointBelowWatermark is the schedule of item 3 of the one-shell issue: a
+// read through gatekeeper 0 chooses gatekeeper 1's read point P (the
+// point of a commit X held in its durable step) while a watermark pass
+// runs; the pass reads gatekeeper 0's reads before the read registers P,
+// X resolves (withdrawing P), and the pass reads gatekeeper 1's after:
+// with a history retention of 0, the watermark passes P. It returns the
+// stamp the read registered, whether the watermark is at or below it once
+// the pass is over, and the outcome of reading v at that stamp on v's
+// shard after the pass.
+func pointBelowWatermark(t *testing.T, pl plants) (s vclock.Stamp, p vclock.Stamp, readable bool, readErr error) {
+	t.Helper()
+	cfg := memConfig()
+	cfg.Gatekeepers, cfg.Shards = 2, 2
+	cfg.HistoryRetention, cfg.GCEvery = 0, time.Hour // passes run by hand
+	db := openTest(t, cfg)
+	db.plant = pl
+	for _, sh := range db.shards {
+		sh.refuseBelow = !pl.noShardWatermark
+	}
+	gs := &gates{}
+	db.yield = gs.yield
+	v, w := twoShards(t, db)
+	ctx := context.Background()
+	set := func(h string, n int64) txn.Op {
+		return txn.Op{Kind: txn.SetVertexProp, Vertex: h, Key: "n", Value: value.I64(n)}
+	}
+	if _, err := db.gks[0].commit(ctx, nil, []txn.Op{{Kind: txn.CreateVertex, Vertex: v}, {Kind: txn.CreateVertex, Vertex: w},
+		set(v, 1), set(w, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	// X, held in its durable step: gatekeeper 1 offers its point.
+	hs := &heldStore{Store: db.st, entered: make(chan chan struct{})}
+	db.st = hs
+	hs.hold.Store(true)
+	xDone := make(chan error, 1)
+	go func() {
+		_, err := db.gks[1].commit(ctx, nil, []txn.Op{set(w, 2)})
+		xDone <- err
+	}()
+	releaseX := <-hs.entered
+	hs.hold.Store(false)
+	pt := db.gks[1].point.Load()
+	if pt == nil {
+		t.Fatal("gatekeeper 1 offers no read point with X in flight")
+	}
+	p = *pt
+	// Gatekeeper 0 merges X's clock (no hand-off: P stays usable), and two
+	// passes move every queue's position past P.
+	db.gks[0].mu.Lock()
+	db.gks[0].sync()
+	db.gks[0].mu.Unlock()
+	past := func(queue int) func() bool { // every shard's queue of that gatekeeper is past P
+		return func() bool {
+			for _, sh := range db.shards {
+				sh.statsMu.Lock()
+				pos := sh.pos[queue]
+				sh.statsMu.Unlock()
+				if pos.IsZero() || pos.Clock.Counters[1] <= p.Clock.Counters[1] {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	db.advanceWatermark(time.Now())
+	waitFor(t, past(0))
+	// The pass, held before it reads gatekeeper 1.
+	gcGate := gs.arm(yieldGCInflight, -1, 1)
+	gcDone := make(chan struct{})
+	go func() {
+		db.advanceWatermark(time.Now())
+		close(gcDone)
+	}()
+	gcGate.wait(t)
+	s, key := db.gks[0].stampRead()
+	close(releaseX)
+	if err := <-xDone; err != nil {
+		t.Fatal(err)
+	}
+	// Gatekeeper 1, idle now, moves its queues on both shards past X
+	// before the pass reads their positions.
+	for i, sh := range db.shards {
+		if db.gks[1].requestNop(uint32(i), vclock.Clock{}) {
+			sh.wake()
+		}
+	}
+	waitFor(t, past(1))
+	close(gcGate.open)
+	<-gcDone
+	readable = db.readable(s)
+	readErr = db.read(ctx, db.shardOf(v), s, func(r *reader) {})
+	db.gks[0].endRead(key)
+	return s, p, readable, readErr
+}
+
+func TestReadPointBelowWatermark(t *testing.T) {
+	s, p, readable, err := pointBelowWatermark(t, plants{})
+	if vclock.CompareStamps(s, p) == vclock.Equal {
+		t.Errorf("the read registered the point %s chosen while a watermark pass ran", p)
+	}
+	if !readable || err != nil {
+		t.Errorf("a registered read at %s: readable %v, read %v", s, readable, err)
+	}
+}
+
+// TestShardRefusesBelowWatermark: with the re-check planted away, the read
+// registers P below the watermark; its shard refuses it (ErrSnapshotTooOld)
+// instead of reading collected versions. With that refusal planted away
+// too, the read runs below the watermark.
+func TestShardRefusesBelowWatermark(t *testing.T) {
+	s, p, readable, err := pointBelowWatermark(t, plants{noPointRecheck: true})
+	if vclock.CompareStamps(s, p) != vclock.Equal || readable {
+		t.Fatalf("planted: the read registered %s (point %s), readable %v: the schedule did not put it below the watermark", s, p, readable)
+	}
+	if !errors.Is(err, ErrSnapshotTooOld) {
+		t.Fatalf("a read below its shard's watermark answered %v, want ErrSnapshotTooOld", err)
+	}
+	_, _, _, err = pointBelowWatermark(t, plants{noPointRecheck: true, noShardWatermark: true})
+	if err != nil {
+		t.Fatalf("planted twice: %v", err)
 	}
 }

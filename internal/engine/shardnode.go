@@ -48,6 +48,13 @@ type shardNode struct {
 	// queue will still execute (its head, else its last entry): the GC
 	// watermark may not pass it.
 	pos []vclock.Stamp
+	// collected is the watermark the partition was last collected at
+	// (gcMsg); a read or program batch at a stamp not at or after it is
+	// refused (run), since versions it would see may be gone.
+	collected vclock.Clock
+	// refuseBelow is false only where a bug is planted on purpose
+	// (plants.noShardWatermark).
+	refuseBelow bool
 }
 
 // shardHost is what a shard needs from the rest of the system: in weft
@@ -151,6 +158,7 @@ func newShardNodeWith(host shardHost, reg *nodeprog.Registry, id int, cfg Config
 		host: host, id: id, g: graph.New(gcfg), alias: graph.NewAliasIndex(gcfg), runner: r,
 		signal: make(chan struct{}, 1), pos: make([]vclock.Stamp, cfg.Gatekeepers),
 		notes: make([]*vclock.Clock, cfg.Gatekeepers), shardNotes: make([]*vclock.Clock, cfg.Gatekeepers),
+		refuseBelow: true,
 	}
 	s.core = shard.New(shard.Config{ID: uint32(id), Gatekeepers: cfg.Gatekeepers, ReorderMax: 1 << 16, TasksMax: cfg.ShardTasksMax},
 		res)
@@ -272,6 +280,7 @@ func (s *shardNode) handle(m any) error {
 	case gcMsg:
 		s.g.Collect(m.watermark)
 		s.alias.Collect(m.watermark)
+		s.collected = m.watermark.Clock
 	default:
 		return fmt.Errorf("unknown message %T", m)
 	}
@@ -301,8 +310,16 @@ func (s *shardNode) apply(e gatekeeper.Entry) error {
 	return nil
 }
 
-// run executes a runnable task at its stamp.
+// run executes a runnable task at its stamp, unless the stamp is below
+// the watermark the partition was collected at: the task then fails with
+// ErrSnapshotTooOld. Gatekeepers keep the watermark below every read they
+// registered, so only a read whose registration raced with the watermark
+// (or a snapshot token older than the history kept) gets here.
 func (s *shardNode) run(t shard.Task) error {
+	if s.collected.Counters != nil && s.refuseBelow && !vclock.LessEq(s.collected, t.Stamp.Clock) {
+		s.refuse(t)
+		return nil
+	}
 	ord := &shard.ReadOrderer{Res: s.core.Resolver(), T: t.Stamp}
 	switch m := t.Payload.(type) {
 	case readMsg:
@@ -322,6 +339,18 @@ func (s *shardNode) run(t shard.Task) error {
 		return ord.Err // the oracle failed: the shard cannot order safely
 	}
 	return nil
+}
+
+// refuse answers a task below the collected watermark.
+func (s *shardNode) refuse(t shard.Task) {
+	switch m := t.Payload.(type) {
+	case readMsg:
+		m.w.err = fmt.Errorf("%w: shard %d collected the versions below %s", ErrSnapshotTooOld, s.id, t.Stamp)
+		m.w.ch <- struct{}{}
+	case progMsg:
+		s.host.report(m.gk, nodeprog.FailReport(m.batch, s.id,
+			fmt.Errorf("%w: shard %d collected the versions below %s", nodeprog.ErrSnapshotTooOld, s.id, t.Stamp)), nil)
+	}
 }
 
 func (s *shardNode) runProgram(m progMsg, ord *shard.ReadOrderer) {

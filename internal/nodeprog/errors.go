@@ -24,6 +24,10 @@ var (
 	ErrFinished = errors.New("nodeprog: program finished")
 	// ErrNotDone: Result was asked before the program completed.
 	ErrNotDone = errors.New("nodeprog: program not done")
+	// ErrSnapshotTooOld: a shard collected the versions below the program's
+	// stamp before a batch of it ran there (its garbage-collection
+	// watermark passed the stamp); nothing wrong was answered.
+	ErrSnapshotTooOld = errors.New("nodeprog: snapshot too old")
 )
 
 // ParamError is a bad-params error that names the offending field. It
@@ -56,6 +60,7 @@ const (
 	codeFinished   = "finished"
 	codeBadParams  = "bad_params"
 	codeUnknown    = "unknown_program"
+	codeTooOld     = "snapshot_too_old"
 )
 
 func errCode(err error) string {
@@ -70,6 +75,8 @@ func errCode(err error) string {
 		return codeBadParams
 	case errors.Is(err, ErrUnknownProgram):
 		return codeUnknown
+	case errors.Is(err, ErrSnapshotTooOld):
+		return codeTooOld
 	}
 	return codeFailed
 }
@@ -89,6 +96,8 @@ func codeErr(code, msg string) error {
 		base = ErrBadParams
 	case codeUnknown:
 		base = ErrUnknownProgram
+	case codeTooOld:
+		base = ErrSnapshotTooOld
 	default:
 		base = ErrFailed
 	}
