@@ -40,6 +40,7 @@ func TestClusterScripts(t *testing.T) {
 			}
 			o := defaultSimOptions()
 			o.scripted, o.faults, o.lossPct, o.gatekeepers, o.shards, o.backups = true, false, 0, 1, 2, 0
+			o.driftPct = 0
 			s := newSim(t, 1, o)
 			var out strings.Builder
 			for _, c := range parseScript(t, string(b)) {
@@ -107,8 +108,7 @@ func (s *sim) script(cmd string) string {
 		if !ok {
 			s.t.Fatalf("%q: bad role", cmd)
 		}
-		s.members = append(s.members, &simMember{name: arg(1), role: role, token: uint64(len(s.members) + 1),
-			alive: true, guess: len(s.members) % len(s.replicas)})
+		s.members = append(s.members, s.newMember(arg(1), role, uint64(len(s.members)+1), len(s.members)%len(s.replicas)))
 		return "ok"
 	case "kill":
 		member(arg(1)).alive = false

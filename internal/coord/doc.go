@@ -21,7 +21,8 @@
 //     Coord API and the raft transport; HTTP serves /healthz, /metrics and
 //     the /status page.
 //   - Client and RunMember (client.go, member.go): follow the leader, and
-//     register-heartbeat-adopt-acknowledge for a role's process.
+//     register-heartbeat-adopt-acknowledge for a role's process; RunMember
+//     renews the process's LeaseState.
 //
 // Rules and invariants (CheckInvariants after every Apply under -tags
 // invariants; the simulation checker in sim_test.go over every state of every
@@ -37,6 +38,18 @@
 //     acknowledged (a member registering acknowledges the epoch it joins);
 //   - a failed member is fenced forever: its heartbeats answer FENCED and it
 //     must register again as a new member (new id).
+//
+// Leases (lease.go, node_lease.go; docs/cluster.md "Leases"): a member
+// serves only inside a lease, counted on its own clock from the instant it
+// sent a heartbeat the serving leader answered after raft confirmed its
+// leadership (a ReadIndex per tick); the leader takes a slot from its holder
+// (proposes Fail) only once the holder's last grant + Lease + MaxDrift has
+// passed on its own clock, and grants a member nothing more once it decided
+// to replace it. A new serving leader assumes a grant to every live member
+// at the instant it starts serving. Members report peers they cannot reach;
+// the leader replaces one side (resolveUnreachable). The simulation
+// (sim_test.go) runs the same LeaseState and Node code with drifting clocks
+// and checks that no two members may serve one slot at once.
 //
 // Failure detection is the serving leader's soft state: a replica serves
 // (answers heartbeats, proposes Fail) only while it leads, has heard from a

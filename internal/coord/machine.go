@@ -56,6 +56,9 @@ const (
 	bugPromoteInPlace
 	// bugEarlyBarrier activates an epoch before every live member acked it.
 	bugEarlyBarrier
+	// bugReplaceEarly (read by Node) proposes a condemned member's Fail at
+	// once, without waiting for its lease to expire.
+	bugReplaceEarly
 )
 
 // slotted reports whether a role holds numbered slots.

@@ -33,6 +33,16 @@ type MemberConfig struct {
 	// the member has moved to the configuration's epoch, which the next
 	// heartbeat acknowledges. An error stops RunMember. Optional.
 	OnConfig func(ctx context.Context, cfg *pb.Config, self *pb.Member) error
+	// Lease, if set, is renewed with every lease the coordinator grants
+	// (counted from the instant, on the lease's clock, the heartbeat was
+	// sent) and fenced when the coordinator fences the member; the
+	// member's engines ask it before they serve (docs/cluster.md,
+	// "Leases"). Optional (a member that serves nothing needs none).
+	Lease *LeaseState
+	// Unreachable, if set, is called before each heartbeat: the member ids
+	// of the peers this member needs and has not reached for longer than
+	// its bound; they go with the heartbeat (at most 64). Optional.
+	Unreachable func() []uint64
 }
 
 // RunMember registers a process with the coordinator, then heartbeats every
@@ -96,18 +106,37 @@ func RunMember(ctx context.Context, c *Client, cfg MemberConfig, log *slog.Logge
 		if cfg.Load != nil {
 			req.Load = cfg.Load()
 		}
+		if cfg.Unreachable != nil {
+			req.Unreachable = cfg.Unreachable()
+		}
+		var sent time.Duration
+		if cfg.Lease != nil {
+			sent = cfg.Lease.Now() // before sending: the delay only shortens the lease
+		}
 		resp, err := c.Heartbeat(hctx, req)
 		cancel()
 		switch {
 		case errors.Is(err, ErrFenced):
+			if cfg.Lease != nil {
+				cfg.Lease.Fence()
+			}
 			log.Warn("fenced by the coordinator: stopping", "err", err)
 			return err
 		case err != nil:
 			if ctx.Err() != nil {
 				return nil
 			}
+			// The lease is not renewed: past its expiry the engines
+			// refuse to serve until a heartbeat gets through.
 			log.Debug("heartbeat failed", "err", err)
 			continue
+		}
+		if cfg.Lease != nil {
+			if resp.GetLeaseNs() > 0 {
+				cfg.Lease.Granted(sent, time.Duration(resp.GetLeaseNs()))
+			} else {
+				log.Debug("heartbeat answered without a lease (the coordinator is replacing this member)")
+			}
 		}
 		if err := adopt(resp.Config, resp.Member); err != nil {
 			return err

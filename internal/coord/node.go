@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -35,11 +36,19 @@ type NodeConfig struct {
 	// Seed seeds the election timeouts (raft's own randomised timeouts are
 	// switched off so a simulation replays exactly).
 	Seed int64
+	// Tick is the length of one tick: the core's clock, for leases, is
+	// ticks × Tick. Default 10ms.
+	Tick time.Duration
+	// Lease is the lease granted with each confirmed heartbeat and the
+	// clock drift allowed for (lease.go). Lease.Lease + Lease.MaxDrift must
+	// stay below SuspectTicks × Tick. Default DefaultLeaseRule().
+	Lease LeaseRule
 }
 
 // DefaultNodeConfig returns the documented defaults for replica id of peers.
 func DefaultNodeConfig(id uint64, peers []uint64) NodeConfig {
-	return NodeConfig{ID: id, Peers: peers, ElectionTicks: 10, HeartbeatTicks: 1, SuspectTicks: 100, Seed: int64(id)}
+	return NodeConfig{ID: id, Peers: peers, ElectionTicks: 10, HeartbeatTicks: 1, SuspectTicks: 100, Seed: int64(id),
+		Tick: 10 * time.Millisecond, Lease: DefaultLeaseRule()}
 }
 
 // Validate reports a configuration error.
@@ -53,8 +62,10 @@ func (c NodeConfig) Validate() error {
 		return fmt.Errorf("coord: SuspectTicks %d must exceed 2*ElectionTicks %d", c.SuspectTicks, 2*c.ElectionTicks)
 	case c.Gatekeepers < 0 || c.Shards < 0 || c.Gatekeepers > SlotsMax || c.Shards > SlotsMax:
 		return fmt.Errorf("coord: slot counts must be in [0, %d]", SlotsMax)
+	case c.Tick <= 0:
+		return errors.New("coord: Tick must be positive")
 	}
-	return nil
+	return c.Lease.Validate(time.Duration(c.SuspectTicks) * c.Tick)
 }
 
 // raftNoElection switches raft's own election timer off: Node campaigns
@@ -104,6 +115,21 @@ type Node struct {
 	pendingFail map[uint64]int64              // member -> tick its Fail was proposed
 	pendingAck  map[uint64][2]int64
 	pendingSlot int64
+	// Leases (lease.go): the instant of each live member's last grant (at
+	// the start of serving, every live member is assumed granted then);
+	// the members condemned (to be failed: granted nothing more, failed
+	// once their lease certainly expired), with the instant of the
+	// decision; heartbeats waiting for raft to confirm the leadership
+	// (queued for the next ReadIndex, or in flight by batch id); the
+	// members' reports of peers they cannot reach; answers to give out
+	// with the next Advance.
+	grants     map[uint64]time.Duration
+	condemned  map[uint64]time.Duration
+	hbQueue    []pendingHeartbeat
+	hbInflight map[uint64]*heartbeatBatch
+	reports    map[uint64][]uint64
+	outbox     []Result
+	leaseStats LeaseStats
 
 	// OnApply, if set, is called after each applied entry (simulation
 	// checkers observe every state every replica passes through).
@@ -223,6 +249,7 @@ func (n *Node) Tick() {
 	if n.serving {
 		n.detect()
 		n.ensureSlots()
+		n.confirmHeartbeats()
 	}
 }
 
@@ -241,21 +268,27 @@ func (n *Node) Step(m *raftpb.Message) error {
 	return nil
 }
 
+// newID returns a fresh proposal id (also used for heartbeats that wait for
+// a leadership confirmation, and for their batches). Proposal ids are unique
+// across replicas and restarts: a term has one leader, and a replica leads a
+// term at most once (it must win an election, which starts a new term). A
+// counter alone would collide with entries of an earlier incarnation still
+// being applied.
+func (n *Node) newID() uint64 {
+	if n.proposalTerm != n.term {
+		n.proposalTerm, n.nextProposal = n.term, 0
+	}
+	n.nextProposal++
+	return n.term<<32 | n.nextProposal&(1<<32-1)
+}
+
 // Propose appends a command to the log; its reply comes from Advance, as a
 // Result with the returned proposal id.
 func (n *Node) Propose(c *pb.Command) (uint64, error) {
 	if !n.serving {
 		return 0, ErrNotServing
 	}
-	// Proposal ids are unique across replicas and restarts: a term has one
-	// leader, and a replica leads a term at most once (it must win an
-	// election, which starts a new term). A counter alone would collide with
-	// entries of an earlier incarnation still being applied.
-	if n.proposalTerm != n.term {
-		n.proposalTerm, n.nextProposal = n.term, 0
-	}
-	n.nextProposal++
-	c.Proposal = n.term<<32 | n.nextProposal&(1<<32-1)
+	c.Proposal = n.newID()
 	data, err := proto.Marshal(c)
 	if err != nil {
 		return 0, err
@@ -278,24 +311,30 @@ func (n *Node) NotServingError() *pb.Error {
 	return &pb.Error{Code: pb.ErrorCode_NOT_LEADER, Message: "coord: not the leader"}
 }
 
-// Heartbeat records a member's heartbeat on the serving leader and returns
-// its record and the configuration. An acked_epoch above the recorded one is
-// proposed as an Ack (the reply does not wait for it).
-func (n *Node) Heartbeat(req *pb.HeartbeatRequest) *pb.HeartbeatResponse {
+// Heartbeat records a member's heartbeat on the serving leader. The reply
+// (the member's record, the configuration and a lease) waits until raft
+// confirmed that this replica still leads (a ReadIndex, batched per tick):
+// Heartbeat then returns a nil reply and an id, and the reply comes from
+// Advance as the Result of that id. A reply that grants nothing (an error,
+// or a member condemned to be replaced) is returned at once, with id 0. An
+// acked_epoch above the recorded one is proposed as an Ack (the reply does
+// not wait for it).
+func (n *Node) Heartbeat(req *pb.HeartbeatRequest) (*pb.HeartbeatResponse, uint64) {
 	if e := n.NotServingError(); e != nil {
-		return &pb.HeartbeatResponse{Error: e}
+		return &pb.HeartbeatResponse{Error: e}, 0
 	}
 	id := req.GetMember()
 	mb, issued := n.mach.Member(id)
 	switch {
 	case mb == nil && !issued:
 		return &pb.HeartbeatResponse{Error: &pb.Error{Code: pb.ErrorCode_NOT_READY,
-			Message: fmt.Sprintf("coord: member %d unknown (not registered, or not applied yet)", id)}}
+			Message: fmt.Sprintf("coord: member %d unknown (not registered, or not applied yet)", id)}}, 0
 	case mb == nil || !mb.Live:
 		return &pb.HeartbeatResponse{Error: &pb.Error{Code: pb.ErrorCode_FENCED,
-			Message: fmt.Sprintf("coord: member %d was declared failed; register again", id)}, Member: mb}
+			Message: fmt.Sprintf("coord: member %d was declared failed; register again", id)}, Member: mb}, 0
 	}
 	n.lastHeard[id] = n.now
+	n.recordReport(id, req.GetUnreachable())
 	if l := req.GetLoad(); len(l) > 0 && len(l) <= loadValuesMax {
 		if n.lastLoad == nil {
 			n.lastLoad = map[uint64]map[string]float64{}
@@ -309,7 +348,18 @@ func (n *Node) Heartbeat(req *pb.HeartbeatRequest) *pb.HeartbeatResponse {
 			}
 		}
 	}
-	return &pb.HeartbeatResponse{Member: mb, Config: n.mach.Config()}
+	if _, ok := n.condemned[id]; ok {
+		// Being replaced: its lease runs out, then it is failed.
+		n.leaseStats.Withheld++
+		return &pb.HeartbeatResponse{Member: mb, Config: n.mach.Config()}, 0
+	}
+	if len(n.hbQueue) >= heartbeatsMax {
+		return &pb.HeartbeatResponse{Error: &pb.Error{Code: pb.ErrorCode_OVERLOADED,
+			Message: "coord: too many heartbeats waiting for the leadership check"}}, 0
+	}
+	hb := pendingHeartbeat{id: n.newID(), member: id}
+	n.hbQueue = append(n.hbQueue, hb)
+	return nil, hb.id
 }
 
 // HasReady reports whether Ready has work.
@@ -358,6 +408,11 @@ func (n *Node) Advance(rd raft.Ready) ([]Result, error) {
 	}
 	n.rn.Advance(rd)
 	n.updateServing()
+	for _, rs := range rd.ReadStates {
+		out = append(out, n.confirmed(rs)...)
+	}
+	out = append(out, n.outbox...)
+	n.outbox = nil
 	return out, nil
 }
 
@@ -412,10 +467,16 @@ func (n *Node) updateServing() {
 	n.serving = ok
 	if !ok {
 		n.lastHeard, n.pendingFail, n.pendingAck, n.pendingSlot, n.lastLoad = nil, nil, nil, 0, nil
+		n.grants, n.condemned, n.reports = nil, nil, nil
+		n.dropHeartbeats()
 		return
 	}
 	n.lastHeard, n.pendingFail, n.pendingAck = map[uint64]int64{}, map[uint64]int64{}, map[uint64][2]int64{}
 	n.lastLoad = map[uint64]map[string]float64{}
+	// This leader does not know its predecessors' grants: it assumes one to
+	// every live member now (lease.go says why that suffices).
+	n.grants, n.condemned, n.reports = map[uint64]time.Duration{}, map[uint64]time.Duration{}, map[uint64][]uint64{}
+	n.hbInflight = map[uint64]*heartbeatBatch{}
 	n.syncDetector()
 }
 
@@ -427,26 +488,45 @@ func (n *Node) syncDetector() {
 		if _, ok := n.lastHeard[id]; !ok {
 			n.lastHeard[id] = n.now
 		}
+		if _, ok := n.grants[id]; !ok {
+			n.grants[id] = n.grantClock()
+		}
 	}
-	if len(n.lastHeard) > len(live) {
+	if len(n.lastHeard) > len(live) || len(n.grants) > len(live) {
 		for id := range n.lastHeard {
 			if _, ok := slices.BinarySearch(live, id); !ok {
 				delete(n.lastHeard, id)
 				delete(n.pendingAck, id)
 				delete(n.lastLoad, id)
+				delete(n.grants, id)
+				delete(n.condemned, id)
+				delete(n.reports, id)
 			}
 		}
 	}
 }
 
-// detect proposes Fail for every member silent for SuspectTicks, in id
-// order; a Fail not applied within SuspectTicks is proposed again (Fail is
-// idempotent).
+// detect condemns every member silent for SuspectTicks, and one side of
+// every pair of members that cannot reach each other (resolveUnreachable);
+// then, in id order, proposes Fail for each condemned member whose lease has
+// certainly expired. A Fail not applied within SuspectTicks is proposed
+// again (Fail is idempotent).
 func (n *Node) detect() {
-	for _, id := range n.mach.LiveMembers() {
-		last, ok := n.lastHeard[id]
-		if !ok || n.now-last <= n.cfg.SuspectTicks {
+	live := n.mach.LiveMembers()
+	for _, id := range live {
+		if last, ok := n.lastHeard[id]; ok && n.now-last > n.cfg.SuspectTicks {
+			n.condemn(id)
+		}
+	}
+	n.resolveUnreachable(live)
+	now := n.clock()
+	for _, id := range live {
+		if _, ok := n.condemned[id]; !ok {
 			continue
+		}
+		if !n.cfg.Lease.MayReplace(n.grants[id], now) && n.mach.bug != bugReplaceEarly {
+			n.leaseStats.Waited++
+			continue // its lease may still hold: wait
 		}
 		if p, pending := n.pendingFail[id]; pending && n.now-p <= n.cfg.SuspectTicks {
 			continue

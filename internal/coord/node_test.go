@@ -2,6 +2,7 @@ package coord
 
 import (
 	"testing"
+	"time"
 
 	"go.etcd.io/raft/v3"
 
@@ -55,6 +56,22 @@ func (s *single) drain() {
 
 func (s *single) tick() { s.n.Tick(); s.drain() }
 
+// heartbeat sends one heartbeat and returns its answer: at once, or after
+// the tick whose leadership check confirms it.
+func (s *single) heartbeat(req *pb.HeartbeatRequest) *pb.HeartbeatResponse {
+	s.t.Helper()
+	resp, id := s.n.Heartbeat(req)
+	if resp != nil {
+		return resp
+	}
+	s.tick()
+	r, ok := s.results[id]
+	if !ok {
+		s.t.Fatalf("heartbeat of %d: not confirmed within a tick", req.GetMember())
+	}
+	return r.Reply.(*pb.HeartbeatResponse)
+}
+
 func (s *single) register(name string, role pb.Role, token uint64) *pb.Member {
 	s.t.Helper()
 	p, err := s.n.Propose(&pb.Command{Op: &pb.Command_Register{Register: &pb.RegisterRequest{Name: name, Role: role, Token: token}}})
@@ -75,6 +92,7 @@ func (s *single) register(name string, role pb.Role, token uint64) *pb.Member {
 func TestFailureDetectionInTicks(t *testing.T) {
 	cfg := DefaultNodeConfig(1, []uint64{1})
 	cfg.Shards, cfg.SuspectTicks = 1, 50
+	cfg.Lease = LeaseRule{Lease: 200 * time.Millisecond, MaxDrift: 50 * time.Millisecond}
 	s := newSingle(t, cfg)
 	for range 3 {
 		s.tick() // the slot is added by the leader
@@ -87,7 +105,7 @@ func TestFailureDetectionInTicks(t *testing.T) {
 	if a.Slot != 0 || b.Slot != -1 {
 		t.Fatalf("slots %d %d", a.Slot, b.Slot)
 	}
-	if r := s.n.Heartbeat(&pb.HeartbeatRequest{Member: 99}); r.Error.GetCode() != pb.ErrorCode_NOT_READY {
+	if r := s.heartbeat(&pb.HeartbeatRequest{Member: 99}); r.Error.GetCode() != pb.ErrorCode_NOT_READY {
 		t.Fatalf("heartbeat of an id never issued: %v", r.Error)
 	}
 	s.n.Heartbeat(&pb.HeartbeatRequest{Member: a.Id})
@@ -103,10 +121,10 @@ func TestFailureDetectionInTicks(t *testing.T) {
 	if failedAt-last != cfg.SuspectTicks+1 {
 		t.Fatalf("failed %d ticks after the last heartbeat, want SuspectTicks+1 = %d", failedAt-last, cfg.SuspectTicks+1)
 	}
-	if r := s.n.Heartbeat(&pb.HeartbeatRequest{Member: a.Id}); r.Error.GetCode() != pb.ErrorCode_FENCED {
+	if r := s.heartbeat(&pb.HeartbeatRequest{Member: a.Id}); r.Error.GetCode() != pb.ErrorCode_FENCED {
 		t.Fatalf("heartbeat of a failed member: %v", r.Error)
 	}
-	r := s.n.Heartbeat(&pb.HeartbeatRequest{Member: b.Id})
+	r := s.heartbeat(&pb.HeartbeatRequest{Member: b.Id})
 	if r.Error != nil || r.Member.Slot != 0 || r.Config.Epoch <= r.Config.ActiveEpoch {
 		t.Fatalf("backup's heartbeat after promotion: %v (want slot 0, epoch not yet active)", r)
 	}
@@ -124,7 +142,7 @@ func TestFollowerDoesNotServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := n.Heartbeat(&pb.HeartbeatRequest{Member: 1}); r.Error.GetCode() != pb.ErrorCode_NOT_LEADER {
+	if r, _ := n.Heartbeat(&pb.HeartbeatRequest{Member: 1}); r.Error.GetCode() != pb.ErrorCode_NOT_LEADER {
 		t.Fatalf("follower heartbeat: %v", r.Error)
 	}
 	if _, err := n.Propose(&pb.Command{}); err != ErrNotServing {
@@ -143,6 +161,10 @@ func TestNodeConfigValidate(t *testing.T) {
 		"suspect too short":  func(c *NodeConfig) { c.SuspectTicks = 20 },
 		"election too short": func(c *NodeConfig) { c.ElectionTicks = 1 },
 		"negative slots":     func(c *NodeConfig) { c.Shards = -1 },
+		"lease too long":     func(c *NodeConfig) { c.Lease.Lease = time.Second },
+		"no lease":           func(c *NodeConfig) { c.Lease.Lease = 0 },
+		"negative drift":     func(c *NodeConfig) { c.Lease.MaxDrift = -1 },
+		"no tick":            func(c *NodeConfig) { c.Tick = 0 },
 	} {
 		c := ok
 		c.Peers = append([]uint64(nil), ok.Peers...)

@@ -59,13 +59,24 @@ type ServerConfig struct {
 	WatchersMax int
 	// SnapshotEvery takes a snapshot after this many applied entries. Default 10000.
 	SnapshotEvery uint64
+	// Lease is how long a member may serve after sending a heartbeat the
+	// serving leader answered (docs/cluster.md, "Leases"). Default 500ms;
+	// 0 means half of SuspectAfter.
+	Lease time.Duration
+	// MaxDrift bounds the clock drift the leases allow for: over an
+	// interval of up to SuspectAfter, a member's and a coordinator's
+	// clocks' errors sum to at most MaxDrift. A slot is taken from its
+	// holder only Lease + MaxDrift after its last grant. Lease + MaxDrift
+	// must stay below SuspectAfter. Default 100ms; 0 with Lease 0 means a
+	// tenth of SuspectAfter.
+	MaxDrift time.Duration
 }
 
 // DefaultServerConfig returns the documented defaults.
 func DefaultServerConfig() ServerConfig {
 	return ServerConfig{ID: 1, Addr: "127.0.0.1:7600", HTTPAddr: "127.0.0.1:7610", Sync: true,
 		Tick: 10 * time.Millisecond, ElectionTicks: 20, HeartbeatTicks: 2, SuspectAfter: time.Second,
-		ProposalsMax: 1024, WatchersMax: 1024, SnapshotEvery: 10000}
+		ProposalsMax: 1024, WatchersMax: 1024, SnapshotEvery: 10000, Lease: DefaultLease, MaxDrift: DefaultMaxDrift}
 }
 
 // nodeConfig derives the core's configuration.
@@ -75,10 +86,23 @@ func (c ServerConfig) nodeConfig() NodeConfig {
 	if c.Tick > 0 {
 		nc.SuspectTicks = int64(c.SuspectAfter / c.Tick)
 	}
+	nc.Tick, nc.Lease = c.Tick, c.leaseRule()
 	for _, id := range c.peerIDs() {
 		nc.Peers = append(nc.Peers, id)
 	}
 	return nc
+}
+
+// leaseRule is the configured lease, or the one derived from SuspectAfter.
+func (c ServerConfig) leaseRule() LeaseRule {
+	if c.Lease == 0 {
+		md := c.MaxDrift
+		if md == 0 {
+			md = c.SuspectAfter / 10
+		}
+		return LeaseRule{Lease: c.SuspectAfter / 2, MaxDrift: md}
+	}
+	return LeaseRule{Lease: c.Lease, MaxDrift: c.MaxDrift}
 }
 
 func (c ServerConfig) peerIDs() []uint64 {
@@ -298,15 +322,25 @@ func (s *Server) run() {
 }
 
 func (s *Server) handle(r *request) {
+	if len(s.waiters) >= s.cfg.ProposalsMax {
+		if r.hb != nil {
+			r.reply <- &pb.HeartbeatResponse{Error: &pb.Error{Code: pb.ErrorCode_OVERLOADED, Message: "coord: too many requests in flight"}}
+			return
+		}
+		r.reply <- &pb.Error{Code: pb.ErrorCode_OVERLOADED, Message: "coord: too many proposals in flight"}
+		return
+	}
 	if r.hb != nil {
-		resp := s.node.Heartbeat(r.hb)
+		// A reply granting a lease waits for raft to confirm the
+		// leadership (Node.Heartbeat); it comes back as a Result.
+		resp, id := s.node.Heartbeat(r.hb)
+		if resp == nil {
+			s.waiters[id] = r
+			return
+		}
 		s.withHint(resp.GetError())
 		s.metrics.heartbeats.WithLabelValues(resp.GetError().GetCode().String()).Inc()
 		r.reply <- resp
-		return
-	}
-	if len(s.waiters) >= s.cfg.ProposalsMax {
-		r.reply <- &pb.Error{Code: pb.ErrorCode_OVERLOADED, Message: "coord: too many proposals in flight"}
 		return
 	}
 	p, err := s.node.Propose(r.cmd)
@@ -352,6 +386,10 @@ func (s *Server) drain() error {
 		for _, res := range results {
 			if w, ok := s.waiters[res.Proposal]; ok {
 				delete(s.waiters, res.Proposal)
+				if hb, ok := res.Reply.(*pb.HeartbeatResponse); ok {
+					s.withHint(hb.GetError())
+					s.metrics.heartbeats.WithLabelValues(hb.GetError().GetCode().String()).Inc()
+				}
 				w.reply <- res.Reply
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
@@ -34,12 +35,37 @@ type simOptions struct {
 	quiesceTicks  int
 	heartbeatTick int
 	scripted      bool // driven by a golden script (cluster_script_test.go)
+	// Leases: every clock (replicas' ticks, members' lease clocks) runs at
+	// a rate drawn in [1-driftPct%, 1+driftPct%] of the simulation's time;
+	// members are cut off from every replica (both ways) and gatekeepers
+	// lose their way to one shard (reported unreachable) as faults.
+	driftPct    float64
+	cuts        bool
+	unreachable bool
+	// ignoreLease plants a member that serves on after its lease lapsed
+	// (LeaseState.PlantIgnoreExpiry).
+	ignoreLease bool
+	// maxDrift is the coordinator's drift margin (simMaxDrift).
+	maxDrift time.Duration
 }
 
 func defaultSimOptions() simOptions {
 	return simOptions{replicas: 3, gatekeepers: 2, shards: 3, backups: 3, ticks: 3000, lossPct: 5,
-		faults: true, quiesceTicks: 800, heartbeatTick: 5}
+		faults: true, quiesceTicks: 800, heartbeatTick: 5, driftPct: 15, cuts: true, unreachable: true,
+		maxDrift: simMaxDrift}
 }
+
+// The simulation's time: one tick is one millisecond of "real" time; the
+// replicas' tick and the lease fit inside SuspectTicks (60). Clocks drift by
+// up to ±15% — far beyond real clocks, so that the drift margin is what the
+// lease checker tests: MaxDrift 10ms covers a 25ms lease at that drift
+// ((25+10)/1.15 > 25/0.85), and with MaxDrift 0 the checker fails
+// (TestPlantedNoDriftMarginIsCaught).
+const (
+	simTick     = time.Millisecond
+	simLease    = 25 * time.Millisecond
+	simMaxDrift = 10 * time.Millisecond
+)
 
 type inflight struct {
 	at  int
@@ -54,6 +80,9 @@ type simReplica struct {
 	// lastSnap is the index of the last snapshot: replicas compact their
 	// logs, so restarts restore snapshots and lagging replicas receive them.
 	lastSnap uint64
+	// rate is how fast the replica's clock (its ticks) runs; acc carries
+	// the fraction of a tick due.
+	rate, acc float64
 }
 
 // Log compaction in the simulation: a snapshot every snapEvery applied
@@ -72,6 +101,39 @@ type simMember struct {
 	guess    int    // index of the replica it talks to
 	regProp  uint64 // pending Register proposal
 	regAt    int
+
+	// The lease, over the member's own drifting clock (rate, offset), run
+	// by the same LeaseState a process's RunMember renews.
+	lease  *LeaseState
+	rate   float64
+	offset time.Duration
+	// slot is the slot the member believes it holds (-1: none), from the
+	// last answer it heard.
+	slot int32
+	// cutTo: cut off from every replica, both ways, until this tick.
+	cutTo int
+	// noReach: shard members this (gatekeeper) member cannot reach, until
+	// a tick each; reported with its heartbeats.
+	noReach map[uint64]int
+	// hbs: heartbeats waiting for their answer -> the member's instant of
+	// sending.
+	hbs map[uint64]time.Duration
+	// serving: whether it might serve at the last check (lapses count
+	// the ends of a lease of a slot holder not fenced).
+	serving bool
+}
+
+// memberAnswer is a heartbeat's answer on its way to a member.
+type memberAnswer struct {
+	at   int
+	mb   *simMember
+	resp *pb.HeartbeatResponse
+	sent time.Duration
+}
+
+// localNow is a member's clock reading at the simulation's time now.
+func (mb *simMember) localNow(now int) time.Duration {
+	return mb.offset + time.Duration(float64(now)*mb.rate*float64(simTick))
 }
 
 // sim runs a coordinator group, its members and a faulty network in one
@@ -85,28 +147,53 @@ type sim struct {
 	net      []inflight
 	side     map[uint64]int // partition side of each replica (all 0: healed)
 	members  []*simMember
+	answers  []memberAnswer
 	chk      *checker
 	trace    *strings.Builder
 	stats    simStats
 }
 
+// newMember makes a member process (not yet registered) with its lease over
+// its own drifting clock.
+func (s *sim) newMember(name string, role pb.Role, token uint64, guess int) *simMember {
+	mb := &simMember{name: name, role: role, token: token, alive: true, guess: guess, slot: -1, rate: 1,
+		noReach: map[uint64]int{}, hbs: map[uint64]time.Duration{}}
+	if s.o.driftPct > 0 {
+		mb.rate, mb.offset = s.drawRate(), time.Duration(s.rng.Intn(1000))*simTick
+	}
+	mb.lease = NewLeaseState(func() time.Duration { return mb.localNow(s.now) })
+	if s.o.ignoreLease {
+		mb.lease.PlantIgnoreExpiry()
+	}
+	return mb
+}
+
+// drawRate draws a clock's rate within the drift bound.
+func (s *sim) drawRate() float64 {
+	if s.o.driftPct == 0 {
+		return 1
+	}
+	return 1 + (2*s.rng.Float64()-1)*s.o.driftPct/100
+}
+
 type simStats struct {
 	crashes, partitions, kills, pauses, fenced, leaderChanges, registered, slotsAdded, restores int
 	snapshotsReceived                                                                           int
+	cuts, unreachable, lapses, grants, withheld                                                 int
 }
 
 func newSim(t testing.TB, seed int64, o simOptions) *sim {
 	s := &sim{t: t, o: o, rng: rand.New(rand.NewSource(seed)), side: map[uint64]int{}, chk: newChecker(),
 		trace: &strings.Builder{}}
+	s.chk.now = &s.now
 	for i := 1; i <= o.replicas; i++ {
-		r := &simReplica{id: uint64(i), storage: raft.NewMemoryStorage()}
+		r := &simReplica{id: uint64(i), storage: raft.NewMemoryStorage(), rate: s.drawRate()}
 		s.replicas = append(s.replicas, r)
 		s.start(r)
 	}
 	add := func(role pb.Role, n int, prefix string) {
 		for i := range n {
-			s.members = append(s.members, &simMember{name: fmt.Sprintf("%s-%d", prefix, i), role: role,
-				token: s.rng.Uint64() | 1, alive: true, guess: s.rng.Intn(o.replicas)})
+			s.members = append(s.members, s.newMember(fmt.Sprintf("%s-%d", prefix, i), role, s.rng.Uint64()|1, s.rng.Intn(o.replicas)))
 		}
 	}
 	if o.scripted {
@@ -145,6 +232,7 @@ func (s *sim) start(r *simReplica) {
 	}
 	cfg.Gatekeepers, cfg.Shards = s.o.gatekeepers, s.o.shards
 	cfg.SuspectTicks = 60
+	cfg.Tick, cfg.Lease = simTick, LeaseRule{Lease: simLease, MaxDrift: s.o.maxDrift}
 	cfg.Seed = s.rng.Int63()
 	m := NewMachine()
 	var conf *raftpb.ConfState
@@ -186,17 +274,21 @@ func (s *sim) run() {
 // step is one tick of every replica, the network and the members.
 func (s *sim) step() {
 	for _, r := range s.replicas {
-		if r.node != nil {
+		// A replica's clock drifts: it ticks at its own rate.
+		for r.acc += r.rate; r.node != nil && r.acc >= 1; r.acc-- {
 			r.node.Tick()
 			s.drain(r)
 		}
+		r.acc = min(r.acc, 1)
 	}
 	s.deliver()
+	s.deliverAnswers()
 	if s.now%s.o.heartbeatTick == 0 {
 		for _, mb := range s.members {
 			s.memberStep(mb)
 		}
 	}
+	s.checkLeases()
 }
 
 // fault draws at most one fault per tick.
@@ -256,9 +348,37 @@ func (s *sim) fault() {
 		}
 	case x < 33: // a fresh backup process joins
 		role := []pb.Role{pb.Role_GATEKEEPER, pb.Role_SHARD}[s.rng.Intn(2)]
-		s.members = append(s.members, &simMember{name: fmt.Sprintf("late-%d", len(s.members)), role: role,
-			token: s.rng.Uint64() | 1, alive: true, guess: s.rng.Intn(len(s.replicas))})
+		s.members = append(s.members, s.newMember(fmt.Sprintf("late-%d", len(s.members)), role, s.rng.Uint64()|1,
+			s.rng.Intn(len(s.replicas))))
+	case x < 37 && s.o.cuts: // a slot holder is cut off from every replica (clients still reach it)
+		if mb := s.pickHolder(pb.Role_ROLE_UNSPECIFIED); mb != nil {
+			mb.cutTo = s.now + 10 + s.rng.Intn(190)
+			s.stats.cuts++
+			s.logf("cut %s (member %d) off from the coordinators until %d", mb.name, mb.id, mb.cutTo)
+		}
+	case x < 40 && s.o.unreachable: // a gatekeeper loses its way to one shard
+		gk, sh := s.pickHolder(pb.Role_GATEKEEPER), s.pickHolder(pb.Role_SHARD)
+		if gk != nil && sh != nil {
+			gk.noReach[sh.id] = s.now + 50 + s.rng.Intn(300)
+			s.stats.unreachable++
+			s.logf("%s (member %d) cannot reach %s (member %d) until %d", gk.name, gk.id, sh.name, sh.id, gk.noReach[sh.id])
+		}
 	}
+}
+
+// pickHolder picks a live member process that believes it holds a slot
+// (of role, or of any role).
+func (s *sim) pickHolder(role pb.Role) *simMember {
+	var c []*simMember
+	for _, mb := range s.members {
+		if mb.alive && !mb.fenced && mb.slot >= 0 && (role == pb.Role_ROLE_UNSPECIFIED || mb.role == role) {
+			c = append(c, mb)
+		}
+	}
+	if len(c) == 0 {
+		return nil
+	}
+	return c[s.rng.Intn(len(c))]
 }
 
 func (s *sim) heal() {
@@ -269,13 +389,14 @@ func (s *sim) heal() {
 		}
 	}
 	for _, mb := range s.members {
-		mb.pausedTo = 0
+		mb.pausedTo, mb.cutTo = 0, 0
+		clear(mb.noReach)
 	}
 	// Enough backups to refill every slot: a healed cluster must converge.
 	for _, role := range []pb.Role{pb.Role_GATEKEEPER, pb.Role_SHARD} {
 		for i := range int(s.o.gatekeepers+s.o.shards) + 4 {
-			s.members = append(s.members, &simMember{name: fmt.Sprintf("heal%d-%v", i, role), role: role,
-				token: s.rng.Uint64() | 1, alive: true, guess: s.rng.Intn(len(s.replicas))})
+			s.members = append(s.members, s.newMember(fmt.Sprintf("heal%d-%v", i, role), role, s.rng.Uint64()|1,
+				s.rng.Intn(len(s.replicas))))
 		}
 	}
 	s.o.lossPct = 0
@@ -341,6 +462,15 @@ func (s *sim) maybeCompact(r *simReplica) {
 }
 
 func (s *sim) route(res Result) {
+	if hb, ok := res.Reply.(*pb.HeartbeatResponse); ok {
+		for _, mb := range s.members {
+			if sent, ok := mb.hbs[res.Proposal]; ok {
+				delete(mb.hbs, res.Proposal)
+				s.answer(mb, hb, sent)
+			}
+		}
+		return
+	}
 	for _, mb := range s.members {
 		if mb.regProp == res.Proposal && mb.id == 0 {
 			rr := res.Reply.(*pb.RegisterResponse)
@@ -379,11 +509,14 @@ func (s *sim) deliver() {
 // memberStep is one heartbeat period of a member process: register (and
 // retry), or heartbeat and adopt the epoch it hears of.
 func (s *sim) memberStep(mb *simMember) {
-	if !mb.alive || mb.fenced || mb.pausedTo > s.now || s.rng.Intn(100) < s.o.lossPct {
+	if !mb.alive || mb.fenced || mb.pausedTo > s.now || mb.cutTo > s.now || s.rng.Intn(100) < s.o.lossPct {
 		return
 	}
+	// Members reach every replica that is up, whatever side of a raft
+	// partition it is on: a stale leader hears heartbeats too (and must
+	// not grant leases it cannot confirm).
 	r := s.replicas[mb.guess]
-	if r.node == nil || s.side[r.id] != 0 {
+	if r.node == nil {
 		mb.guess = s.rng.Intn(len(s.replicas))
 		return
 	}
@@ -401,17 +534,97 @@ func (s *sim) memberStep(mb *simMember) {
 		s.drain(r)
 		return
 	}
-	resp := r.node.Heartbeat(&pb.HeartbeatRequest{Member: mb.id, AckedEpoch: mb.adopted})
+	sent := mb.lease.Now()
+	req := &pb.HeartbeatRequest{Member: mb.id, AckedEpoch: mb.adopted}
+	for _, id := range sortedKeys(mb.noReach) {
+		if mb.noReach[id] > s.now {
+			req.Unreachable = append(req.Unreachable, id)
+		}
+	}
+	resp, id := r.node.Heartbeat(req)
+	if resp == nil {
+		mb.hbs[id] = sent // answered once the leadership check comes back
+		for len(mb.hbs) > 16 {
+			delete(mb.hbs, sortedKeys(mb.hbs)[0]) // the member gave up on the oldest
+		}
+	} else {
+		s.answer(mb, resp, sent)
+	}
 	s.drain(r)
-	switch resp.GetError().GetCode() {
-	case pb.ErrorCode_OK:
-		mb.adopted = max(mb.adopted, resp.Config.Epoch)
-	case pb.ErrorCode_FENCED:
-		mb.fenced = true
-		s.stats.fenced++
-		s.logf("%s (member %d) fenced", mb.name, mb.id)
-	default:
-		mb.guess = s.rng.Intn(len(s.replicas))
+}
+
+// answer sends a heartbeat's answer to its member, after a network delay
+// (or loses it).
+func (s *sim) answer(mb *simMember, resp *pb.HeartbeatResponse, sent time.Duration) {
+	if s.o.lossPct > 0 && s.rng.Intn(100) < s.o.lossPct {
+		return
+	}
+	s.answers = append(s.answers, memberAnswer{at: s.now + 1 + s.rng.Intn(3), mb: mb, resp: resp, sent: sent})
+}
+
+// deliverAnswers hands the answers due to their members: RunMember's
+// handling — renew the lease from the sending instant, adopt, or stop when
+// fenced.
+func (s *sim) deliverAnswers() {
+	keep := s.answers[:0]
+	var due []memberAnswer
+	for _, a := range s.answers {
+		if a.at <= s.now {
+			due = append(due, a)
+		} else {
+			keep = append(keep, a)
+		}
+	}
+	s.answers = keep
+	for _, a := range due {
+		mb, resp := a.mb, a.resp
+		if !mb.alive || mb.fenced || mb.cutTo > s.now {
+			continue
+		}
+		switch resp.GetError().GetCode() {
+		case pb.ErrorCode_OK:
+			mb.adopted = max(mb.adopted, resp.Config.Epoch)
+			mb.slot = resp.GetMember().GetSlot()
+			if resp.GetLeaseNs() > 0 {
+				mb.lease.Granted(a.sent, time.Duration(resp.GetLeaseNs()))
+				s.stats.grants++
+			} else {
+				s.stats.withheld++
+			}
+		case pb.ErrorCode_FENCED:
+			mb.fenced, mb.slot = true, -1
+			mb.lease.Fence()
+			s.stats.fenced++
+			s.logf("%s (member %d) fenced", mb.name, mb.id)
+		default:
+			mb.guess = s.rng.Intn(len(s.replicas))
+		}
+	}
+}
+
+// checkLeases is the lease checker, at every tick: no two member processes
+// may serve one slot at once, and no member may serve a slot after any
+// replica applied the failure that gave it away (the new epoch's start).
+func (s *sim) checkLeases() {
+	holder := map[string]*simMember{}
+	for _, mb := range s.members {
+		serving := mb.alive && mb.slot >= 0 && mb.lease.MayServe()
+		if mb.serving && !serving && mb.alive && !mb.fenced && mb.slot >= 0 {
+			s.stats.lapses++
+		}
+		mb.serving = serving
+		if !serving {
+			continue
+		}
+		key := fmt.Sprintf("%v/%d", mb.role, mb.slot)
+		if o, ok := holder[key]; ok {
+			s.chk.fail("tick %d: members %d and %d may both serve slot %s", s.now, o.id, mb.id, key)
+		}
+		holder[key] = mb
+		if at, ok := s.chk.failedTick[mb.id]; ok && at < s.now {
+			s.chk.fail("tick %d: member %d may serve slot %s (lease %v, clock %v) after its failure was applied at tick %d",
+				s.now, mb.id, key, mb.lease.Current(), mb.lease.Now(), at)
+		}
 	}
 }
 
@@ -422,13 +635,15 @@ type checker struct {
 	byIndex    map[uint64][32]byte  // log index -> state digest: replicas agree
 	assign     map[uint64]string    // epoch -> slot assignment: one holder per slot per epoch
 	failedAt   map[uint64]uint64    // member -> epoch that removed it
+	failedTick map[uint64]int       // member -> simulation tick its failure was first applied
+	now        *int
 	violations []string
 	states     int
 }
 
 func newChecker() *checker {
 	return &checker{last: map[string][2]uint64{}, byIndex: map[uint64][32]byte{}, assign: map[uint64]string{},
-		failedAt: map[uint64]uint64{}}
+		failedAt: map[uint64]uint64{}, failedTick: map[uint64]int{}, now: new(int)}
 }
 
 func (c *checker) fail(format string, args ...any) {
@@ -469,6 +684,9 @@ func (c *checker) observe(replica string, index uint64, m *Machine) {
 	for _, mb := range st.Members {
 		if !mb.Live {
 			c.failedAt[mb.Id] = mb.FailedEpoch
+			if _, ok := c.failedTick[mb.Id]; !ok {
+				c.failedTick[mb.Id] = *c.now
+			}
 		}
 	}
 	// A failed member holds no slot in its failure epoch or after, and a
@@ -574,6 +792,16 @@ func TestSimFaultTolerance46(t *testing.T) {
 				promotions++
 			}
 		}
+		// Liveness after healing: every slot's holder serves again (its
+		// lease renewed).
+		if err := s.holdersServe(m.Config()); err != nil {
+			t.Fatalf("seed %d (replay: -sim.seed=%d): %v", seed, seed, err)
+		}
+		total.cuts += s.stats.cuts
+		total.unreachable += s.stats.unreachable
+		total.lapses += s.stats.lapses
+		total.grants += s.stats.grants
+		total.withheld += s.stats.withheld
 		total.crashes += s.stats.crashes
 		total.partitions += s.stats.partitions
 		total.kills += s.stats.kills
@@ -591,11 +819,32 @@ func TestSimFaultTolerance46(t *testing.T) {
 		"%d leader changes, %d member kills, %d fenced, %d promotions after a failure, %d slots added",
 		len(simSeeds()), total.crashes, total.restores, total.snapshotsReceived, total.partitions, total.leaderChanges,
 		total.kills, total.fenced, promotions, total.slotsAdded)
+	t.Logf("leases: %d granted, %d heartbeats answered without one (member condemned), %d lapses of a slot holder's lease, "+
+		"%d members cut off from the coordinators, %d gatekeepers cut from a shard (reported unreachable); clocks drift ±%.0f%%",
+		total.grants, total.withheld, total.lapses, total.cuts, total.unreachable, defaultSimOptions().driftPct)
 	// The faults must actually have happened for the checks to mean anything.
-	if len(simSeeds()) >= 5 && (total.crashes == 0 || total.leaderChanges <= len(simSeeds()) || total.fenced == 0 || promotions == 0 || total.slotsAdded == 0 ||
+	if len(simSeeds()) >= 5 && (total.crashes == 0 || total.lapses == 0 || total.withheld == 0 || total.cuts == 0 || total.leaderChanges <= len(simSeeds()) || total.fenced == 0 || promotions == 0 || total.slotsAdded == 0 ||
 		total.restores == 0 || total.snapshotsReceived == 0) {
 		t.Fatalf("the simulation did not exercise failover: %+v, %d promotions", total, promotions)
 	}
+}
+
+// holdersServe reports an error unless every slot of conf is held by a
+// member process that may serve (its lease renewed) and believes it holds
+// that slot.
+func (s *sim) holdersServe(conf *pb.Config) error {
+	for _, e := range append(slices.Clone(conf.Gatekeepers), conf.Shards...) {
+		var mb *simMember
+		for _, m := range s.members {
+			if m.id == e.Member {
+				mb = m
+			}
+		}
+		if mb == nil || !mb.lease.MayServe() || mb.slot != e.Slot {
+			return fmt.Errorf("slot %d's holder %d does not serve after healing (process %v)", e.Slot, e.Member, mb != nil)
+		}
+	}
+	return nil
 }
 
 func tail(s string, n int) string {
@@ -676,4 +925,65 @@ func TestSimFiveReplicas(t *testing.T) {
 	if crashes == 0 {
 		t.Fatal("no replica crashed")
 	}
+}
+
+// plantedSeedsMax bounds the seeds a planted-bug test may need.
+const plantedSeedsMax = 500
+
+// firstCaught runs seeds 1, 2, … with o until the lease checker reports a
+// violation containing want, and returns that seed (0: not caught below
+// plantedSeedsMax).
+func firstCaught(t *testing.T, o simOptions, want string) (int64, string) {
+	for seed := int64(1); seed < plantedSeedsMax; seed++ {
+		s := newSim(t, seed, o)
+		s.run()
+		for _, v := range s.chk.violations {
+			if strings.Contains(v, want) {
+				return seed, v
+			}
+		}
+	}
+	return 0, ""
+}
+
+// TestPlantedIgnoreLeaseIsCaught: a member that serves on after its lease
+// lapsed (LeaseState.PlantIgnoreExpiry, in the LeaseState every member
+// process runs) is caught by the lease checker: cut off from the
+// coordinators, it still serves its slot after the epoch that gave the slot
+// to a backup started.
+func TestPlantedIgnoreLeaseIsCaught(t *testing.T) {
+	o := defaultSimOptions()
+	o.ignoreLease = true
+	seed, v := firstCaught(t, o, "after its failure was applied")
+	if seed == 0 {
+		t.Fatalf("a member ignoring its lease's expiry was not caught in %d seeds", plantedSeedsMax-1)
+	}
+	t.Logf("caught at seed %d (replay: -sim.seed=%d): %s", seed, seed, v)
+}
+
+// TestPlantedReplaceBeforeExpiryIsCaught: a coordinator that fails a
+// condemned member without waiting for its lease to expire (bugReplaceEarly)
+// is caught: the unreachable-peer rule condemns members that still
+// heartbeat, whose leases are fresh.
+func TestPlantedReplaceBeforeExpiryIsCaught(t *testing.T) {
+	o := defaultSimOptions()
+	o.bug = bugReplaceEarly
+	seed, v := firstCaught(t, o, "after its failure was applied")
+	if seed == 0 {
+		t.Fatalf("a coordinator replacing before lease expiry was not caught in %d seeds", plantedSeedsMax-1)
+	}
+	t.Logf("caught at seed %d (replay: -sim.seed=%d): %s", seed, seed, v)
+}
+
+// TestPlantedNoDriftMarginIsCaught: a coordinator that allows for no clock
+// drift (MaxDrift 0) replaces a member whose clock runs slow while it still
+// serves.
+func TestPlantedNoDriftMarginIsCaught(t *testing.T) {
+	o := defaultSimOptions()
+	o.maxDrift = 0
+	seed, v := firstCaught(t, o, "after its failure was applied")
+	if seed == 0 {
+		t.Fatalf("a coordinator without a drift margin was not caught in %d seeds", plantedSeedsMax-1)
+	}
+	t.Logf("caught at seed %d (replay: -sim.seed=%d): %s", seed, seed, v)
 }

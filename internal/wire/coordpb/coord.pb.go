@@ -781,7 +781,12 @@ type HeartbeatRequest struct {
 	AckedEpoch uint64                 `protobuf:"varint,2,opt,name=acked_epoch,json=ackedEpoch,proto3" json:"acked_epoch,omitempty"` // highest epoch adopted; the leader records it (an ack)
 	// The member's load, shown by the status (not replicated): named gauges
 	// such as commits_per_sec, programs_per_sec, vertices, edges.
-	Load          map[string]float64 `protobuf:"bytes,3,rep,name=load,proto3" json:"load,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Load map[string]float64 `protobuf:"bytes,3,rep,name=load,proto3" json:"load,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// Members this one needs and cannot reach (a gatekeeper whose FIFO
+	// stream or reads to a shard have failed for longer than its bound), by
+	// member id; the coordinator replaces one side (docs/cluster.md,
+	// "Availability: peers that cannot reach each other").
+	Unreachable   []uint64 `protobuf:"varint,4,rep,packed,name=unreachable,proto3" json:"unreachable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -837,11 +842,24 @@ func (x *HeartbeatRequest) GetLoad() map[string]float64 {
 	return nil
 }
 
+func (x *HeartbeatRequest) GetUnreachable() []uint64 {
+	if x != nil {
+		return x.Unreachable
+	}
+	return nil
+}
+
 type HeartbeatResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Error         *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
-	Member        *Member                `protobuf:"bytes,2,opt,name=member,proto3" json:"member,omitempty"` // this member's record: slot shows a promotion
-	Config        *Config                `protobuf:"bytes,3,opt,name=config,proto3" json:"config,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Error  *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	Member *Member                `protobuf:"bytes,2,opt,name=member,proto3" json:"member,omitempty"` // this member's record: slot shows a promotion
+	Config *Config                `protobuf:"bytes,3,opt,name=config,proto3" json:"config,omitempty"`
+	// The lease granted (nanoseconds), counted on the member's clock from
+	// the instant it sent this heartbeat: the member may serve until then.
+	// 0: no lease (the member is being replaced, or the answer did not wait
+	// for the leader to confirm its leadership). Granted only after the
+	// raft leader confirmed it still leads (docs/cluster.md, "Leases").
+	LeaseNs       int64 `protobuf:"varint,4,opt,name=lease_ns,json=leaseNs,proto3" json:"lease_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -895,6 +913,13 @@ func (x *HeartbeatResponse) GetConfig() *Config {
 		return x.Config
 	}
 	return nil
+}
+
+func (x *HeartbeatResponse) GetLeaseNs() int64 {
+	if x != nil {
+		return x.LeaseNs
+	}
+	return 0
 }
 
 type AckEpochRequest struct {
@@ -1782,19 +1807,21 @@ const file_coord_proto_rawDesc = "" +
 	"\x10RegisterResponse\x12*\n" +
 	"\x05error\x18\x01 \x01(\v2\x14.weft.coord.v1.ErrorR\x05error\x12-\n" +
 	"\x06member\x18\x02 \x01(\v2\x15.weft.coord.v1.MemberR\x06member\x12-\n" +
-	"\x06config\x18\x03 \x01(\v2\x15.weft.coord.v1.ConfigR\x06config\"\xc3\x01\n" +
+	"\x06config\x18\x03 \x01(\v2\x15.weft.coord.v1.ConfigR\x06config\"\xe5\x01\n" +
 	"\x10HeartbeatRequest\x12\x16\n" +
 	"\x06member\x18\x01 \x01(\x04R\x06member\x12\x1f\n" +
 	"\vacked_epoch\x18\x02 \x01(\x04R\n" +
 	"ackedEpoch\x12=\n" +
-	"\x04load\x18\x03 \x03(\v2).weft.coord.v1.HeartbeatRequest.LoadEntryR\x04load\x1a7\n" +
+	"\x04load\x18\x03 \x03(\v2).weft.coord.v1.HeartbeatRequest.LoadEntryR\x04load\x12 \n" +
+	"\vunreachable\x18\x04 \x03(\x04R\vunreachable\x1a7\n" +
 	"\tLoadEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x9d\x01\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xb8\x01\n" +
 	"\x11HeartbeatResponse\x12*\n" +
 	"\x05error\x18\x01 \x01(\v2\x14.weft.coord.v1.ErrorR\x05error\x12-\n" +
 	"\x06member\x18\x02 \x01(\v2\x15.weft.coord.v1.MemberR\x06member\x12-\n" +
-	"\x06config\x18\x03 \x01(\v2\x15.weft.coord.v1.ConfigR\x06config\"?\n" +
+	"\x06config\x18\x03 \x01(\v2\x15.weft.coord.v1.ConfigR\x06config\x12\x19\n" +
+	"\blease_ns\x18\x04 \x01(\x03R\aleaseNs\"?\n" +
 	"\x0fAckEpochRequest\x12\x16\n" +
 	"\x06member\x18\x01 \x01(\x04R\x06member\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\"m\n" +
