@@ -74,6 +74,8 @@ HTTP: GET /healthz, /metrics (Prometheus), /status (HTML), /status.json.`,
 	f.DurationVar(&cfg.Tick, "tick", cfg.Tick, "raft tick")
 	f.IntVar(&cfg.ElectionTicks, "election-ticks", cfg.ElectionTicks, "ticks without a leader before campaigning")
 	f.DurationVar(&cfg.SuspectAfter, "suspect-after", cfg.SuspectAfter, "declare a member failed after this long without a heartbeat (> 2*election-ticks*tick)")
+	f.DurationVar(&cfg.Lease, "lease", cfg.Lease, "a member serves this long after sending a heartbeat the leader answered (0: half of --suspect-after; lease + max-drift < suspect-after)")
+	f.DurationVar(&cfg.MaxDrift, "max-drift", cfg.MaxDrift, "the clock drift leases allow for: a slot changes hands only lease + max-drift after its holder's last grant")
 	f.Int32Var(&cfg.Gatekeepers, "gatekeepers", cfg.Gatekeepers, "gatekeeper slots to create")
 	f.Int32Var(&cfg.Shards, "shards", cfg.Shards, "shard slots to create")
 	cmd.AddCommand(newCoordMemberCmd(), newCoordAddSlotCmd())

@@ -39,6 +39,8 @@ type roleFlags struct {
 	name                    string
 	httpAddr                string
 	store                   engine.Config
+	unreachableAfter        time.Duration
+	plantIgnoreLease        bool
 }
 
 func (r *roleFlags) register(f *pflag.FlagSet, role string, listen string) {
@@ -55,6 +57,14 @@ func (r *roleFlags) register(f *pflag.FlagSet, role string, listen string) {
 	if role == "shard" {
 		f.StringVar(&r.httpAddr, "http-addr", "", "with --coord: address for /healthz and /metrics (Prometheus) (empty: off)")
 	}
+	f.DurationVar(&r.unreachableAfter, "unreachable-after", roles.DefaultUnreachableAfter,
+		"with --coord: report a peer this process needs (a gatekeeper's shard) to the coordinator once it has failed for this long")
+	// A planted bug for fault tests (docs/testing.md): the process serves on
+	// after its lease lapsed. Also set by WEFT_PLANT_IGNORE_LEASE=1, which the
+	// processes `weft cluster up` starts inherit.
+	f.BoolVar(&r.plantIgnoreLease, "plant-ignore-lease", os.Getenv("WEFT_PLANT_IGNORE_LEASE") == "1",
+		"planted bug, tests only: serve on after the lease lapsed")
+	_ = f.MarkHidden("plant-ignore-lease")
 	r.store = engine.DefaultConfig()
 	r.store.Store = engine.StorePostgres // the one store several processes share
 	f.StringVar(&r.store.PostgresURL, "postgres-url", "", "PostgreSQL connection string, e.g. postgres://weft@db:5432/weft")
@@ -309,7 +319,10 @@ func runMemberRole(cmd *cobra.Command, r *roleFlags, st store.Store, oracle orde
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg := roles.Config{Coord: c, Name: r.name, Listener: lis, EpochBase: r.epoch, Store: st, Oracle: oracle,
-		Log: slog.Default(), Stats: &roles.Stats{}}
+		Log: slog.Default(), Stats: &roles.Stats{}, UnreachableAfter: r.unreachableAfter, PlantIgnoreLease: r.plantIgnoreLease}
+	if r.plantIgnoreLease {
+		slog.Warn("planted bug: this process serves on after its lease lapsed (--plant-ignore-lease)")
+	}
 	if gk == nil && r.httpAddr != "" {
 		ops, err := opshttp.Start(r.httpAddr, opshttp.Config{Namespace: "weft_shard", Gauges: cfg.Stats.Latest,
 			Healthy: func() (bool, string) {

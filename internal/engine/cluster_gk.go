@@ -53,7 +53,14 @@ type GatekeeperConfig struct {
 	// HistoryRetention; the low clock goes to the shards every GCEvery
 	// [DefaultConfig's].
 	HistoryRetention, GCEvery time.Duration
-	Log                       *slog.Logger
+	// Lease, if set, says whether the gatekeeper's process holds its lease
+	// from the coordinator (nil: it may serve; an error: it must not, e.g.
+	// coord.ErrLeaseExpired). The gatekeeper asks it before it takes a
+	// call, again before it acknowledges a commit, and before it answers a
+	// read, a snapshot or a program (docs/cluster.md, "Leases"). nil: no
+	// lease (a cluster without a coordinator, as in the engine's tests).
+	Lease func() error
+	Log   *slog.Logger
 }
 
 // ClusterGatekeeper is one gatekeeper process's engine. It implements API,
@@ -114,6 +121,10 @@ type shardLink struct {
 	// noBatch is set once the shard answered ReadBatch with Unimplemented:
 	// it is read vertex by vertex (cluster_batch.go).
 	noBatch atomic.Bool
+	// Reachability (cluster_lease.go): the instant (Unix ns) of the first
+	// FIFO message not yet acknowledged, and of the first read failure
+	// since the last success; 0: none.
+	unacked, readFailing atomic.Int64
 }
 
 type peerLink struct {
@@ -322,7 +333,18 @@ func (g *ClusterGatekeeper) fail(err error) {
 	})
 }
 
+// check refuses a call when the gatekeeper stopped or its lease lapsed.
 func (g *ClusterGatekeeper) check() error {
+	if err := g.alive(); err != nil {
+		return err
+	}
+	return g.leaseOK()
+}
+
+// alive refuses a call when the gatekeeper stopped (the peer protocol asks
+// only this: announces and NOPs go on while the lease lapsed, so peers are
+// not held up by a gatekeeper that refuses its own clients).
+func (g *ClusterGatekeeper) alive() error {
 	select {
 	case <-g.stop:
 		if err := g.Err(); err != nil {
@@ -343,6 +365,7 @@ func (g *ClusterGatekeeper) drainAcks(i int, l *shardLink, cancel context.Cancel
 			g.fail(fmt.Errorf("FIFO stream to shard %d: %w", i, err))
 			return
 		}
+		l.unacked.Store(0)
 	}
 }
 
@@ -351,6 +374,7 @@ func (g *ClusterGatekeeper) drainAcks(i int, l *shardLink, cancel context.Cancel
 // their order.
 func (g *ClusterGatekeeper) dispatch() {
 	for _, d := range g.core.Ready() {
+		g.shards[d.Shard].unacked.CompareAndSwap(0, time.Now().UnixNano())
 		err := g.shards[d.Shard].stream.Send(&pb.Entries{Gatekeeper: uint32(g.cfg.ID),
 			Entries: [][]byte{gatekeeper.AppendEntry(nil, d.Entry)}})
 		if err != nil {
@@ -436,7 +460,7 @@ func clockFromPB(c *pb.Clock) vclock.Clock {
 
 // Announce implements the peer protocol (cluster.proto).
 func (g *ClusterGatekeeper) Announce(_ context.Context, req *pb.AnnounceRequest) (*pb.AnnounceResponse, error) {
-	if err := g.check(); err != nil {
+	if err := g.alive(); err != nil {
 		return nil, err
 	}
 	if int(req.GetFrom()) >= g.cfg.Gatekeepers || int(req.GetFrom()) == g.cfg.ID {
@@ -451,7 +475,7 @@ func (g *ClusterGatekeeper) Announce(_ context.Context, req *pb.AnnounceRequest)
 
 // RequestNop implements the shards' request (cluster.proto).
 func (g *ClusterGatekeeper) RequestNop(_ context.Context, req *pb.NopRequest) (*pb.NopResponse, error) {
-	if err := g.check(); err != nil {
+	if err := g.alive(); err != nil {
 		return nil, err
 	}
 	if int(req.GetShard()) >= g.cfg.Shards {
@@ -500,6 +524,9 @@ func (g *ClusterGatekeeper) Begin(ctx context.Context) (Snapshot, error) {
 	}
 	s, err := g.stampStable(ctx)
 	if err != nil {
+		return Snapshot{}, err
+	}
+	if err := g.leaseOK(); err != nil {
 		return Snapshot{}, err
 	}
 	return encodeSnapshot(s), nil
@@ -564,10 +591,14 @@ func (g *ClusterGatekeeper) readFollowing(ctx context.Context, req *pb.ReadReque
 	sh := g.shardOf(req.GetName())
 	for range forwardsMax {
 		resp, err := g.shards[sh].client.Read(ctx, req)
+		g.shards[sh].noteRead(err)
 		if err != nil {
 			return nil, fromShard(err)
 		}
 		if !resp.GetMoved() {
+			if err := g.leaseOK(); err != nil {
+				return nil, err
+			}
 			return resp, nil
 		}
 		if sh, err = g.forwardTo(resp.GetMovedTo()); err != nil {
@@ -607,6 +638,9 @@ func (g *ClusterGatekeeper) GetVertex(ctx context.Context, snap Snapshot, ref Ve
 	}
 	h, aliasRead, r, err := g.readVertex(ctx, s, ref, &pb.ReadRequest{Props: opts.Props, Edges: opts.Edges,
 		Aliases: opts.Aliases, EdgesMax: uint32(max)})
+	if err == nil {
+		err = g.leaseOK() // a read answered only inside the lease (an alias that resolved to nothing included)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -654,6 +688,9 @@ func (g *ClusterGatekeeper) GetEdge(ctx context.Context, snap Snapshot, src Vert
 	}
 	defer release()
 	h, aliasRead, r, err := g.readVertex(ctx, s, src, &pb.ReadRequest{Edge: edge})
+	if err == nil {
+		err = g.leaseOK() // a read answered only inside the lease (an alias that resolved to nothing included)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -814,6 +851,12 @@ func (g *ClusterGatekeeper) commitOnce(ctx context.Context, reads []txn.Read, op
 		// client cannot know whether it committed: unavailable.
 		return nil, fmt.Errorf("%w: the gatekeeper stopped after the commit was durable: %v", ErrClosed, g.Err())
 	}
+	if err := g.leaseOK(); err != nil {
+		// Durable, but acknowledged only inside the lease: an answer sent
+		// now might follow a new epoch's writes. The outcome is unknown to
+		// the client: unavailable.
+		return nil, fmt.Errorf("%w: committed on the store but not acknowledged: %v", ErrClosed, err)
+	}
 	g.commits.Add(1)
 	return &CommitResult{Handles: res.Handles, Snapshot: encodeSnapshot(ts)}, nil
 }
@@ -841,6 +884,9 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 		if err != nil {
 			return nil, mapProgErr(err)
 		}
+		if err := g.leaseOK(); err != nil {
+			return nil, err
+		}
 		return encodeResult(program, res)
 	}
 	comp, err := g.reg.Compile(program, params)
@@ -858,6 +904,9 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 		if err != nil {
 			return nil, mapProgErr(err)
 		}
+		if err := g.leaseOK(); err != nil {
+			return nil, err
+		}
 		return encodeResult(program, res)
 	}
 	h, err := nodeprog.LocalStart(comp)
@@ -868,10 +917,14 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 	sh := g.shardOf(h.To)
 	for range forwardsMax {
 		resp, err := g.shards[sh].client.Run(ctx, req)
+		g.shards[sh].noteRead(err)
 		if err != nil {
 			return nil, fromShard(err)
 		}
 		if !resp.GetMoved() {
+			if err := g.leaseOK(); err != nil {
+				return nil, err
+			}
 			return json.RawMessage(resp.GetResultJson()), nil
 		}
 		if sh, err = g.forwardTo(resp.GetMovedTo()); err != nil {
@@ -927,7 +980,7 @@ func (g *ClusterGatekeeper) runProgram(ctx context.Context, name string, comp no
 
 // Report implements a shard's report on a program batch (cluster.proto).
 func (g *ClusterGatekeeper) Report(_ context.Context, req *pb.ReportRequest) (*pb.ReportResponse, error) {
-	if err := g.check(); err != nil {
+	if err := g.alive(); err != nil {
 		return nil, err
 	}
 	var hdr struct {

@@ -28,11 +28,16 @@ type epochEngine struct {
 	// err, if set, reports the error that stopped the engine (nil while
 	// it serves).
 	err func() error
+	// stalls, if set, reports since when the engine has failed to reach
+	// each peer it needs, by member id (a gatekeeper: its shards); zero
+	// time: reached (lease.go).
+	stalls func() map[uint64]time.Time
 }
 
 // buildFunc builds the engine of an active configuration for slot (not yet
-// serving). epoch is the vector-clock epoch (base + coordinator epoch).
-type buildFunc func(ctx context.Context, conf *pb.Config, slot int, epoch uint64) (*epochEngine, error)
+// serving). epoch is the vector-clock epoch (base + coordinator epoch);
+// lease is the member's lease, which the engine asks before serving.
+type buildFunc func(ctx context.Context, conf *pb.Config, slot int, epoch uint64, lease *coord.LeaseState) (*epochEngine, error)
 
 // member keeps a process's engine in step with the coordinator's
 // configuration: on a new epoch (or a change of slot) it stops the old
@@ -48,6 +53,8 @@ type member struct {
 	grace time.Duration
 	// rejoin is called once the member must register again.
 	rejoin func()
+	// lease is this registration's lease (RunMember renews it).
+	lease *coord.LeaseState
 
 	mu      sync.Mutex
 	want    *pb.Config
@@ -59,7 +66,8 @@ type member struct {
 }
 
 func newMember(base uint64, build buildFunc, log *slog.Logger) *member {
-	return &member{base: base, build: build, log: log, slot: -1, kick: make(chan struct{}, 1), rejoin: func() {}}
+	return &member{base: base, build: build, log: log, slot: -1, kick: make(chan struct{}, 1), rejoin: func() {},
+		lease: coord.NewLeaseState(coord.ProcessClock())}
 }
 
 // engineErr is the error that stopped the serving engine, if any.
@@ -160,7 +168,7 @@ func (m *member) loop(ctx context.Context) {
 				break
 			}
 			t := time.Now()
-			e, err := m.build(ctx, conf, int(slot), m.base+conf.GetEpoch())
+			e, err := m.build(ctx, conf, int(slot), m.base+conf.GetEpoch(), m.lease)
 			if err != nil {
 				if ctx.Err() != nil {
 					return
@@ -193,15 +201,19 @@ func (m *member) loop(ctx context.Context) {
 }
 
 // load is coord.MemberConfig.Load: the serving engine's gauges, with the
-// slot and the epoch.
+// slot and the epoch, and the lease's.
 func (m *member) load() map[string]float64 {
 	m.mu.Lock()
 	cur, epoch, slot := m.cur, m.running, m.runSlot
 	m.mu.Unlock()
-	if cur == nil {
-		return map[string]float64{"serving": 0}
+	valid := 0.0
+	if m.lease.MayServe() {
+		valid = 1
 	}
-	out := map[string]float64{"serving": 1, "slot": float64(slot), "epoch": float64(epoch)}
+	if cur == nil {
+		return map[string]float64{"serving": 0, "lease_valid": valid}
+	}
+	out := map[string]float64{"serving": 1, "slot": float64(slot), "epoch": float64(epoch), "lease_valid": valid}
 	if cur.load != nil {
 		for k, v := range cur.load() {
 			out[k] = v
@@ -216,10 +228,16 @@ func (m *member) load() map[string]float64 {
 // its engine stopped and no new epoch rebuilt it within grace; it returns
 // nil when ctx ends, or the error that must stop the process.
 func runMember(ctx context.Context, c *coord.Client, mc coord.MemberConfig, base uint64, build buildFunc,
-	grace time.Duration, stats *Stats, log *slog.Logger) error {
+	grace time.Duration, stats *Stats, lc leaseConfig, log *slog.Logger) error {
 	for {
 		m := newMember(base, build, log)
 		m.grace = grace
+		if lc.plantIgnore {
+			m.lease.PlantIgnoreExpiry()
+		}
+		mc.Lease = m.lease
+		rep := &reporter{lease: m.lease, after: lc.unreachableAfter, stalls: m.stalls, log: log}
+		mc.Unreachable = rep.unreachable
 		mctx, cancel := context.WithCancel(ctx)
 		var rejoined atomic.Bool
 		m.rejoin = func() { rejoined.Store(true); cancel() }
@@ -228,12 +246,14 @@ func runMember(ctx context.Context, c *coord.Client, mc coord.MemberConfig, base
 		mc.OnConfig = m.onConfig
 		mc.Load = func() map[string]float64 {
 			l := m.load()
+			l["lease_refusals"] = float64(lc.refusals.Load() + m.lease.Refusals())
 			stats.set(l)
 			return l
 		}
 		err := coord.RunMember(mctx, c, mc, log)
 		cancel()
 		<-done
+		lc.refusals.Add(m.lease.Refusals()) // the process's count goes on across registrations
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -248,4 +268,15 @@ func runMember(ctx context.Context, c *coord.Client, mc coord.MemberConfig, base
 			return err
 		}
 	}
+}
+
+// stalls is the serving engine's report of unreachable peers (nil: none).
+func (m *member) stalls() map[uint64]time.Time {
+	m.mu.Lock()
+	cur := m.cur
+	m.mu.Unlock()
+	if cur == nil || cur.stalls == nil {
+		return nil
+	}
+	return cur.stalls()
 }

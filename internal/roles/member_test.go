@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-db/weft/internal/coord"
 	pb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -51,7 +52,7 @@ func config(epoch, active uint64, filled bool) *pb.Config {
 
 func newTestMember(t *testing.T, j *journal, buildErr func(epoch uint64) error, buildDelay time.Duration) *member {
 	const base = 1000
-	build := func(ctx context.Context, conf *pb.Config, slot int, epoch uint64) (*epochEngine, error) {
+	build := func(ctx context.Context, conf *pb.Config, slot int, epoch uint64, _ *coord.LeaseState) (*epochEngine, error) {
 		if epoch != base+conf.GetEpoch() {
 			t.Errorf("clock epoch %d for coordinator epoch %d", epoch, conf.GetEpoch())
 		}
@@ -239,7 +240,7 @@ func TestReady(t *testing.T) {
 func TestMemberRejoinsWhenItsEngineFails(t *testing.T) {
 	j := &journal{live: map[uint64]bool{}}
 	var failed atomic.Bool
-	build := func(ctx context.Context, conf *pb.Config, slot int, epoch uint64) (*epochEngine, error) {
+	build := func(ctx context.Context, conf *pb.Config, slot int, epoch uint64, _ *coord.LeaseState) (*epochEngine, error) {
 		return &epochEngine{
 			install: func() { j.add("installed %d", conf.GetEpoch()) },
 			stop:    func() error { j.add("stopped %d", conf.GetEpoch()); return nil },

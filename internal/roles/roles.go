@@ -50,7 +50,14 @@ type Config struct {
 	// Stats, if set, receives the member's gauges at every heartbeat
 	// (for /metrics).
 	Stats *Stats
-	Log   *slog.Logger
+	// UnreachableAfter is how long a peer the member needs (a gatekeeper's
+	// shard) must fail it, while its lease holds, before the member reports
+	// the peer unreachable to the coordinator [DefaultUnreachableAfter].
+	UnreachableAfter time.Duration
+	// PlantIgnoreLease is a planted bug for fault tests only: the member
+	// serves on after its lease lapsed (coord.LeaseState.PlantIgnoreExpiry).
+	PlantIgnoreLease bool
+	Log              *slog.Logger
 }
 
 // Stats holds a member's latest gauges (the load it reports with its
@@ -161,7 +168,7 @@ func RunShard(ctx context.Context, cfg Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := serve(ctx, srv, cfg.Listener)
-	build := func(ctx context.Context, conf *coordpb.Config, slot int, epoch uint64) (*epochEngine, error) {
+	build := func(ctx context.Context, conf *coordpb.Config, slot int, epoch uint64, lease *coord.LeaseState) (*epochEngine, error) {
 		links, err := engine.DialShardLinks(slot, addrs(conf.GetGatekeepers()), addrs(conf.GetShards()))
 		if err != nil {
 			return nil, err
@@ -174,11 +181,11 @@ func RunShard(ctx context.Context, cfg Config) error {
 			return nil, err
 		}
 		return &epochEngine{
-			install: func() { front.set(s, true) },
+			install: func() { front.setLeased(s, lease) },
 			load:    shardLoad(s),
 			err:     s.Err,
 			stop: func() error {
-				front.set(nil, false)
+				front.setLeased(nil, nil)
 				err := s.Close()
 				links.Close()
 				if err != nil {
@@ -193,7 +200,7 @@ func RunShard(ctx context.Context, cfg Config) error {
 		// A shard whose engine stopped on an error leaves its slot at once.
 		done <- runMember(ctx, cfg.Coord, coord.MemberConfig{Name: cfg.Name, Role: coordpb.Role_SHARD,
 			Address: cfg.Listener.Addr().String(), HTTPAddress: cfg.HTTPAddress, Interval: cfg.Heartbeat},
-			cfg.EpochBase, build, 0, cfg.Stats, log)
+			cfg.EpochBase, build, 0, cfg.Stats, cfg.leaseConfig(), log)
 	}()
 	return untilDone(done, errs, cancel, "shard")
 }
@@ -231,7 +238,7 @@ func (g *Gatekeeper) Run(ctx context.Context, apiAddr, httpAddr string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := serve(ctx, srv, cfg.Listener)
-	build := func(ctx context.Context, conf *coordpb.Config, slot int, epoch uint64) (*epochEngine, error) {
+	build := func(ctx context.Context, conf *coordpb.Config, slot int, epoch uint64, lease *coord.LeaseState) (*epochEngine, error) {
 		// The FIFO streams open only to shards serving this epoch (a
 		// stream refused by a shard still rebuilding would stop the
 		// gatekeeper for the whole epoch).
@@ -241,17 +248,19 @@ func (g *Gatekeeper) Run(ctx context.Context, apiAddr, httpAddr string) error {
 		gk, err := engine.NewClusterGatekeeper(engine.GatekeeperConfig{ID: slot, Gatekeepers: len(conf.GetGatekeepers()),
 			Shards: len(conf.GetShards()), Epoch: epoch, Store: cfg.Store, Oracle: cfg.Oracle,
 			ShardAddrs: addrs(conf.GetShards()), PeerAddrs: addrs(conf.GetGatekeepers()), AnnounceEvery: g.AnnounceEvery,
-			ConnectTimeout: 5 * time.Second, Log: log})
+			ConnectTimeout: 5 * time.Second, Lease: leaseErr(lease), Log: log})
 		if err != nil {
 			return nil, err
 		}
+		shards := conf.GetShards()
 		return &epochEngine{
 			install: func() {
 				front.set(gk, true)
 				g.API.Set(gk)
 			},
-			load: gatekeeperLoad(gk),
-			err:  gk.Err,
+			load:   gatekeeperLoad(gk),
+			err:    gk.Err,
+			stalls: func() map[uint64]time.Time { return byMember(gk.ShardStalls(), shards) },
 			stop: func() error {
 				g.API.Clear(fmt.Sprintf("the gatekeeper is moving to configuration epoch > %d", epoch-cfg.EpochBase))
 				// The drain spares commits in flight a needless abort; it
@@ -277,7 +286,7 @@ func (g *Gatekeeper) Run(ctx context.Context, apiAddr, httpAddr string) error {
 		// waits for one before leaving its slot.
 		done <- runMember(ctx, cfg.Coord, coord.MemberConfig{Name: cfg.Name, Role: coordpb.Role_GATEKEEPER,
 			Address: cfg.Listener.Addr().String(), APIAddress: apiAddr, HTTPAddress: httpAddr, Interval: cfg.Heartbeat},
-			cfg.EpochBase, build, 5*time.Second, cfg.Stats, log)
+			cfg.EpochBase, build, 5*time.Second, cfg.Stats, cfg.leaseConfig(), log)
 	}()
 	return untilDone(done, errs, cancel, "gatekeeper")
 }
@@ -327,4 +336,15 @@ func shardLoad(s *engine.ShardServer) func() map[string]float64 {
 		return map[string]float64{"vertices": float64(st.GetVertices()), "edges": float64(st.GetEdges()),
 			"versions": float64(st.GetVersions()), "applied_per_sec": applied.per(time.Now(), st.GetApplied())}
 	}
+}
+
+// byMember keys a gatekeeper's shard stalls by the shards' member ids.
+func byMember(stalls []time.Time, shards []*coordpb.Endpoint) map[uint64]time.Time {
+	out := make(map[uint64]time.Time, len(stalls))
+	for i, t := range stalls {
+		if i < len(shards) && shards[i].GetMember() != 0 {
+			out[shards[i].GetMember()] = t
+		}
+	}
+	return out
 }
