@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -41,6 +42,7 @@ type roleFlags struct {
 	store                   engine.Config
 	unreachableAfter        time.Duration
 	plantIgnoreLease        bool
+	dialVia                 string
 }
 
 func (r *roleFlags) register(f *pflag.FlagSet, role string, listen string) {
@@ -65,6 +67,9 @@ func (r *roleFlags) register(f *pflag.FlagSet, role string, listen string) {
 	f.BoolVar(&r.plantIgnoreLease, "plant-ignore-lease", os.Getenv("WEFT_PLANT_IGNORE_LEASE") == "1",
 		"planted bug, tests only: serve on after the lease lapsed")
 	_ = f.MarkHidden("plant-ignore-lease")
+	if role == "gatekeeper" {
+		f.StringVar(&r.dialVia, "dial-via", "", "with --coord: shard=proxy,… — dial these addresses instead of the shards' (a proxy per shard; fault tests)")
+	}
 	r.store = engine.DefaultConfig()
 	r.store.Store = engine.StorePostgres // the one store several processes share
 	f.StringVar(&r.store.PostgresURL, "postgres-url", "", "PostgreSQL connection string, e.g. postgres://weft@db:5432/weft")
@@ -320,6 +325,16 @@ func runMemberRole(cmd *cobra.Command, r *roleFlags, st store.Store, oracle orde
 	defer stop()
 	cfg := roles.Config{Coord: c, Name: r.name, Listener: lis, EpochBase: r.epoch, Store: st, Oracle: oracle,
 		Log: slog.Default(), Stats: &roles.Stats{}, UnreachableAfter: r.unreachableAfter, PlantIgnoreLease: r.plantIgnoreLease}
+	if r.dialVia != "" {
+		cfg.DialVia = map[string]string{}
+		for _, kv := range splitAddrs(r.dialVia) {
+			from, to, ok := strings.Cut(kv, "=")
+			if !ok {
+				return fmt.Errorf("--dial-via: %q is not shard=proxy", kv)
+			}
+			cfg.DialVia[from] = to
+		}
+	}
 	if r.plantIgnoreLease {
 		slog.Warn("planted bug: this process serves on after its lease lapsed (--plant-ignore-lease)")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -103,12 +104,21 @@ func (c *Client) observe(addr string, e *pb.Error, failed bool) {
 		if c.leader == addr {
 			c.leader = ""
 		}
-		if e != nil && e.LeaderHint != "" && e.LeaderHint != addr {
+		if e != nil && e.LeaderHint != "" && e.LeaderHint != addr && c.reaches(e.LeaderHint) {
 			c.leader = e.LeaderHint
 		}
 	default:
 		c.leader = addr
 	}
+}
+
+// reaches reports whether the client may follow a leader hint: a client of
+// one address follows every hint; a client of several talks only to the
+// addresses it was given (the replicas may sit behind proxies whose
+// addresses the replicas do not know), so a hint outside them is ignored
+// and the next address tried in turn. Called with mu held.
+func (c *Client) reaches(hint string) bool {
+	return len(c.addrs) == 1 || slices.Contains(c.addrs, hint)
 }
 
 // call runs rpc against replicas until an answer that is not retryable.
@@ -140,7 +150,7 @@ func call[T interface{ GetError() *pb.Error }](ctx context.Context, c *Client, r
 				}
 				last = &Error{Code: e.Code, Message: e.Message}
 				if e.LeaderHint != "" && attempt%len(c.addrs) != len(c.addrs)-1 {
-					continue // follow the hint at once
+					continue // follow the hint (or, when it is not ours, try the next address) at once
 				}
 			} else {
 				c.observe(addr, nil, true)

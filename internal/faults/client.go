@@ -192,9 +192,16 @@ func (w *worker) completed(t check.Type, healed bool, invoked, done int64, err e
 	case check.Info:
 		w.proc += w.stride
 	}
-	if t != check.OK && w.book != nil && (unreachable(err) || !w.book.has(w.addr)) {
+	if t != check.OK && w.book != nil && !w.pinned() && (unreachable(err) || !w.book.has(w.addr)) {
 		w.failover()
 	}
+}
+
+// pinned reports whether the client stays on its first gatekeeper
+// (ClusterConfig.PinnedClients).
+func (w *worker) pinned() bool {
+	cc := w.h.cfg.Cluster
+	return cc != nil && w.client >= 0 && w.client%max(w.h.cfg.Clients, 1) < cc.PinnedClients
 }
 
 // failover reconnects the client to the next address of its book (a

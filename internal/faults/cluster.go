@@ -61,7 +61,8 @@ var ClusterKills = []FaultKind{FaultKillGatekeeper, FaultKillShard, FaultKillKro
 var AllClusterNemeses = []FaultKind{FaultKillGatekeeper, FaultKillShard, FaultKillKronos, FaultKillCoord,
 	FaultPauseGatekeeper, FaultPauseShard, FaultPauseKronos, FaultPauseCoord}
 
-const clusterNemesesList = "kill-gatekeeper, kill-shard, kill-kronos, kill-coord, pause-gatekeeper, pause-shard, pause-kronos, pause-coord"
+const clusterNemesesList = "kill-gatekeeper, kill-shard, kill-kronos, kill-coord, pause-gatekeeper, pause-shard, pause-kronos, pause-coord, " +
+	"isolate-holders, isolate-gk-shard (the last two with --proxied)"
 
 // The cluster's roles, as `weft cluster up` names them in cluster.json.
 const (
@@ -98,6 +99,23 @@ type ClusterConfig struct {
 	// to another shard through a gatekeeper's POST /v1/move, preferring
 	// the units of the workloads' vertices (mover.go). 0: no moves.
 	MoveEvery time.Duration `json:"move_every,omitempty"`
+	// Proxied routes every gatekeeper's and shard's traffic to the
+	// coordinators, and every gatekeeper's to the shards, through fault
+	// proxies of its own (cluster_lease.go), which the partition kinds
+	// (LeaseNemeses) cut.
+	Proxied bool `json:"proxied,omitempty"`
+	// PlantIgnoreLease starts the gatekeepers and shards with the planted
+	// bug --plant-ignore-lease (they serve on after their lease lapsed);
+	// needs Proxied.
+	PlantIgnoreLease bool `json:"plant_ignore_lease,omitempty"`
+	// PinnedClients: the first PinnedClients clients of each workload
+	// never leave the gatekeeper they first connected to (as a client
+	// library given one address would not), the others fail over as
+	// usual. The planted-lease run uses it: pinned clients keep reading
+	// through a cut-off gatekeeper while the others write through the new
+	// epoch's. A pinned client on a replaced gatekeeper makes no progress:
+	// the run's liveness checks fail; its checkers' verdicts stand.
+	PinnedClients int `json:"pinned_clients,omitempty"`
 }
 
 // DefaultClusterConfig returns the documented defaults.
@@ -118,6 +136,8 @@ func (c *ClusterConfig) validate() error {
 		return fmt.Errorf("cluster: RecoveryTimeout %v", c.RecoveryTimeout)
 	case c.MoveEvery < 0:
 		return fmt.Errorf("cluster: MoveEvery %v, want 0 (no moves) or more", c.MoveEvery)
+	case c.PlantIgnoreLease && !c.Proxied:
+		return errors.New("cluster: PlantIgnoreLease needs Proxied")
 	}
 	return nil
 }
@@ -130,11 +150,14 @@ func (c *ClusterConfig) recoveryTimeout() time.Duration {
 }
 
 // ParseClusterNemeses parses a comma-separated list of cluster fault kinds
-// ("kills": ClusterKills, "all": AllClusterNemeses, "none": no faults).
+// ("kills": ClusterKills, "all": AllClusterNemeses, "partitions":
+// LeaseNemeses, "none": no faults).
 func ParseClusterNemeses(s string) ([]FaultKind, error) {
 	switch strings.TrimSpace(s) {
 	case "kills":
 		return slices.Clone(ClusterKills), nil
+	case "partitions":
+		return slices.Clone(LeaseNemeses), nil
 	case "all":
 		return slices.Clone(AllClusterNemeses), nil
 	case "none", "":
@@ -146,7 +169,7 @@ func ParseClusterNemeses(s string) ([]FaultKind, error) {
 			continue
 		}
 		k := FaultKind(f)
-		if !slices.Contains(AllClusterNemeses, k) {
+		if !slices.Contains(AllClusterNemeses, k) && !isIsolation(k) {
 			return nil, fmt.Errorf("%w: unknown cluster nemesis %q (want %s)", ErrInvalid, f, clusterNemesesList)
 		}
 		out = append(out, k)
@@ -206,6 +229,10 @@ type clusterTarget struct {
 	epoch      uint64 // the configuration last seen, for describe
 	active     uint64
 	kronos     map[string]*grpc.ClientConn // by address
+	refusals   map[string]int64            // lease refusals by process (cluster_lease.go)
+	needEpoch  uint64                      // a partition's recovery needs an epoch above this one
+
+	px *proxies // with Proxied: every member's proxies
 
 	stopWatch chan struct{}
 	watchWG   sync.WaitGroup
@@ -255,6 +282,12 @@ func startCluster(ctx context.Context, h *harness) (*clusterTarget, error) {
 	}
 	t.book = newAddrBook(gks...)
 	t.watchWG.Go(t.watch)
+	if cc.Proxied {
+		j := &journal{start: time.Now(), log: h.log}
+		if err := t.routeThroughProxies(ctx, j); err != nil {
+			return nil, errors.Join(err, t.stop())
+		}
+	}
 	return t, nil
 }
 
@@ -406,6 +439,9 @@ func (t *clusterTarget) finalFault(*journal) (bool, error) { return false, nil }
 // after f.Hold, and measures the recovery; it returns once the cluster is
 // whole again.
 func (t *clusterTarget) inject(ctx context.Context, f Fault, j *journal) error {
+	if isIsolation(f.Kind) {
+		return t.injectIsolation(ctx, f, j)
+	}
 	pause := isPause(f.Kind)
 	m, victim, holder, err := t.pickVictim(ctx, f.Kind)
 	if err != nil {
@@ -668,6 +704,12 @@ func (t *clusterTarget) configRecovered(ctx context.Context, role string, holder
 	if conf.GetActiveEpoch() != conf.GetEpoch() {
 		return fmt.Sprintf("epoch %d not active (active %d)", conf.GetEpoch(), conf.GetActiveEpoch())
 	}
+	t.mu.Lock()
+	need := t.needEpoch
+	t.mu.Unlock()
+	if need != 0 && conf.GetEpoch() <= need {
+		return fmt.Sprintf("no epoch after %d yet (nobody replaced)", need)
+	}
 	for _, e := range append(slices.Clone(conf.GetGatekeepers()), conf.GetShards()...) {
 		if e.GetMember() == 0 {
 			return fmt.Sprintf("a slot (%d) is vacant", e.GetSlot())
@@ -898,6 +940,7 @@ func (t *clusterTarget) stop() error {
 			}
 		}
 		t.stopErr = errors.Join(t.stopErr, t.strays())
+		t.px.close()
 		if t.coord != nil {
 			_ = t.coord.Close()
 		}

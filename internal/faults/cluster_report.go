@@ -39,6 +39,8 @@ func (r Recovery) String() string {
 	verb := "kill -9"
 	if isPause(r.Fault) {
 		verb = "pause"
+	} else if isIsolation(r.Fault) {
+		verb = "partition:"
 	}
 	s := fmt.Sprintf("%s %s (%s): clients %s, configuration %s", verb, r.Process, r.Victim, ms(r.ClientsMs), ms(r.ConfigMs))
 	if r.Why != "" {

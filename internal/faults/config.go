@@ -178,6 +178,9 @@ func (c Config) Validate() error {
 			return bad("%v", err)
 		}
 		kinds, want = AllClusterNemeses, clusterNemesesList
+		if c.Cluster.Proxied {
+			kinds = append(slices.Clone(kinds), LeaseNemeses...)
+		}
 	}
 	for _, n := range c.Nemeses {
 		if !slices.Contains(kinds, n) {

@@ -43,7 +43,11 @@ type Report struct {
 	// kind.
 	Recoveries     []Recovery        `json:"recoveries,omitempty"`
 	RecoveryByRole []RecoverySummary `json:"recovery_by_role,omitempty"`
-	Adya           []Adya            `json:"adya"`
+	// LeaseRefusals counts, by process, the calls a gatekeeper or shard
+	// refused because its lease had lapsed (a proxied cluster's partitions;
+	// the process's total across its registrations).
+	LeaseRefusals map[string]int64 `json:"lease_refusals,omitempty"`
+	Adya          []Adya           `json:"adya"`
 	// MoveStats are the mover's counts (flat in report.json: moves,
 	// move_refusals, move_failures, …); nil when no mover ran
 	// (ClusterConfig.MoveEvery 0).
@@ -103,6 +107,9 @@ func (h *harness) report(runs []*clientRun, nem *nemesis, j *journal, problems [
 		problems = append(problems, "a process exited unexpectedly: "+firstLine(e))
 	}
 	rep.Recoveries = nem.t.recoveries()
+	if ct, ok := nem.t.(*clusterTarget); ok {
+		rep.LeaseRefusals = ct.leaseRefusals()
+	}
 	rep.RecoveryByRole = summarizeRecoveries(rep.Recoveries)
 	for _, r := range rep.Recoveries {
 		if !r.Recovered() {
@@ -255,6 +262,16 @@ func (r *Report) String() string {
 	}
 	if len(r.Recoveries) > 0 {
 		b.WriteString("\n" + recoveryTable(r.Recoveries, r.RecoveryByRole))
+	}
+	if len(r.LeaseRefusals) > 0 {
+		names := slices.Sorted(maps.Keys(r.LeaseRefusals))
+		total := int64(0)
+		b.WriteString("\nlease refusals (calls refused because the process's lease had lapsed):\n")
+		for _, n := range names {
+			fmt.Fprintf(&b, "  %-16s %d\n", n, r.LeaseRefusals[n])
+			total += r.LeaseRefusals[n]
+		}
+		fmt.Fprintf(&b, "  %-16s %d\n", "total", total)
 	}
 	b.WriteString("\nadya:\n")
 	for _, a := range r.Adya {

@@ -54,6 +54,11 @@ type Config struct {
 	// shard) must fail it, while its lease holds, before the member reports
 	// the peer unreachable to the coordinator [DefaultUnreachableAfter].
 	UnreachableAfter time.Duration
+	// DialVia, for a gatekeeper, maps shard addresses (as the coordinator
+	// lists them) to the addresses it dials instead — a proxy in front of
+	// each shard, per gatekeeper (fault tests cut one gatekeeper from one
+	// shard this way). Optional.
+	DialVia map[string]string
 	// PlantIgnoreLease is a planted bug for fault tests only: the member
 	// serves on after its lease lapsed (coord.LeaseState.PlantIgnoreExpiry).
 	PlantIgnoreLease bool
@@ -242,12 +247,13 @@ func (g *Gatekeeper) Run(ctx context.Context, apiAddr, httpAddr string) error {
 		// The FIFO streams open only to shards serving this epoch (a
 		// stream refused by a shard still rebuilding would stop the
 		// gatekeeper for the whole epoch).
-		if err := waitShards(ctx, addrs(conf.GetShards()), epoch, 30*time.Second); err != nil {
+		shardAddrs := dialVia(addrs(conf.GetShards()), cfg.DialVia)
+		if err := waitShards(ctx, shardAddrs, epoch, 30*time.Second); err != nil {
 			return nil, err
 		}
 		gk, err := engine.NewClusterGatekeeper(engine.GatekeeperConfig{ID: slot, Gatekeepers: len(conf.GetGatekeepers()),
 			Shards: len(conf.GetShards()), Epoch: epoch, Store: cfg.Store, Oracle: cfg.Oracle,
-			ShardAddrs: addrs(conf.GetShards()), PeerAddrs: addrs(conf.GetGatekeepers()), AnnounceEvery: g.AnnounceEvery,
+			ShardAddrs: shardAddrs, PeerAddrs: addrs(conf.GetGatekeepers()), AnnounceEvery: g.AnnounceEvery,
 			ConnectTimeout: 5 * time.Second, Lease: leaseErr(lease), Log: log})
 		if err != nil {
 			return nil, err
@@ -347,4 +353,15 @@ func byMember(stalls []time.Time, shards []*coordpb.Endpoint) map[uint64]time.Ti
 		}
 	}
 	return out
+}
+
+// dialVia maps each address through via (an address not in it is dialled
+// as it is).
+func dialVia(as []string, via map[string]string) []string {
+	for i, a := range as {
+		if v, ok := via[a]; ok {
+			as[i] = v
+		}
+	}
+	return as
 }
