@@ -59,8 +59,20 @@ vertex the workloads write, or a random slot, to a shard that may take it
 (POST /v1/move). Failed or refused moves are expected under the nemesis;
 the report counts moves, refusals and failures.
 
+With --cluster --proxied every gatekeeper and shard reaches the coordinators
+(and every gatekeeper every shard) through fault proxies of its own, and
+the partition kinds isolate-holders (every slot holder cut off from the
+coordinators, clients still reaching them) and isolate-gk-shard (one
+gatekeeper cut from one shard) — --nemesis partitions — test the leases and
+the unreachable-peer rule (docs/cluster.md, "Leases"); the report counts
+the members' lease refusals. --plant-ignore-lease runs members that serve
+on after their leases lapsed (a planted bug the checkers must catch; with
+--pinned-clients, the first clients of each workload stay on their first
+gatekeeper).
+
   weft faults --cluster --duration 10m --workloads list-append,bank,set-full --out weft-data/faults-cluster
-  weft faults --cluster --duration 2m --move-every 200ms --nemesis all`,
+  weft faults --cluster --duration 2m --move-every 200ms --nemesis all
+  weft faults --cluster --proxied --nemesis partitions --gatekeepers 1 --backup-gatekeepers 1 --backup-shards 2 --fault-min 12s --fault-max 12s --duration 2m`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -97,7 +109,8 @@ the report counts moves, refusals and failures.
 	f.Float64Var(&cfg.Rate, "rate", cfg.Rate, "operations per second per client goroutine (0: unlimited)")
 	f.StringVar(&workloads, "workloads", "all", "comma-separated: list-append,rw-register,bank,ring,set-full,sideband")
 	f.StringVar(&nemeses, "nemesis", "all", "comma-separated fault kinds: kill,pause,partition,clog; with --cluster "+
-		"kill-gatekeeper,kill-shard,kill-kronos,kill-coord (kills, the default) and pause-gatekeeper,pause-shard,pause-kronos,pause-coord (all: both) (none: no faults)")
+		"kill-gatekeeper,kill-shard,kill-kronos,kill-coord (kills, the default) and pause-gatekeeper,pause-shard,pause-kronos,pause-coord (all: both) (none: no faults); "+
+		"with --cluster --proxied also isolate-holders,isolate-gk-shard (partitions: both)")
 	f.Uint64Var(&cfg.Seed, "seed", 0, "seed of the fault plan and the clients' choices (default: from the clock, printed)")
 	f.StringVar(&cfg.OutDir, "out", "weft-data/faults", "directory for histories, logs and the report (and the server's data while it runs)")
 	f.StringVar(&cfg.Bin, "bin", "", "the weft binary to run as the server (default: this one)")
@@ -117,6 +130,9 @@ the report counts moves, refusals and failures.
 	f.IntVar(&cc.BackupShards, "backup-shards", cc.BackupShards, "with --cluster: backup shard processes")
 	f.DurationVar(&cc.RecoveryTimeout, "recovery-timeout", cc.RecoveryTimeout, "with --cluster: a kill not recovered within this makes the run invalid")
 	f.DurationVar(&cc.MoveEvery, "move-every", cc.MoveEvery, "with --cluster: move a placement unit between shards about this often (POST /v1/move; 0: no moves)")
+	f.BoolVar(&cc.Proxied, "proxied", false, "with --cluster: members reach the coordinators and gatekeepers the shards through fault proxies (for the partition kinds)")
+	f.BoolVar(&cc.PlantIgnoreLease, "plant-ignore-lease", false, "with --cluster --proxied: planted bug, members serve on after their leases lapsed")
+	f.IntVar(&cc.PinnedClients, "pinned-clients", 0, "with --cluster: the first N clients of each workload never leave their first gatekeeper")
 	return cmd
 }
 
