@@ -43,6 +43,9 @@ func (r Recovery) String() string {
 		verb = "partition:"
 	}
 	s := fmt.Sprintf("%s %s (%s): clients %s, configuration %s", verb, r.Process, r.Victim, ms(r.ClientsMs), ms(r.ConfigMs))
+	if isIsolation(r.Fault) {
+		s = fmt.Sprintf("%s %s: clients %s, configuration %s", verb, r.Process, ms(r.ClientsMs), ms(r.ConfigMs))
+	}
 	if r.Why != "" {
 		s += " (" + r.Why + ")"
 	}
@@ -83,7 +86,7 @@ func spreadOf(xs []int64) Spread {
 // AllClusterNemeses.
 func summarizeRecoveries(recs []Recovery) []RecoverySummary {
 	var out []RecoverySummary
-	for _, k := range AllClusterNemeses {
+	for _, k := range append(slices.Clone(AllClusterNemeses), LeaseNemeses...) {
 		s := RecoverySummary{Fault: k, Role: roleOf(k)}
 		var clients, conf []int64
 		for _, r := range recs {
