@@ -47,7 +47,10 @@ type MemberConfig struct {
 
 // RunMember registers a process with the coordinator, then heartbeats every
 // Interval until ctx ends (returning nil) or the coordinator fences the
-// member (returning ErrFenced): a fenced process must stop serving.
+// member (returning ErrFenced): a fenced process must stop serving. A failed
+// heartbeat is not an error: the member goes on trying, and its Lease, not
+// renewed, lapses on its own — a member cut off from the coordinators stops
+// serving by itself, before the coordinator gives its slot away.
 func RunMember(ctx context.Context, c *Client, cfg MemberConfig, log *slog.Logger) error {
 	if cfg.Name == "" || cfg.Role == pb.Role_ROLE_UNSPECIFIED {
 		return errors.New("coord: a member needs a name and a role")

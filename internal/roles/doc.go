@@ -9,4 +9,12 @@
 // the store, a gatekeeper connects to the epoch's shards and peers. The
 // listening ports stay across epochs; calls between epochs fail with
 // retryable errors.
+//
+// A member serves only inside its lease from the coordinator
+// (coord.LeaseState, docs/cluster.md "Leases"): the gatekeeper engine asks
+// it before taking a call, before acknowledging a commit and before
+// answering a read; the shard front before forwarding a call and before
+// answering it, and it holds FIFO entries while the lease lapses. A
+// gatekeeper reports the shards it has not reached for UnreachableAfter
+// with its heartbeats (lease.go).
 package roles
