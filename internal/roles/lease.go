@@ -1,12 +1,15 @@
 package roles
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/engine"
 )
 
 // Leases and unreachable peers on a member process (docs/cluster.md,
@@ -84,3 +87,25 @@ func (r *reporter) unreachable() []uint64 {
 
 // leaseErr adapts the lease for the engines: nil while it holds.
 func leaseErr(l *coord.LeaseState) func() error { return l.Check }
+
+// leasedGatekeeper is the gatekeeper engine as the Weft API's Switch serves
+// it: every method is the engine's (which checks the lease itself), and the
+// batched read — whose code checks the lease only as it starts — is checked
+// again before it answers.
+type leasedGatekeeper struct {
+	*engine.ClusterGatekeeper
+	lease *coord.LeaseState
+}
+
+// GetVertices implements engine.BatchReader.
+func (g leasedGatekeeper) GetVertices(ctx context.Context, snap engine.Snapshot, refs []engine.VertexRef,
+	opts engine.ReadOptions) ([]*engine.Vertex, int, error) {
+	vs, n, err := g.ClusterGatekeeper.GetVertices(ctx, snap, refs, opts)
+	if err != nil {
+		return nil, n, err
+	}
+	if err := g.lease.Check(); err != nil {
+		return nil, n, fmt.Errorf("%w: %v", engine.ErrOverloaded, err)
+	}
+	return vs, n, nil
+}

@@ -262,7 +262,7 @@ func (g *Gatekeeper) Run(ctx context.Context, apiAddr, httpAddr string) error {
 		return &epochEngine{
 			install: func() {
 				front.set(gk, true)
-				g.API.Set(gk)
+				g.API.Set(leasedGatekeeper{ClusterGatekeeper: gk, lease: lease})
 			},
 			load:   gatekeeperLoad(gk),
 			err:    gk.Err,
