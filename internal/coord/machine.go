@@ -59,6 +59,11 @@ const (
 	// bugReplaceEarly (read by Node) proposes a condemned member's Fail at
 	// once, without waiting for its lease to expire.
 	bugReplaceEarly
+	// bugForgetCondemned (read by Node) forgets the grants and the
+	// condemned members whenever the leader starts serving again, even
+	// within its term, while a Fail it proposed may still commit (the
+	// simulation found this at seed 425 of the first lease code).
+	bugForgetCondemned
 )
 
 // slotted reports whether a role holds numbered slots.

@@ -125,6 +125,7 @@ type Node struct {
 	// with the next Advance.
 	grants     map[uint64]time.Duration
 	condemned  map[uint64]time.Duration
+	leaseTerm  uint64 // the term grants and condemned belong to
 	hbQueue    []pendingHeartbeat
 	hbInflight map[uint64]*heartbeatBatch
 	reports    map[uint64][]uint64
@@ -467,15 +468,23 @@ func (n *Node) updateServing() {
 	n.serving = ok
 	if !ok {
 		n.lastHeard, n.pendingFail, n.pendingAck, n.pendingSlot, n.lastLoad = nil, nil, nil, 0, nil
-		n.grants, n.condemned, n.reports = nil, nil, nil
+		n.reports = nil
 		n.dropHeartbeats()
+		// The grants and the condemned outlive a pause in serving within
+		// the term: a Fail this leader proposed may still commit, so a
+		// member it condemned must get no lease when it serves again.
 		return
 	}
 	n.lastHeard, n.pendingFail, n.pendingAck = map[uint64]int64{}, map[uint64]int64{}, map[uint64][2]int64{}
 	n.lastLoad = map[uint64]map[string]float64{}
-	// This leader does not know its predecessors' grants: it assumes one to
-	// every live member now (lease.go says why that suffices).
-	n.grants, n.condemned, n.reports = map[uint64]time.Duration{}, map[uint64]time.Duration{}, map[uint64][]uint64{}
+	if n.grants == nil || n.leaseTerm != n.term || n.mach.bug == bugForgetCondemned {
+		// A new leadership does not know its predecessors' grants: it
+		// assumes one to every live member now (lease.go says why that
+		// suffices), and nothing it condemned before (in another term) can
+		// still be proposed by it.
+		n.grants, n.condemned, n.leaseTerm = map[uint64]time.Duration{}, map[uint64]time.Duration{}, n.term
+	}
+	n.reports = map[uint64][]uint64{}
 	n.hbInflight = map[uint64]*heartbeatBatch{}
 	n.syncDetector()
 }
@@ -498,9 +507,13 @@ func (n *Node) syncDetector() {
 				delete(n.lastHeard, id)
 				delete(n.pendingAck, id)
 				delete(n.lastLoad, id)
-				delete(n.grants, id)
-				delete(n.condemned, id)
 				delete(n.reports, id)
+			}
+		}
+		for id := range n.grants {
+			if _, ok := slices.BinarySearch(live, id); !ok {
+				delete(n.grants, id) // a failed member is never granted again
+				delete(n.condemned, id)
 			}
 		}
 	}
