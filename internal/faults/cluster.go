@@ -922,6 +922,11 @@ func (t *clusterTarget) recordPid(name string, pid int) error {
 // reported).
 func (t *clusterTarget) stop() error {
 	t.stopOnce.Do(func() {
+		if t.px != nil { // the last refusal counts, while the coordinator still serves
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			t.noteRefusals(ctx)
+			cancel()
+		}
 		close(t.stopWatch)
 		t.watchWG.Wait()
 		t.mu.Lock()

@@ -284,8 +284,15 @@ func (t *clusterTarget) pickCut(ctx context.Context, kind FaultKind) ([]*faultpr
 // noteRefusals records each process's lease refusals (the lease_refusals
 // gauge its heartbeats carry: the process's total across registrations).
 func (t *clusterTarget) noteRefusals(ctx context.Context) {
+	if t.px == nil {
+		return
+	}
 	st, err := t.leaderStatus(ctx)
+	for try := 0; err != nil && try < 5 && sleep(ctx, 200*time.Millisecond); try++ {
+		st, err = t.leaderStatus(ctx)
+	}
 	if err != nil {
+		t.h.log.Warn("faults: the lease refusals could not be read", "err", err)
 		return
 	}
 	t.mu.Lock()

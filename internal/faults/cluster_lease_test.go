@@ -28,7 +28,7 @@ func leaseRunConfig(t *testing.T, gks int) Config {
 	}
 	cfg.Workloads = []string{WorkloadListAppend}
 	cfg.Nemeses = []FaultKind{FaultIsolateHolders, FaultIsolateGatekeeperShard}
-	cfg.Duration, cfg.HealedPhase = 14*time.Second, 5*time.Second
+	cfg.Duration, cfg.HealedPhase = 18*time.Second, 5*time.Second
 	cfg.Timing = Timing{FaultMin: 3500 * time.Millisecond, FaultMax: 3500 * time.Millisecond,
 		QuietMin: 500 * time.Millisecond, QuietMax: time.Second}
 	cfg.OpTimeout = 2 * time.Second
