@@ -56,6 +56,8 @@ type Config struct {
 	StoreCacheBytes int64
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
+	// plants are bugs planted on purpose by tests (schedule.go).
+	plants plants
 }
 
 // DefaultConfig returns the defaults documented on Config.

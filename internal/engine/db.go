@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/kronos"
 	"github.com/weft-db/weft/internal/nodeprog"
 	"github.com/weft-db/weft/internal/order"
@@ -31,9 +32,9 @@ type DB struct {
 	epoch  uint64
 	gks    []*gkNode
 	shards []*shardNode
-	// published holds the clock of each gatekeeper's latest stamp, whole
-	// (see gkNode.sync); a published clock is never modified.
-	published []atomic.Pointer[vclock.Clock]
+	// group is the gatekeepers in shared memory: published clocks, read
+	// points (gatekeeper.Group).
+	group *gatekeeper.Group
 	// delivered holds, per gatekeeper, a clock it had when it was idle:
 	// every entry it stamped before was in the shards' inboxes, and its
 	// later stamps follow the clock. A NOP without a message, read by the
@@ -48,11 +49,6 @@ type DB struct {
 	wmMu      sync.Mutex
 	watermark vclock.Clock // reads must be at or after it (vector clock)
 	samples   []clockSample
-	// gcGen is odd while advanceWatermark reads what is in flight and
-	// publishes the watermark, and counts those passes: a read that took
-	// a read point and registered it is safe only if no pass overlapped
-	// (DB.pointHeld).
-	gcGen atomic.Uint64
 
 	done   chan struct{}
 	failed chan struct{} // closed by fail
@@ -66,7 +62,6 @@ type DB struct {
 	failErr   atomic.Pointer[error]
 
 	commits, aborts, programs, applied, nops atomic.Uint64
-	pointReads                               atomic.Uint64 // reads stamped at a read point (readpoint.go)
 	// dir places vertices: the shard count's placement and the units moved
 	// since (moves.go); it changes in a move's commit section.
 	dir             atomic.Pointer[txn.Directory]
@@ -77,7 +72,6 @@ type DB struct {
 	// yield, when set (tests), is called at the shells' yield points
 	// (schedule.go); set before any goroutine uses the DB.
 	yield yielder
-	plant plants
 }
 
 type clockSample struct {
@@ -106,7 +100,7 @@ func Open(cfg Config) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{cfg: cfg, log: log, st: st, oracle: oracle, reg: nodeprog.Builtins(), done: make(chan struct{}), failed: make(chan struct{}), stopped: make(chan struct{}),
-		published: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers), delivered: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers),
+		group: gatekeeper.NewGroup(cfg.Gatekeepers, cfg.NoReadPoints, cfg.plants.shell), delivered: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers),
 		shardNotes: make([]atomic.Pointer[vclock.Clock], cfg.Gatekeepers*cfg.Shards)}
 	if db.epoch, err = db.startEpoch(); err != nil {
 		st.Close()
@@ -502,7 +496,7 @@ func (db *DB) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*Comm
 func (db *DB) Status(ctx context.Context) (*Status, error) {
 	st := &Status{Gatekeepers: len(db.gks), Shards: len(db.shards), Epoch: db.epoch,
 		Commits: db.commits.Load(), Aborts: db.aborts.Load(), Programs: db.programs.Load(), NopRequests: db.nops.Load(),
-		PointReads: db.pointReads.Load()}
+		PointReads: db.group.PointReads()}
 	st.KronosCalls, _ = db.oracle.Calls()
 	for _, s := range db.shards {
 		s.statsMu.Lock()

@@ -40,9 +40,7 @@ func (db *DB) advanceWatermark(now time.Time) {
 	}
 	var cur vclock.Clock
 	for _, g := range db.gks {
-		g.mu.Lock()
-		minInto(&cur, g.core.Clock())
-		g.mu.Unlock()
+		minInto(&cur, g.shell.Clock())
 	}
 	db.wmMu.Lock()
 	db.samples = append(db.samples, clockSample{at: now, clock: cur})
@@ -61,9 +59,13 @@ func (db *DB) advanceWatermark(now time.Time) {
 	}
 	// Reads that take a read point register it after choosing it; one
 	// that saw this pass overlap its choice takes a fresh stamp instead
-	// (DB.pointHeld).
-	db.gcGen.Add(1)
-	defer db.gcGen.Add(1)
+	// (gatekeeper.Group.WatermarkPass).
+	db.group.WatermarkPass(func() { db.watermarkPass(old) })
+}
+
+// watermarkPass lowers old to everything in flight and every shard queue's
+// position, and publishes the result as the watermark if it advanced.
+func (db *DB) watermarkPass(old vclock.Clock) {
 	wm := old.Clone()
 	for i, g := range db.gks {
 		db.yieldAt(yieldGCInflight, -1, i)

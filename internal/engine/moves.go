@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -76,18 +77,13 @@ func planMove(st store.Txn, u txn.Unit, to, base uint32) (*txn.UnitMove, txn.Hom
 }
 
 // movedHome is the home a committed move mv at ts gives its unit, which
-// was at home.
+// was at home (gatekeeper.MovedHome).
 func movedHome(home txn.Home, mv *txn.UnitMove, ts vclock.Stamp) txn.Home {
-	held := append(slices.Clone(home.Held), mv.To)
-	slices.Sort(held)
-	return txn.Home{Shard: mv.To, From: mv.From, Stamp: ts, Held: held}
+	return gatekeeper.MovedHome(home, mv, ts)
 }
 
-// moveOps are a committed move's entries: MoveOut to the shard it left,
-// MoveIn to the new one.
-func moveOps(mv *txn.UnitMove) []txn.ShardOp {
-	return []txn.ShardOp{{Shard: mv.From, Kind: txn.OpUnitOut, Move: mv}, {Shard: mv.To, Kind: txn.OpUnitIn, Move: mv}}
-}
+// moveOps are a committed move's entries (gatekeeper.MoveOps).
+func moveOps(mv *txn.UnitMove) []txn.ShardOp { return gatekeeper.MoveOps(mv) }
 
 // Moves returns the moves committed and the reads and program hops
 // forwarded since Open.
@@ -104,46 +100,29 @@ func (db *DB) CurrentDirectory(context.Context) (*txn.Directory, error) {
 	return db.dir.Load(), nil
 }
 
-// move is MoveUnit at gatekeeper g: stamp, read the unit at the store
-// snapshot, declare both shards, commit (gatekeeper.OrderMove), switch the
-// directory, and hand MoveOut and MoveIn to the shards.
+// move is MoveUnit at gatekeeper g: the unit's home read in the move's
+// store transaction, then the shell's move (gatekeeper.Shell.Move: stamp,
+// read the unit at a snapshot of its own, declare both shards, commit with
+// gatekeeper.OrderMove, adopt the new home, hand MoveOut and MoveIn to the
+// shards).
 func (g *gkNode) move(ctx context.Context, u txn.Unit, to uint32) error {
 	db := g.db
 	st, err := db.st.Begin()
 	if err != nil {
 		return mapStoreErr(err)
 	}
-	defer st.Discard()
 	base := db.dir.Load().Base()
 	mv, home, err := planMove(st, u, to, base)
 	if mv == nil || err != nil {
+		st.Discard()
 		return err
 	}
-	ts, err := g.beginCommit()
-	if err != nil {
-		return err
+	ch := make(chan error, 1)
+	g.shell.Move(ctx, st, mv, home, func() (gatekeeper.MoveSeen, error) { return readMove(db.st, mv, base) },
+		func(_ vclock.Stamp, err error) { ch <- err })
+	err = <-ch
+	if errors.Is(err, gatekeeper.ErrOverloaded) {
+		return fmt.Errorf("%w: %v", ErrOverloaded, err)
 	}
-	// In flight from before its commit section until the directory has
-	// it (or it failed): commits meanwhile read the directory records.
-	db.movesInFlight.Add(1)
-	defer db.movesInFlight.Add(-1)
-	seen, err := readMove(db.st, mv, base)
-	if err == nil {
-		g.mu.Lock()
-		derr := g.core.Declare(ts, []uint32{mv.From, mv.To})
-		g.dispatch()
-		g.mu.Unlock()
-		if derr != nil {
-			panic(derr) // programmer error: ts is in flight
-		}
-		err = st.Commit(ctx, func(c store.Critical) error { return gatekeeper.OrderMove(ctx, db.oracle, c, ts, mv, seen, base) })
-	}
-	if err != nil {
-		g.resolve(ts, nil)
-		return mapStoreErr(err)
-	}
-	adoptMove(&db.dir, u, movedHome(home, mv, ts))
-	db.moves.Add(1)
-	<-g.resolve(ts, moveOps(mv))
-	return nil
+	return mapStoreErr(err)
 }

@@ -97,7 +97,7 @@ func TestReadsPassCommitsInFlight(t *testing.T) {
 			t.Fatalf("read %s = %d while the write of 2 is in flight, want 1", a, n)
 		}
 	}
-	if db.pointReads.Load() == 0 {
+	if db.group.PointReads() == 0 {
 		t.Fatal("no read was stamped at a read point")
 	}
 	go func() {

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/weft-db/weft/internal/gatekeeper"
+
 // Yield points. A gatekeeper shell runs on many goroutines at once, and
 // some of its steps are only correct for some interleavings of them: a
 // preemption between two loads of the others' clocks (gkNode.sync), a
@@ -8,24 +10,17 @@ package engine
 // explores interleavings) can hold one goroutine there while others run:
 // a schedule that took two unlucky preemptions on a loaded machine is then
 // a deterministic test. In production yield is nil and costs one branch.
-type yieldPoint uint8
+type yieldPoint = gatekeeper.Point
 
+// The shell's yield points (gatekeeper.Point), and the engine's own.
 const (
-	// yieldSyncLoad: gkNode.sync, gatekeeper gk about to load gatekeeper
-	// arg's published clock.
-	yieldSyncLoad yieldPoint = iota + 1
-	// yieldCritical: gkNode.commit, gatekeeper gk's transaction executed
-	// and declared, about to enter the store's commit section.
-	yieldCritical
-	// yieldResolve: gkNode.commit, gatekeeper gk's transaction durable,
-	// about to be resolved (handed to the shards).
-	yieldResolve
-	// yieldPointChosen: DB.pointHeld, a read through gatekeeper gk chose a
-	// read point and has not registered it yet.
-	yieldPointChosen
+	yieldSyncLoad    = gatekeeper.PointSyncLoad
+	yieldCritical    = gatekeeper.PointCritical
+	yieldResolve     = gatekeeper.PointResolve
+	yieldPointChosen = gatekeeper.PointReadChosen
 	// yieldGCInflight: DB.advanceWatermark, about to read gatekeeper arg's
 	// stamps in flight (gk is -1).
-	yieldGCInflight
+	yieldGCInflight yieldPoint = 100
 )
 
 // yielder is called at every yield point; arg qualifies the point (the
@@ -39,22 +34,11 @@ func (db *DB) yieldAt(p yieldPoint, gk, arg int) {
 }
 
 // plants are bugs planted in the shells on purpose, so that tests show
-// their checks catch them (the simulation's planted bugs, in the code that
-// runs). All false in production; set by tests before the DB is used.
+// their checks catch them (the simulation plants the same ones through
+// gatekeeper.Plants). All false in production; set by tests in Config.
 type plants struct {
-	// partialSync merges the others' clocks counter by counter (only each
-	// gatekeeper's own entry of its published clock), as gkNode.sync did
-	// before clocks were published whole.
-	partialSync bool
-	// ownCounterPoints accepts a read point that covers each gatekeeper's
-	// newest hand-off on that gatekeeper's own counter only, as
-	// DB.readPoint did before it compared whole clocks.
-	ownCounterPoints bool
-	// noPointRecheck uses a read point registered while a watermark pass
-	// overlapped its choice (DB.pointHeld's check skipped), as stampRead
-	// and runProgram did before it: a commit in flight longer than the
-	// history retention let the watermark pass the read's stamp.
-	noPointRecheck bool
+	// shell: the gatekeeper shells' and group's (gatekeeper.Plants).
+	shell gatekeeper.Plants
 	// noShardWatermark runs reads and program batches below the watermark
 	// their shard collected (shardNode.run's refusal skipped).
 	noShardWatermark bool

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 	"github.com/weft-db/weft/internal/vclock"
@@ -81,8 +82,8 @@ func partialSyncScenario(t *testing.T, pl plants) (tErr error, stale int) {
 	t.Helper()
 	cfg := memConfig()
 	cfg.Gatekeepers, cfg.Shards = 3, 2
+	cfg.plants = pl
 	db := openTest(t, cfg)
-	db.plant = pl
 	gs := &gates{}
 	db.yield = gs.yield // nothing runs on the DB yet
 	const A, C, B = 0, 1, 2
@@ -154,7 +155,7 @@ func partialSyncScenario(t *testing.T, pl plants) (tErr error, stale int) {
 	if err := <-xDone; err != nil {
 		t.Fatalf("X: %v", err)
 	}
-	t.Logf("T: %v; reads at read points: %d", tErr, db.pointReads.Load())
+	t.Logf("T: %v; reads at read points: %d", tErr, db.group.PointReads())
 	return tErr, stale
 }
 
@@ -168,7 +169,7 @@ func TestReadPointAfterPartialSync(t *testing.T) {
 // (planted), the whole-clock read-point rule alone refuses the point that
 // does not follow T, and T is acknowledged and seen.
 func TestReadPointRuleAlone(t *testing.T) {
-	tErr, stale := partialSyncScenario(t, plants{partialSync: true})
+	tErr, stale := partialSyncScenario(t, plants{shell: gatekeeper.Plants{PartialSync: true}})
 	if tErr != nil {
 		t.Fatalf("T: %v (with counter-by-counter sync, X is concurrent with T and ordered before it)", tErr)
 	}
@@ -180,7 +181,7 @@ func TestReadPointRuleAlone(t *testing.T) {
 // TestPlantedPartialSyncIsCaught: the old code — counter-by-counter sync
 // and the own-counter read-point rule, planted — misses T.
 func TestPlantedPartialSyncIsCaught(t *testing.T) {
-	if _, stale := partialSyncScenario(t, plants{partialSync: true, ownCounterPoints: true}); stale == 0 {
+	if _, stale := partialSyncScenario(t, plants{shell: gatekeeper.Plants{PartialSync: true, OwnCounterPoints: true}}); stale == 0 {
 		t.Fatal("the planted partial sync with the own-counter rule read no stale value")
 	}
 }
@@ -199,11 +200,8 @@ func pointBelowWatermark(t *testing.T, pl plants) (s vclock.Stamp, p vclock.Stam
 	cfg := memConfig()
 	cfg.Gatekeepers, cfg.Shards = 2, 2
 	cfg.HistoryRetention, cfg.GCEvery = 0, time.Hour // passes run by hand
+	cfg.plants = pl
 	db := openTest(t, cfg)
-	db.plant = pl
-	for _, sh := range db.shards {
-		sh.refuseBelow = !pl.noShardWatermark
-	}
 	gs := &gates{}
 	db.yield = gs.yield
 	v, w := twoShards(t, db)
@@ -226,16 +224,14 @@ func pointBelowWatermark(t *testing.T, pl plants) (s vclock.Stamp, p vclock.Stam
 	}()
 	releaseX := <-hs.entered
 	hs.hold.Store(false)
-	pt := db.gks[1].point.Load()
+	pt := db.gks[1].shell.OfferedPoint()
 	if pt == nil {
 		t.Fatal("gatekeeper 1 offers no read point with X in flight")
 	}
 	p = *pt
 	// Gatekeeper 0 merges X's clock (no hand-off: P stays usable), and two
 	// passes move every queue's position past P.
-	db.gks[0].mu.Lock()
-	db.gks[0].sync()
-	db.gks[0].mu.Unlock()
+	db.gks[0].shell.Stamp(func(vclock.Stamp) {})
 	past := func(queue int) func() bool { // every shard's queue of that gatekeeper is past P
 		return func() bool {
 			for _, sh := range db.shards {
@@ -295,14 +291,14 @@ func TestReadPointBelowWatermark(t *testing.T) {
 // instead of reading collected versions. With that refusal planted away
 // too, the read runs below the watermark.
 func TestShardRefusesBelowWatermark(t *testing.T) {
-	s, p, readable, err := pointBelowWatermark(t, plants{noPointRecheck: true})
+	s, p, readable, err := pointBelowWatermark(t, plants{shell: gatekeeper.Plants{NoPointRecheck: true}})
 	if vclock.CompareStamps(s, p) != vclock.Equal || readable {
 		t.Fatalf("planted: the read registered %s (point %s), readable %v: the schedule did not put it below the watermark", s, p, readable)
 	}
 	if !errors.Is(err, ErrSnapshotTooOld) {
 		t.Fatalf("a read below its shard's watermark answered %v, want ErrSnapshotTooOld", err)
 	}
-	_, _, _, err = pointBelowWatermark(t, plants{noPointRecheck: true, noShardWatermark: true})
+	_, _, _, err = pointBelowWatermark(t, plants{shell: gatekeeper.Plants{NoPointRecheck: true}, noShardWatermark: true})
 	if err != nil {
 		t.Fatalf("planted twice: %v", err)
 	}

@@ -158,7 +158,7 @@ func newShardNodeWith(host shardHost, reg *nodeprog.Registry, id int, cfg Config
 		host: host, id: id, g: graph.New(gcfg), alias: graph.NewAliasIndex(gcfg), runner: r,
 		signal: make(chan struct{}, 1), pos: make([]vclock.Stamp, cfg.Gatekeepers),
 		notes: make([]*vclock.Clock, cfg.Gatekeepers), shardNotes: make([]*vclock.Clock, cfg.Gatekeepers),
-		refuseBelow: true,
+		refuseBelow: !cfg.plants.noShardWatermark,
 	}
 	s.core = shard.New(shard.Config{ID: uint32(id), Gatekeepers: cfg.Gatekeepers, ReorderMax: 1 << 16, TasksMax: cfg.ShardTasksMax},
 		res)

@@ -1,0 +1,121 @@
+package gatekeeper
+
+import (
+	"sync/atomic"
+
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// Group is the gatekeepers of one process (weft serve) in shared memory:
+// the clock each published with its latest stamp (Shell.sync loads them
+// before stamping, so every stamp follows everything any gatekeeper
+// stamped — Weaver's clock announcements with τ = 0), their read points
+// and hand-offs (ReadPoint), and the garbage-collection passes read points
+// must not overlap. It is safe for concurrent use.
+type Group struct {
+	shells       []*Shell
+	published    []atomic.Pointer[vclock.Clock]
+	noReadPoints bool
+	plants       Plants
+	// gcGen is odd while a watermark pass reads what is in flight, and
+	// counts the passes (pointHeld).
+	gcGen      atomic.Uint64
+	pointReads atomic.Uint64
+}
+
+// NewGroup returns the group of n gatekeepers; noReadPoints stamps every
+// read fresh (for comparisons). The shells join it in NewShell.
+func NewGroup(n int, noReadPoints bool, plants Plants) *Group {
+	return &Group{shells: make([]*Shell, n), published: make([]atomic.Pointer[vclock.Clock], n),
+		noReadPoints: noReadPoints, plants: plants}
+}
+
+func (g *Group) join(s *Shell) {
+	if g.shells[s.id] != nil {
+		panic("gatekeeper: two shells with one id in a group")
+	}
+	g.shells[s.id] = s
+}
+
+// PointReads counts the reads stamped at a read point.
+func (g *Group) PointReads() uint64 { return g.pointReads.Load() }
+
+// WatermarkPass runs fn, a garbage-collection pass that reads every
+// shell's stamps in flight (Shell.InflightMin) and publishes a watermark:
+// a read that chose a read point while a pass ran takes a fresh stamp
+// instead (pointHeld).
+func (g *Group) WatermarkPass(fn func()) {
+	g.gcGen.Add(1)
+	defer g.gcGen.Add(1)
+	fn()
+}
+
+// ReadPoint returns a read point a read may be stamped with (see
+// ChooseReadPoint and docs/simulation.md, "Read points"), preferring one
+// before every transaction in flight; ok is false when there is none
+// (nothing in flight: a fresh stamp waits for nothing either) or none may
+// be used.
+func (g *Group) ReadPoint() (vclock.Stamp, bool) {
+	var buf [8]*vclock.Stamp
+	points := buf[:0]
+	any := false
+	for _, s := range g.shells {
+		p := s.point.Load()
+		points = append(points, p)
+		any = any || p != nil
+	}
+	if g.noReadPoints || !any {
+		return vclock.Stamp{}, false
+	}
+	// The hand-offs are loaded after the points: a point that a hand-off
+	// made stale is then seen as stale.
+	var hbuf [8]*vclock.Clock
+	handed := hbuf[:0]
+	for k, s := range g.shells {
+		h := s.handed.Load()
+		if h != nil && g.plants.OwnCounterPoints {
+			own := vclock.New(h.Epoch, len(h.Counters))
+			own.Counters[k] = h.Counters[k]
+			h = &own
+		}
+		handed = append(handed, h)
+	}
+	if g.plants.StalePoints {
+		handed = nil // no coverage check
+	}
+	p := ChooseReadPoint(points, handed)
+	if p == nil {
+		return vclock.Stamp{}, false
+	}
+	return *p, true
+}
+
+// pointHeld takes a read point for shell s and registers it with hold,
+// so that the watermark stays at or below it, then calls done(p, true);
+// when a watermark pass overlapped the choice (the point may have been
+// withdrawn and passed by the watermark before hold ran), release undoes
+// hold and done(_, false) has the read take a fresh stamp. A pass that
+// began after hold sees the registration; one that ended before the
+// choice included the point, still offered then (or the point was stamped
+// after it, above its watermark). The shards refuse a task below the
+// watermark they collected all the same, so a mistake here could cost an
+// ErrSnapshotTooOld, never a wrong answer. It returns false, calling
+// nothing, when no point may be used.
+func (g *Group) pointHeld(s *Shell, hold func(vclock.Stamp), release func(), done func(vclock.Stamp, bool)) bool {
+	gen := g.gcGen.Load()
+	p, ok := g.ReadPoint()
+	if !ok {
+		return false
+	}
+	s.cfg.Env.Go(PointReadChosen, s.id, 0, func() {
+		hold(p)
+		if (gen&1 == 1 || g.gcGen.Load() != gen) && !g.plants.NoPointRecheck {
+			release()
+			done(vclock.Stamp{}, false)
+			return
+		}
+		g.pointReads.Add(1)
+		done(p, true)
+	})
+	return true
+}

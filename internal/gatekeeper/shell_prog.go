@@ -1,0 +1,177 @@
+package gatekeeper
+
+import (
+	"encoding/json"
+
+	"github.com/weft-db/weft/internal/nodeprog"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// progRun is a node program coordinated by a shell.
+type progRun struct {
+	coord  *nodeprog.Coordinator
+	stamp  vclock.Stamp
+	done   func(res any, err error)
+	res    any
+	err    error
+	shards uint64 // shards that may hold state for it (bit per shard < 64)
+	more   []bool // the same for shard counts above 64
+}
+
+// step takes a shard's report (with the shards it sent batches to) and says
+// whether the program is over.
+func (r *progRun) step(rep nodeprog.Report, sentTo []nodeprog.Batch) (done bool, err error) {
+	r.touch(rep.Shard)
+	for _, b := range sentTo {
+		r.touch(b.Shard)
+	}
+	err = r.coord.Step(rep)
+	return err != nil || r.coord.Done(), err
+}
+
+// settle records the program's outcome: err, else its gathered result.
+func (r *progRun) settle(err error) {
+	if err != nil {
+		r.err = err
+		return
+	}
+	r.res, r.err = r.coord.Result()
+}
+
+func (r *progRun) touch(shard int) {
+	if shard < 64 {
+		r.shards |= 1 << shard
+		return
+	}
+	for len(r.more) <= shard-64 {
+		r.more = append(r.more, false)
+	}
+	r.more[shard-64] = true
+}
+
+func (r *progRun) touched(shard int) bool {
+	if shard < 64 {
+		return r.shards&(1<<shard) != 0
+	}
+	return shard-64 < len(r.more) && r.more[shard-64]
+}
+
+// RunProgram starts node program comp (compiled from name and params) at
+// stamp at — nil: a read point or a fresh stamp, registered with the
+// program so that the watermark stays below it — sends its start batches
+// to their shards (Env.Batch) and calls done once with its result or
+// error, once it may be answered (PeerAck). It returns the program's id,
+// for Cancel, or ErrProgramsFull without starting it.
+func (s *Shell) RunProgram(name string, comp nodeprog.Compiled, params json.RawMessage, at *vclock.Stamp,
+	done func(res any, err error)) (nodeprog.ProgID, error) {
+	s.mu.Lock()
+	if len(s.progs) >= s.cfg.ProgramsMax {
+		s.mu.Unlock()
+		return 0, ErrProgramsFull
+	}
+	s.nextProg++
+	id := nodeprog.ProgID(uint64(s.id)<<48 | s.nextProg)
+	run := &progRun{done: done}
+	s.mu.Unlock()
+	start := func(ts vclock.Stamp) { s.startProgram(id, run, name, comp, params, ts) }
+	switch g := s.cfg.Group; {
+	case at != nil:
+		start(*at)
+	case g != nil && g.pointHeld(s,
+		func(p vclock.Stamp) { s.mu.Lock(); run.stamp = p; s.progs[id] = run; s.mu.Unlock() },
+		func() { s.mu.Lock(); delete(s.progs, id); s.mu.Unlock() },
+		func(p vclock.Stamp, ok bool) {
+			if ok {
+				start(p)
+				return
+			}
+			s.freshProgram(id, run, start)
+		}):
+	default:
+		s.freshProgram(id, run, start)
+	}
+	return id, nil
+}
+
+// freshProgram stamps a program after sync, registering it in the same
+// step (so no watermark pass can come between).
+func (s *Shell) freshProgram(id nodeprog.ProgID, run *progRun, start func(vclock.Stamp)) {
+	s.sync(func() {
+		s.mu.Lock()
+		run.stamp = s.freshStamp()
+		s.progs[id] = run
+		s.mu.Unlock()
+		start(run.stamp)
+	})
+}
+
+func (s *Shell) startProgram(id nodeprog.ProgID, run *progRun, name string, comp nodeprog.Compiled, params json.RawMessage, ts vclock.Stamp) {
+	shardOf := func(h string) int { return int(s.cfg.Placement.Dir().ShardOf(h)) }
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run.stamp = ts
+	coord, batches := nodeprog.NewCoordinatorFor(comp, id, name, params, shardOf, nodeprog.CoordinatorConfig{})
+	run.coord = coord
+	if coord.Done() {
+		delete(s.progs, id)
+		run.settle(nil)
+		s.answer(ts, func() { run.done(run.res, run.err) })
+		return
+	}
+	s.progs[id] = run
+	for _, b := range batches {
+		run.touch(b.Shard)
+	}
+	for _, b := range batches {
+		s.cfg.Env.Batch(ts, b)
+	}
+}
+
+// Report takes a shard's report for one of this gatekeeper's programs,
+// with the batches it sent on (so that finishing reaches their shards).
+func (s *Shell) Report(rep nodeprog.Report, sentTo []nodeprog.Batch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	run, ok := s.progs[rep.Prog]
+	if !ok {
+		// The program is over (an early answer, a failure, a cancel): tell
+		// the shards its late batches go to before the batches arrive, so
+		// they keep no state for it.
+		for _, b := range sentTo {
+			s.cfg.Env.Finish(b.Shard, rep.Prog)
+		}
+		return
+	}
+	if done, err := run.step(rep, sentTo); done {
+		s.finish(rep.Prog, run, err)
+	}
+}
+
+// Cancel ends program id with err (its caller gave up), if it still runs.
+func (s *Shell) Cancel(id nodeprog.ProgID, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if run, ok := s.progs[id]; ok && run.coord != nil {
+		s.finish(id, run, err)
+	}
+}
+
+// finish ends a program once: state released on every shard it reached,
+// its result (or err) answered. Called with mu held.
+func (s *Shell) finish(id nodeprog.ProgID, run *progRun, err error) {
+	delete(s.progs, id)
+	run.settle(err)
+	for i := range s.cfg.Core.Shards {
+		if run.touched(i) {
+			s.cfg.Env.Finish(i, id)
+		}
+	}
+	s.answer(run.stamp, func() { run.done(run.res, run.err) })
+}
+
+// Programs counts the programs in flight.
+func (s *Shell) Programs() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.progs)
+}
