@@ -55,4 +55,3 @@ func (r *progRun) touched(shard int) bool {
 	}
 	return shard-64 < len(r.more) && r.more[shard-64]
 }
-

@@ -53,7 +53,9 @@ func (e gkEnv) Batch(stamp vclock.Stamp, b nodeprog.Batch) {
 	e.db.shards[b.Shard].push(progMsg{gk: e.id, stamp: stamp, batch: b})
 }
 
-func (e gkEnv) Finish(shard int, prog nodeprog.ProgID) { e.db.shards[shard].push(finishMsg{prog: prog}) }
+func (e gkEnv) Finish(shard int, prog nodeprog.ProgID) {
+	e.db.shards[shard].push(finishMsg{prog: prog})
+}
 
 // Noted publishes a note for the shards to read before their next inbox
 // (shardNode.loadNotes): the pushes it follows happened before the store,
