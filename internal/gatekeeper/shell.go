@@ -39,6 +39,9 @@ type Point uint8
 const (
 	// PointSyncLoad: about to load a peer's published clock (Arg: the peer).
 	PointSyncLoad Point = iota + 1
+	// PointStamp: the peers' clocks merged, about to stamp (peers may stamp
+	// in between: the concurrent stamps Kronos refines).
+	PointStamp
 	// PointCritical: a transaction executed and declared, about to enter
 	// the store's commit section.
 	PointCritical
@@ -220,7 +223,7 @@ func (s *Shell) syncFrom(j int, fn func()) {
 		j++
 	}
 	if j >= len(g.published) {
-		fn()
+		s.cfg.Env.Go(PointStamp, s.id, 0, fn)
 		return
 	}
 	s.cfg.Env.Go(PointSyncLoad, s.id, j, func() {

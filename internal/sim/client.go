@@ -111,19 +111,20 @@ func (c *client) keys() []int64 {
 	return ks
 }
 
-// begin: gatekeeper g stamps the snapshot and sends a read task to each
-// key's shard.
+// begin: gatekeeper g stamps the snapshot (its shell: a read point, or a
+// fresh stamp after its sync) and sends a read task to each key's shard;
+// the client may end a read-only transaction once the gatekeeper says the
+// snapshot may be answered (at once in one process; with PeerAck once
+// every peer merged it).
 func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
-	w.syncThen(s, g, func() { w.stampReads(s, g, c, op, keys) })
-}
-
-func (w *world) stampReads(s *server, g int, c *client, op int, keys []int64) {
-	t := w.readStamp(s, g)
-	w.answer(s, g, t, func() { w.toClient(c.id, func() { c.snapshotStable(op) }) })
-	for _, k := range keys {
-		task := &readTask{w: w, s: s, c: c, op: op, key: k}
-		w.submitRead(s, gkNode(g), int(s.dir.ShardOf(vertexOf(k))), t, task)
-	}
+	s.gks[g].StampRead(func(t vclock.Stamp, key uint64) {
+		s.gks[g].EndRead(key) // the simulation collects no garbage
+		s.gks[g].Answer(t, func() { w.toClient(c.id, func() { c.snapshotStable(op) }) })
+		for _, k := range keys {
+			task := &readTask{w: w, s: s, c: c, op: op, key: k}
+			w.submitRead(s, gkNode(g), int(s.dir.ShardOf(vertexOf(k))), t, task)
+		}
+	})
 }
 
 // submitRead sends a read task to shard i (from node from).
@@ -247,140 +248,71 @@ func (c *client) readDone(op int, k int64, res readResult) {
 	w.toServer(c.id, func(s *server) { w.commit(s, g, c, op, reads, ops, out) })
 }
 
-// commit runs the engine's commit path at gatekeeper g: stamp, execute on
-// a store transaction, order after the last accesses (Kronos when
-// concurrent) inside the commit section, then, in a later event, resolve
-// and hand the writes to the shards; the client hears back once they are
-// handed (gatekeeper.Core.Acked).
+// commit runs the transaction through gatekeeper g's shell (the engine's
+// commit path: stamp, execute on a store transaction, declare, the commit
+// section with the epoch fence, the order after the last accesses and the
+// directory check, resolve and hand-off); the client hears back once its
+// writes are handed to the shards.
 func (w *world) commit(s *server, g int, c *client, op int, reads []txn.Read, ops []txn.Op, out check.Txn) {
-	w.syncThen(s, g, func() { w.commitStamped(s, g, c, op, reads, ops, out) })
-}
-
-func (w *world) commitStamped(s *server, g int, c *client, op int, reads []txn.Read, ops []txn.Op, out check.Txn) {
 	reply := func(t check.Type) { w.toClient(c.id, func() { c.committed(op, t, out) }) }
-	st, err := s.st.Begin()
-	if err != nil {
-		panic(err)
-	}
-	ts, err := s.gks[g].BeginCommit()
-	if err != nil {
-		st.Discard()
-		reply(check.Fail) // overloaded: nothing happened
-		return
-	}
-	res, err := txn.Exec{Shards: uint32(s.nshards), Dir: s.dir}.Run(st, ts, reads, ops)
-	if err != nil {
-		st.Discard()
-		w.aborted(s, g, ts, err, reply)
-		return
-	}
-	// As the engine does: the shards it writes are declared before the
-	// durable commit, so NOPs to others pass it.
-	declared := txn.ShardsOf(res.Ops)
-	if w.cfg.PlantBadDeclare {
-		declared = nil
-	}
-	if err := s.gks[g].Declare(ts, declared); err != nil {
-		panic(err)
-	}
-	w.dispatch(s, g)
-	p := &pendingCommit{s: s, g: g, st: st, ts: ts, res: res, reply: reply, dir: s.dir}
-	if w.cfg.ReconfigEvery == 0 && w.cfg.CommitDelayMax == 0 {
-		w.critical(p) // in the same event, as before reconfigurations existed
-		return
-	}
-	// On its way to the store: an epoch change may come first (reconfig).
-	w.addPending(s, p)
-	w.after(int64(w.rng.IntN(max(w.cfg.DelayMax, w.cfg.CommitDelayMax))), func() {
-		if !p.zombie {
-			w.critical(p)
+	s.gks[g].Commit(ctx, reads, ops, func(vclock.Stamp) { w.durable(s) }, func(_ *txn.Result, _ vclock.Stamp, err error) {
+		if err != nil {
+			w.aborted(err)
+			reply(check.Fail)
+			return
 		}
+		reply(check.OK)
 	})
 }
 
-// pendingCommit is a commit executed on its store transaction and declared
-// to its gatekeeper whose critical section has not run yet.
+// durable counts a commit whose commit section succeeded: a zombie's too
+// (only without the fence: durable, yet no shard of the new epoch will see
+// it).
+func (w *world) durable(s *server) {
+	w.stats.Commits++
+	if w.srv != s {
+		w.stats.ZombiesLanded++
+	}
+}
+
+// pendingCommit is a commit section (of a commit or a move) a shell has
+// reached and the simulation has not run yet: an epoch change may come
+// first (reconfig.go).
 type pendingCommit struct {
-	s     *server
-	g     int
-	st    store.Txn
-	ts    vclock.Stamp
-	res   *txn.Result
-	dir   *txn.Directory // the directory the execution routed by
-	reply func(check.Type)
+	s  *server
+	fn func()
 	// done: the critical section ran (or the process died); zombie: the
 	// epoch changed first and left it to the fence (reconfig).
 	done, zombie bool
 }
 
-// critical is the commit's critical section on the store: the epoch fence
-// (unless PlantNoFence), the order after the last accesses (Kronos when
-// concurrent), durability; then, in a later event, the hand-off to the
-// shards, and the client hears back once it is handed
-// (gatekeeper.Core.Acked). A zombie — a commit of an epoch that has ended
-// — runs the same code: the fence refuses it.
+// critical runs a commit section unless it ran, or its process crashed
+// (nothing of it reached the store then). A zombie — a commit of an epoch
+// that has ended — runs the same code: the fence refuses it.
 func (w *world) critical(p *pendingCommit) {
 	if p.done {
 		return
 	}
 	p.done = true
-	s, g, ts := p.s, p.g, p.ts
-	if w.st != s.st {
-		return // the process crashed with it: nothing reached the store
-	}
-	err := p.st.Commit(ctx, func(cr store.Critical) error {
-		if !w.cfg.PlantNoFence {
-			if err := gatekeeper.CheckFence(cr, s.epoch); err != nil {
-				return err
-			}
-		}
-		if w.cfg.PlantNoUnitCheck {
-			// Trust the routing directory as if no move were in flight.
-			return gatekeeper.OrderCommit(ctx, s.oracle, cr, ts, p.res, p.dir, true)
-		}
-		return gatekeeper.OrderCommit(ctx, s.oracle, cr, ts, p.res, p.dir, s.movesInFlight == 0 && s.dir == p.dir)
-	})
-	p.st.Discard()
-	if err != nil {
-		w.aborted(s, g, ts, err, p.reply)
+	if w.st != p.s.st {
 		return
 	}
-	w.stats.Commits++
-	if w.srv != s {
-		w.stats.ZombiesLanded++ // only without the fence: durable, yet no shard of the new epoch will see it
-	}
-	// The commit is durable; the hand-off to the shards is a later event,
-	// so a crash or an epoch change can fall between them (the client then
-	// never hears), and so can other commits' whole lives (a gatekeeper
-	// goroutine preempted before its resolve, ResolveDelayMax).
-	w.after(w.resolveDelay(), func() {
-		if w.srv != s {
-			return
-		}
-		s.acks[g][ts.Seq()] = func() { p.reply(check.OK) }
-		if err := s.gks[g].Resolve(ts, p.res.Ops); err != nil {
-			panic(err)
-		}
-		w.dispatch(s, g)
-	})
+	p.fn()
 }
 
-// aborted resolves a commit that wrote nothing (an OCC abort, a retryable
-// store error, or the epoch fence) and tells its client: a definite failure.
-func (w *world) aborted(s *server, g int, ts vclock.Stamp, err error, reply func(check.Type)) {
+// aborted counts a commit that wrote nothing (an OCC abort, a retryable
+// store error, the epoch fence, too many in flight): a definite failure.
+func (w *world) aborted(err error) {
 	switch {
 	case errors.Is(err, gatekeeper.ErrFenced):
 		w.stats.Fenced++
+	case errors.Is(err, gatekeeper.ErrOverloaded):
+		return // refused before it was stamped
 	case errors.Is(err, txn.ErrAborted) || store.IsRetryable(err):
 	default:
 		panic(fmt.Sprintf("sim: commit: %v", err))
 	}
 	w.stats.Aborts++
-	if err := s.gks[g].Resolve(ts, nil); err != nil {
-		panic(err)
-	}
-	w.dispatch(s, g)
-	reply(check.Fail)
 }
 
 // snapshotStable: every gatekeeper has merged the snapshot's stamp, so a

@@ -1,13 +1,12 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
-	"github.com/weft-db/weft/internal/check"
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/shard"
-	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -66,80 +65,37 @@ func (w *world) move() {
 	}
 	mv := &txn.UnitMove{Unit: u, From: home.Shard, To: to[w.rng.IntN(len(to))]}
 	g := w.rng.IntN(len(s.gks))
-	w.syncThen(s, g, func() { w.moveStamped(s, g, mv) })
-}
-
-// moveStamped is the move's transaction at gatekeeper g.
-func (w *world) moveStamped(s *server, g int, mv *txn.UnitMove) {
 	st, err := s.st.Begin()
 	if err != nil {
 		panic(err)
 	}
-	ts, err := s.gks[g].BeginCommit()
-	if err != nil {
-		st.Discard()
-		return // overloaded: the next move will do
-	}
+	base := s.dir.Base()
 	// The unit is read on a snapshot of its own, as the engine does: the
 	// move's transaction then conflicts with no concurrent write to the
-	// tables it scanned, and the commit section's checks of the access
-	// and population records alone keep the move correct.
-	rs, err := s.st.Begin()
-	if err != nil {
-		panic(err)
-	}
-	seen, err := shard.ReadMove(rs, mv, s.dir.Base())
-	rs.Discard()
-	if err != nil {
-		panic(fmt.Sprintf("sim: move %s: reading the unit: %v", mv.Unit, err))
-	}
-	ops := []txn.ShardOp{{Shard: mv.From, Kind: txn.OpUnitOut, Move: mv}, {Shard: mv.To, Kind: txn.OpUnitIn, Move: mv}}
-	if err := s.gks[g].Declare(ts, []uint32{mv.From, mv.To}); err != nil {
-		panic(err)
-	}
-	w.dispatch(s, g)
-	s.movesInFlight++
-	critical := func() {
-		defer func() { s.movesInFlight-- }() // the directory has it, or it failed
-		if w.st != s.st {
-			st.Discard()
-			return // the process crashed with it
-		}
-		err := st.Commit(ctx, func(cr store.Critical) error {
-			if err := gatekeeper.CheckFence(cr, s.epoch); err != nil {
-				return err
-			}
-			return gatekeeper.OrderMove(ctx, s.oracle, cr, ts, mv, seen, s.dir.Base())
-		})
-		st.Discard()
+	// tables it scanned, and the commit section's checks of the access and
+	// population records alone keep the move correct.
+	read := func() (gatekeeper.MoveSeen, error) {
+		rs, err := s.st.Begin()
 		if err != nil {
+			return gatekeeper.MoveSeen{}, err
+		}
+		defer rs.Discard()
+		seen, err := shard.ReadMove(rs, mv, base)
+		if err != nil {
+			panic(fmt.Sprintf("sim: move %s: reading the unit: %v", mv.Unit, err))
+		}
+		return seen, nil
+	}
+	s.gks[g].Move(ctx, st, mv, home, read, func(_ vclock.Stamp, err error) {
+		switch {
+		case err == nil:
+		case errors.Is(err, gatekeeper.ErrOverloaded):
+			// the next move will do
+		default:
 			w.stats.MoveAborts++
-			w.aborted(s, g, ts, err, func(check.Type) {})
-			return
+			w.aborted(err)
 		}
-		w.stats.Moves++
-		held := append(slices.Clone(s.dir.HomeOf(mv.Unit).Held), mv.To)
-		slices.Sort(held)
-		d, err := s.dir.With(mv.Unit, txn.Home{Shard: mv.To, Stamp: ts, From: mv.From, Held: held})
-		if err != nil {
-			panic(fmt.Sprintf("sim: move %s: %v", mv.Unit, err))
-		}
-		s.dir = d
-		w.after(int64(w.rng.IntN(3)), func() {
-			if w.srv != s {
-				return
-			}
-			if err := s.gks[g].Resolve(ts, ops); err != nil {
-				panic(err)
-			}
-			w.dispatch(s, g)
-		})
-	}
-	if w.cfg.CommitDelayMax == 0 {
-		critical()
-		return
-	}
-	w.after(int64(w.rng.IntN(max(w.cfg.DelayMax, w.cfg.CommitDelayMax))), critical)
+	})
 }
 
 // locate is where shard n sends a read of h at t (shard.Units.Locate).

@@ -9,10 +9,8 @@ import (
 	"strings"
 
 	"github.com/weft-db/weft/internal/check"
-	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/nodeprog"
 	"github.com/weft-db/weft/internal/shard"
-	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -81,18 +79,9 @@ var registry = func() *nodeprog.Registry {
 }()
 
 // setup creates the key vertices and the chain through gatekeeper 0 before
-// the clients start, unless the store already holds them.
+// the clients start, running the world until the commit is handed off.
 func (w *world) setup() error {
 	s := w.srv
-	st, err := s.st.Begin()
-	if err != nil {
-		return err
-	}
-	defer st.Discard()
-	ts, err := s.gks[0].BeginCommit()
-	if err != nil {
-		return err
-	}
 	var ops []txn.Op
 	for k := 0; k < w.cfg.Keys; k++ {
 		ops = append(ops, txn.Op{Kind: txn.CreateVertex, Vertex: vertexOf(int64(k))})
@@ -100,89 +89,55 @@ func (w *world) setup() error {
 	for k := 0; k+1 < w.cfg.Keys; k++ {
 		ops = append(ops, txn.Op{Kind: txn.CreateEdge, Vertex: vertexOf(int64(k)), Edge: chainEdge, Dst: vertexOf(int64(k + 1))})
 	}
-	res, err := txn.Exec{Shards: uint32(s.nshards), Dir: s.dir}.Run(st, ts, nil, ops)
-	if err == nil {
-		err = st.Commit(ctx, func(cr store.Critical) error {
-			if err := gatekeeper.CheckFence(cr, s.epoch); err != nil {
-				return err
-			}
-			return gatekeeper.OrderAfterAccess(ctx, s.oracle, cr, ts, res.Access)
-		})
+	done := false
+	var err error
+	s.gks[0].Commit(ctx, nil, ops, nil, func(_ *txn.Result, _ vclock.Stamp, e error) { done, err = true, e })
+	for !done {
+		if !w.step() {
+			return errors.New("sim: setup: the commit never finished")
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("sim: setup: %w", err)
 	}
-	if err := s.gks[0].Resolve(ts, res.Ops); err != nil {
-		return err
-	}
-	w.dispatch(s, 0)
 	return nil
 }
 
-// progTask is one batch of a program waiting to run on a shard.
+// progTask is one batch of a program waiting to run on a shard, with the
+// gatekeeper coordinating it and its stamp.
 type progTask struct {
-	run   *progRun
+	gk    int
+	stamp vclock.Stamp
 	batch nodeprog.Batch
 }
 
-// progRun is a program in flight at its gatekeeper.
-type progRun struct {
-	w      *world
-	s      *server
-	c      *client
-	op     int
-	id     nodeprog.ProgID
-	gk     int
-	stamp  vclock.Stamp
-	coord  *nodeprog.Coordinator
-	shards map[int]bool
-	done   bool
-}
-
-// startProgram is a client's chain_read: stamped at gatekeeper g, run by
-// the shards' runners, gathered at g.
+// startProgram is a client's chain_read, coordinated by gatekeeper g's
+// shell (stamped at a read point or fresh, its batches run by the shards'
+// runners, gathered and answered there).
 func (w *world) startProgram(s *server, g int, c *client, op int) {
-	w.syncThen(s, g, func() {
-		t := w.readStamp(s, g)
-		s.nextProg++
-		id := nodeprog.ProgID(uint64(g)<<48 | s.nextProg)
-		coord, batches, err := nodeprog.NewCoordinator(registry, id, "chain_read",
-			json.RawMessage(`{"start":"`+vertexOf(0)+`"}`), w.shardOf, nodeprog.CoordinatorConfig{})
+	params := json.RawMessage(`{"start":"` + vertexOf(0) + `"}`)
+	comp, err := registry.Compile("chain_read", params)
+	if err != nil {
+		panic(err)
+	}
+	_, err = s.gks[g].RunProgram("chain_read", comp, params, nil, func(res any, err error) {
 		if err != nil {
-			panic(err)
+			panic(fmt.Sprintf("sim: chain_read failed: %v", err))
 		}
-		r := &progRun{w: w, s: s, c: c, op: op, id: id, gk: g, stamp: t, coord: coord, shards: map[int]bool{}}
-		r.send(gkNode(g), batches)
+		got := res.([]chainEmit)
+		w.toClient(c.id, func() { c.programDone(op, got) })
 	})
-}
-
-// shardOf places h by the current process's directory (the programs of an
-// older configuration's server are dropped with it).
-func (w *world) shardOf(h string) int { return int(w.srv.dir.ShardOf(h)) }
-
-// send delivers batches to their shards as tasks at the program's stamp.
-func (r *progRun) send(from int, batches []nodeprog.Batch) {
-	w, s := r.w, r.s
-	for _, b := range batches {
-		r.shards[b.Shard] = true
-		n := s.shards[b.Shard]
-		task := &progTask{run: r, batch: b}
-		w.after(w.linkDelay(from, shardID(b.Shard)), func() {
-			if w.srv != s {
-				return
-			}
-			if err := n.core.Submit(shard.Task{Stamp: r.stamp, Payload: task}); err != nil {
-				panic(fmt.Sprintf("sim: submit: %v", err))
-			}
-			w.stepShard(s, n)
-		})
+	if err != nil {
+		panic(fmt.Sprintf("sim: chain_read refused: %v", err))
 	}
 }
 
+// shardOf places h by the current process's directory.
+func (w *world) shardOf(h string) int { return int(w.srv.dir.ShardOf(h)) }
+
 // runBatch runs one batch on shard n; the report goes back to the
 // gatekeeper and the new batches on to their shards.
-func (t *progTask) runBatch(n *shardNode, at vclock.Stamp) error {
-	r, w := t.run, t.run.w
+func (t *progTask) runBatch(w *world, s *server, n *shardNode, at vclock.Stamp) error {
 	ord := &shard.ReadOrderer{Res: n.core.Resolver(), T: at}
 	lookup := func(h string) (nodeprog.Vertex, bool) {
 		v, ok := n.part.Graph.View(h, at, ord)
@@ -194,7 +149,7 @@ func (t *progTask) runBatch(n *shardNode, at vclock.Stamp) error {
 	// A hop to a vertex whose unit was not here at the program's stamp
 	// leaves as a batch for the shard that had it, even when the
 	// directory now places it here (the runner passes hops on too).
-	shardOf := func(h string) int { return w.locate(r.s, n, h, at, ord) }
+	shardOf := func(h string) int { return w.locate(s, n, h, at, ord) }
 	for _, h := range t.batch.Hops {
 		if shardOf(h.To) != n.id {
 			w.stats.Forwards++ // arrived here, passed on by the runner
@@ -207,46 +162,18 @@ func (t *progTask) runBatch(n *shardNode, at vclock.Stamp) error {
 	if errors.Is(err, nodeprog.ErrFinished) {
 		return nil
 	}
-	s := r.s
-	w.after(w.linkDelay(shardID(n.id), gkNode(r.gk)), func() {
+	// Report before sending: the coordinator learns the destinations first,
+	// so a program that ends early still finishes on every shard it reached.
+	gk := s.gks[t.gk]
+	w.after(w.linkDelay(shardID(n.id), gkNode(t.gk)), func() {
 		if w.srv == s {
-			r.report(rep)
+			gk.Report(rep, out)
 		}
 	})
-	r.send(shardID(n.id), out)
+	for _, b := range out {
+		w.sendBatch(s, shardID(n.id), &progTask{gk: t.gk, stamp: at, batch: b})
+	}
 	return nil
-}
-
-// report is the coordinator taking a shard's report; when the program is
-// done the client hears the result and the shards release its state.
-func (r *progRun) report(rep nodeprog.Report) {
-	if r.done {
-		return
-	}
-	w := r.w
-	err := r.coord.Step(rep)
-	if err == nil && !r.coord.Done() {
-		return
-	}
-	r.done = true
-	for sh := range r.shards {
-		n := r.s.shards[sh]
-		w.after(w.linkDelay(gkNode(r.gk), shardID(sh)), func() {
-			if w.srv == r.s {
-				n.runner.Finish(r.id)
-			}
-		})
-	}
-	c, op := r.c, r.op
-	if err != nil {
-		panic(fmt.Sprintf("sim: chain_read failed: %v", err))
-	}
-	res, err := r.coord.Result()
-	if err != nil {
-		panic(fmt.Sprintf("sim: chain_read result: %v", err))
-	}
-	got := res.([]chainEmit)
-	w.answer(r.s, r.gk, r.stamp, func() { w.toClient(c.id, func() { c.programDone(op, got) }) })
 }
 
 // programDone records the program's result as reads of every key.

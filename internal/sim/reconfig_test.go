@@ -7,10 +7,9 @@ import (
 	"testing"
 
 	"github.com/weft-db/weft/internal/check"
-	"github.com/weft-db/weft/internal/gatekeeper"
-	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
+	"github.com/weft-db/weft/internal/vclock"
 )
 
 // reconfigConfig is seed's swarm configuration with reconfigurations every
@@ -145,36 +144,30 @@ func settle(t *testing.T, w *world) {
 	}
 }
 
-// commitBehindShards commits ops on the store at a stamp of gatekeeper 0
-// without handing them to the shards (a zombie's effect), and returns the
-// function that hands them over.
+// commitBehindShards commits ops on the store through gatekeeper 0's
+// shell without handing them to the shards (a zombie's effect): the world
+// runs until the commit is durable, its resolve held; the function
+// returned lets the resolve go.
 func commitBehindShards(t *testing.T, w *world, ops []txn.Op) func() {
 	t.Helper()
-	s := w.srv
-	st, err := s.st.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Discard()
-	ts, err := s.gks[0].BeginCommit()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := txn.Exec{Shards: uint32(s.nshards)}.Run(st, ts, nil, ops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Commit(ctx, func(cr store.Critical) error {
-		return gatekeeper.OrderAfterAccess(ctx, s.oracle, cr, ts, res.Access)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if err := s.gks[0].Resolve(ts, res.Ops); err != nil {
-			t.Fatal(err)
+	var resolve func()
+	w.holdResolve = func(fn func()) { resolve = fn }
+	defer func() { w.holdResolve = nil }()
+	failed := false
+	w.srv.gks[0].Commit(ctx, nil, ops, nil, func(_ *txn.Result, _ vclock.Stamp, err error) {
+		if err != nil {
+			failed = true
 		}
-		w.dispatch(s, 0)
+	})
+	for resolve == nil && !failed {
+		if !w.step() {
+			t.Fatal("the commit never became durable")
+		}
 	}
+	if failed {
+		t.Fatal("the commit failed")
+	}
+	return resolve
 }
 
 func mustDiffs(t *testing.T, w *world) []string {
@@ -215,14 +208,14 @@ func TestGraphVersusStore(t *testing.T) {
 	h := "stray"
 	owner := int(txn.ShardOf(h, uint32(w.srv.nshards)))
 	wrong := w.srv.shards[(owner+1)%w.srv.nshards]
-	if err := wrong.part.Graph.CreateVertex(h, w.srv.gks[1].Stamp()); err != nil {
+	if err := wrong.part.Graph.CreateVertex(h, w.stampNow(1)); err != nil {
 		t.Fatal(err)
 	}
 	d = mustDiffs(t, w)
 	if len(d) != 2 || !strings.Contains(d[0]+d[1], fmt.Sprintf("holds stray, which shard %d of 3 owns", owner)) {
 		t.Fatalf("want the stray vertex named, got %q", d)
 	}
-	if err := wrong.part.Graph.DeleteVertex(h, w.srv.gks[1].Stamp()); err != nil {
+	if err := wrong.part.Graph.DeleteVertex(h, w.stampNow(1)); err != nil {
 		t.Fatal(err)
 	}
 	if d := mustDiffs(t, w); len(d) != 0 {
@@ -248,21 +241,28 @@ func TestReconfigurationZombie(t *testing.T) {
 			w := quietWorld(t, 2)
 			w.cfg.PlantNoFence = plant
 			old := w.srv
-			st, err := old.st.Begin()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ts, err := old.gks[0].BeginCommit()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ops := []txn.Op{{Kind: txn.SetVertexProp, Vertex: vertexOf(1), Key: propKey, Value: value.ListOf(value.I64(1))}}
-			res, err := txn.Exec{Shards: uint32(old.nshards)}.Run(st, ts, nil, ops)
-			if err != nil {
-				t.Fatal(err)
+			for _, g := range old.gks {
+				g.SetPlants(shellPlants(w.cfg))
 			}
 			var replies []check.Type
-			p := &pendingCommit{s: old, st: st, ts: ts, res: res, reply: func(r check.Type) { replies = append(replies, r) }}
+			var p *pendingCommit
+			w.holdCritical = func(pc *pendingCommit) { p = pc }
+			ops := []txn.Op{{Kind: txn.SetVertexProp, Vertex: vertexOf(1), Key: propKey, Value: value.ListOf(value.I64(1))}}
+			old.gks[0].Commit(ctx, nil, ops, func(vclock.Stamp) { w.durable(old) }, func(_ *txn.Result, _ vclock.Stamp, err error) {
+				if err != nil {
+					w.aborted(err)
+					replies = append(replies, check.Fail)
+					return
+				}
+				replies = append(replies, check.OK)
+			})
+			for p == nil {
+				if !w.step() {
+					t.Fatal("the commit never reached its commit section")
+				}
+			}
+			w.holdCritical = nil
+			p.zombie = true
 
 			w.newEpoch(old, true)
 			if w.srv.nshards != 3 || len(w.srv.shards) != 3 {
@@ -281,7 +281,7 @@ func TestReconfigurationZombie(t *testing.T) {
 				for k := range 6 {
 					h := vertexOf(int64(k))
 					sh := txn.ShardOf(h, 3)
-					if _, ok := w.srv.shards[sh].part.Graph.View(h, w.srv.gks[0].Stamp(), nil); !ok {
+					if _, ok := w.srv.shards[sh].part.Graph.View(h, w.stampNow(0), nil); !ok {
 						t.Fatalf("%s is not on shard %d of 3 after the rebuild", h, sh)
 					}
 				}

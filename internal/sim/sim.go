@@ -101,6 +101,8 @@ func Run(cfg Config) (res *Result, err error) {
 		}
 	}
 	w.checkGraphs()
+	w.retire(w.srv)
+	w.stats.PointReads = w.pointReads
 	w.stats.Events = w.events
 	res = &Result{Config: cfg, Stats: w.stats, History: w.rec.History(), GraphDiffs: w.graphDiffs}
 	res.Stats.KronosCalls = int(w.kronosCalls())

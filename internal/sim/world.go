@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
@@ -80,6 +79,13 @@ type world struct {
 	parked        []*client
 	graphDiffs    []string
 
+	// holdCritical and holdResolve, when set (tests), take the shells'
+	// commit sections and resolves instead of scheduling them.
+	holdCritical func(*pendingCommit)
+	holdResolve  func(fn func())
+	// pointReads counts reads at read points of servers gone.
+	pointReads int
+
 	// faults
 	faultsOn    bool
 	partitioned []bool           // per client: its requests are lost
@@ -128,23 +134,17 @@ type server struct {
 	pending []*pendingCommit
 	st      *pstore.Store
 	oracle  *order.Local
-	gks     []*gatekeeper.Core
-	// handed is, per gatekeeper, the clock of the newest transaction it
-	// handed to the shards (ReadPoints: a point that does not follow it is
-	// not used; nil: none yet).
-	handed []*vclock.Clock
+	// gks are the gatekeepers' shells; group their shared memory in one
+	// process (nil with AnnounceEvery: separate processes).
+	gks    []*gatekeeper.Shell
+	group  *gatekeeper.Group
 	shards []*shardNode
 	// inTransit counts entries sent and not yet delivered, per
 	// (gatekeeper, shard): a note may only be sent on an empty channel.
 	inTransit map[[2]int]int
-	// acks maps a gatekeeper's stamp sequence to the reply for its client.
-	acks     []map[uint64]func()
-	nextProg uint64
-	// Cluster mode (AnnounceEvery > 0): answers held until stable, by
-	// gatekeeper and hold id, and whether an announce is scheduled.
-	held       []map[uint64]func()
-	nextHold   uint64
+	// Cluster mode (AnnounceEvery > 0): whether an announce is scheduled.
 	announcing []bool
+	w          *world
 }
 
 type shardNode struct {
@@ -283,20 +283,12 @@ func (w *world) start() error {
 // gatekeepers do before they read the store) and rebuild from it. A
 // restart after a crash and a reconfiguration both come here.
 func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
-	s := &server{epoch: w.epoch, nshards: w.nshards, st: st, oracle: oracle, inTransit: map[[2]int]int{}}
+	s := &server{epoch: w.epoch, nshards: w.nshards, st: st, oracle: oracle, inTransit: map[[2]int]int{}, w: w}
 	var shardOracle order.Oracle = oracle
 	if w.cfg.PlantSkipRefine {
 		shardOracle = skipRefine{Oracle: oracle, rng: w.rng}
 	}
-	for i := 0; i < w.cfg.Gatekeepers; i++ {
-		s.gks = append(s.gks, gatekeeper.New(gatekeeper.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers,
-			Shards: s.nshards, Epoch: w.epoch, InflightMax: 64, PeerAck: w.cfg.AnnounceEvery > 0 && !w.cfg.PlantNoPeerAck,
-			ReadPoints: w.cfg.ReadPoints && w.cfg.AnnounceEvery == 0}))
-		s.handed = append(s.handed, nil)
-		s.acks = append(s.acks, map[uint64]func(){})
-		s.held = append(s.held, map[uint64]func(){})
-		s.announcing = append(s.announcing, false)
-	}
+	w.newShells(s)
 	gcfg := graph.DefaultConfig()
 	for i := 0; i < s.nshards; i++ {
 		runner, err := nodeprog.NewRunner(registry, i, nodeprog.Config{})
@@ -315,7 +307,7 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 			case *readTask:
 				return p.run(n, t.Stamp)
 			case *progTask:
-				return p.runBatch(n, t.Stamp)
+				return p.runBatch(w, s, n, t.Stamp)
 			}
 			return fmt.Errorf("sim: task %T", t.Payload)
 		}
@@ -346,6 +338,7 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 	for _, n := range s.shards {
 		n.units = shard.RecoveredUnits(uint32(n.id), s.dir, start)
 	}
+	w.retire(w.srv)
 	w.srv, w.st = s, st
 	if w.cfg.AnnounceEvery > 0 {
 		for g := range s.gks {
@@ -385,7 +378,6 @@ func (w *world) announceTo(s *server, g, j int, reply bool) {
 			return
 		}
 		s.gks[j].PeerClock(uint32(g), c)
-		w.dispatch(s, j)
 		if reply {
 			w.announceTo(s, j, g, false)
 		}
@@ -407,19 +399,11 @@ func (w *world) announceSoon(s *server, g int) {
 	})
 }
 
-// answer gives a client its answer about an operation gatekeeper g stamped
-// st: at once in one process; with gatekeepers in separate processes only
-// once every peer has merged st (gatekeeper.Core.Hold), so that every
-// later stamp anywhere is after it.
-func (w *world) answer(s *server, g int, st vclock.Stamp, fn func()) {
-	if w.cfg.AnnounceEvery == 0 {
-		fn()
-		return
+// retire counts what a server that is going away did.
+func (w *world) retire(s *server) {
+	if s != nil && s.group != nil {
+		w.pointReads += int(s.group.PointReads())
 	}
-	s.nextHold++
-	s.held[g][s.nextHold] = fn
-	s.gks[g].Hold(s.nextHold, st)
-	w.dispatch(s, g)
 }
 
 // crash kills the process: memory is lost, the disk keeps what was synced
@@ -433,6 +417,7 @@ func (w *world) crash() {
 	clone := w.fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: w.rng.IntN(101),
 		RNG: rand.New(rand.NewPCG(w.rng.Uint64(), 0))})
 	_ = w.srv.st.Close() // its goroutines stop; what it wrote after the clone is gone with it
+	w.retire(w.srv)
 	w.srv, w.st, w.fs = nil, nil, clone
 	w.after(20+int64(w.rng.IntN(100)), w.restart)
 }
@@ -538,114 +523,6 @@ func (w *world) toClient(c int, fn func()) {
 	})
 }
 
-// syncThen is gatekeeper g about to stamp. As the engine's gkNode.sync
-// does, it loads every other gatekeeper's clock one at a time, each load at
-// its own tick over up to SyncLagMax ticks, and merges them just before fn
-// stamps. Other gatekeepers may stamp between two loads and before the
-// stamp, as they do concurrently in the engine: those stamps are
-// concurrent with g's (the pairs Kronos refines), and a clock may be newer
-// on one gatekeeper's entry than on another's. Everything acknowledged
-// before the first load is covered, which is what real-time order needs.
-// With PlantPartialSync a load takes only the gatekeeper's own counter
-// (the engine's sync before clocks were published whole).
-func (w *world) syncThen(s *server, g int, fn func()) {
-	if w.cfg.AnnounceEvery > 0 {
-		fn() // separate processes: only announces bring others' clocks
-		return
-	}
-	seen := make([]vclock.Clock, len(s.gks))
-	lag := int64(w.rng.IntN(w.cfg.SyncLagMax + 1))
-	at := make([]int64, 0, len(s.gks))
-	for range s.gks {
-		at = append(at, int64(w.rng.IntN(int(lag)+1)))
-	}
-	slices.Sort(at)
-	for j := range s.gks {
-		if j == g {
-			continue
-		}
-		w.after(at[j], func() {
-			if w.srv != s {
-				return
-			}
-			seen[j] = s.gks[j].Clock()
-			if w.cfg.PlantPartialSync {
-				own := vclock.New(seen[j].Epoch, len(seen[j].Counters))
-				own.Counters[j] = seen[j].Counters[j]
-				seen[j] = own
-			}
-		})
-	}
-	w.after(lag, func() {
-		if w.srv != s {
-			return
-		}
-		for _, c := range seen {
-			if c.Counters != nil {
-				s.gks[g].Merge(c)
-			}
-		}
-		fn()
-	})
-}
-
-// readStamp stamps a snapshot or program at gatekeeper g as the engine
-// does (engine.DB.readPoint, gatekeeper.ChooseReadPoint), else a fresh
-// stamp.
-func (w *world) readStamp(s *server, g int) vclock.Stamp {
-	points := make([]*vclock.Stamp, len(s.gks))
-	for j, gk := range s.gks {
-		if p, ok := gk.ReadPoint(); ok {
-			points[j] = &p
-		}
-	}
-	handed := s.handed
-	switch {
-	case w.cfg.PlantStalePoint:
-		handed = nil // no coverage check
-	case w.cfg.PlantPartialSync:
-		// The rule before whole clocks: each gatekeeper's own counter.
-		handed = make([]*vclock.Clock, len(s.handed))
-		for k, h := range s.handed {
-			if h != nil {
-				own := vclock.New(h.Epoch, len(h.Counters))
-				own.Counters[k] = h.Counters[k]
-				handed[k] = &own
-			}
-		}
-	}
-	if p := gatekeeper.ChooseReadPoint(points, handed); p != nil {
-		w.stats.PointReads++
-		return *p
-	}
-	return s.gks[g].Stamp()
-}
-
-// dispatch sends gatekeeper g's deliveries to the shards (each over the
-// network, possibly twice) and answers the clients whose commits went out.
-func (w *world) dispatch(s *server, g int) {
-	for _, d := range s.gks[g].Ready() {
-		if h := s.handed[g]; !d.Entry.Nop && (h == nil || d.Entry.Stamp.Clock.Counters[g] > h.Counters[g]) {
-			s.handed[g] = &d.Entry.Stamp.Clock
-		}
-		w.sendEntry(s, g, d)
-	}
-	for _, st := range s.gks[g].Acked() {
-		if reply, ok := s.acks[g][st.Seq()]; ok {
-			delete(s.acks[g], st.Seq())
-			reply()
-		}
-	}
-	for _, id := range s.gks[g].Released() {
-		fn := s.held[g][id]
-		delete(s.held[g], id)
-		fn()
-	}
-	if s.gks[g].WantAnnounce() {
-		w.announceSoon(s, g)
-	}
-}
-
 func (w *world) sendEntry(s *server, g int, d gatekeeper.Delivery) {
 	if !d.Entry.Nop {
 		s.shards[d.Shard].sent++
@@ -687,23 +564,10 @@ func (w *world) stepShard(s *server, n *shardNode) {
 	}
 }
 
-// nopRequest is gatekeeper g answering shard n: with a note when it is
-// idle and nothing of its is in flight to n (Notes), else with a NOP.
+// nopRequest is gatekeeper g answering shard n: with a note when it can
+// and nothing of its is in flight to n (Notes), else with a NOP.
 func (w *world) nopRequest(s *server, g int, n *shardNode, c vclock.Clock) {
-	if w.cfg.Notes && s.inTransit[[2]int{g, n.id}] == 0 {
-		if note, ok := s.gks[g].NoteFor(uint32(n.id), c); ok {
-			w.stats.Notes++
-			w.after(w.linkDelay(gkNode(g), shardID(n.id)), func() {
-				if w.srv == s {
-					n.core.Complete(uint32(g), note)
-					w.stepShard(s, n)
-				}
-			})
-			return
-		}
-	}
-	s.gks[g].RequestNop(uint32(n.id), c)
-	w.dispatch(s, g)
+	s.gks[g].RequestNop(uint32(n.id), c, w.cfg.Notes && s.inTransit[[2]int{g, n.id}] == 0)
 }
 
 // skipRefine is the planted bug PlantSkipRefine: a shard breaks ties

@@ -1,0 +1,206 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/nodeprog"
+	"github.com/weft-db/weft/internal/shard"
+	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/vclock"
+)
+
+// The gatekeepers are the engine's own shells (gatekeeper.Shell): the code
+// weft serve runs for clock sync, stamps, read points, commits and their
+// commit sections, resolve and hand-off, NOPs and notes, node programs and
+// moves. Only their links are the simulation's: gkEnv schedules every
+// yield point of the shell as an event (so a sync's loads, a commit's
+// commit section and its resolve happen at times the seed draws, with
+// other events in between), and carries entries, batches, notes and
+// announces over the simulated network.
+
+// gkEnv is gatekeeper g of server s's links.
+type gkEnv struct {
+	w *world
+	s *server
+	g int
+}
+
+var _ gatekeeper.Env = gkEnv{}
+
+// Go runs the shell's next step at a time the seed draws: a sync's next
+// load up to SyncLagMax/gatekeepers ticks later (one in eight up to
+// SyncLagMax: a goroutine preempted inside its sync), its stamp after the
+// last load at once or (one in four) as long after, a commit section after its
+// commit delay (or at once without one; an epoch change may come first,
+// reconfig.go), a resolve after resolveDelay. A step of a process that died
+// is dropped, as the goroutine running it would be.
+func (e gkEnv) Go(p gatekeeper.Point, _, _ int, fn func()) {
+	w, s := e.w, e.s
+	live := func() {
+		if w.srv == s {
+			fn()
+		}
+	}
+	switch p {
+	case gatekeeper.PointStamp:
+		if w.rng.IntN(4) != 0 {
+			fn() // most stamps follow their last load at once
+			return
+		}
+		w.after(int64(w.rng.IntN(w.cfg.SyncLagMax/w.cfg.Gatekeepers+1)), live)
+	case gatekeeper.PointSyncLoad:
+		lag := w.cfg.SyncLagMax / w.cfg.Gatekeepers
+		if w.rng.IntN(8) == 0 {
+			lag = w.cfg.SyncLagMax
+		}
+		w.after(int64(w.rng.IntN(lag+1)), live)
+	case gatekeeper.PointCritical:
+		pc := &pendingCommit{s: s, fn: fn}
+		if w.holdCritical != nil {
+			w.holdCritical(pc)
+			return
+		}
+		if w.cfg.ReconfigEvery == 0 && w.cfg.CommitDelayMax == 0 {
+			w.critical(pc) // in the same event, as before reconfigurations existed
+			return
+		}
+		// On its way to the store: an epoch change may come first (reconfig).
+		w.addPending(s, pc)
+		w.after(int64(w.rng.IntN(max(w.cfg.DelayMax, w.cfg.CommitDelayMax))), func() {
+			if !pc.zombie {
+				w.critical(pc)
+			}
+		})
+	case gatekeeper.PointResolve:
+		if w.holdResolve != nil {
+			w.holdResolve(live)
+			return
+		}
+		w.after(w.resolveDelay(), live)
+	default:
+		fn()
+	}
+}
+
+func (e gkEnv) Deliver(shard uint32, en gatekeeper.Entry) {
+	e.w.sendEntry(e.s, e.g, gatekeeper.Delivery{Shard: shard, Entry: en})
+}
+
+// Batch sends a program's batch from the gatekeeper to its shard.
+func (e gkEnv) Batch(stamp vclock.Stamp, b nodeprog.Batch) {
+	e.w.sendBatch(e.s, gkNode(e.g), &progTask{gk: e.g, stamp: stamp, batch: b})
+}
+
+// Finish tells a shard's runner that a program is over.
+func (e gkEnv) Finish(sh int, prog nodeprog.ProgID) {
+	w, s := e.w, e.s
+	n := s.shards[sh]
+	w.after(w.linkDelay(gkNode(e.g), shardID(sh)), func() {
+		if w.srv == s {
+			n.runner.Finish(prog)
+		}
+	})
+}
+
+// Noted sends a note to a shard (every shard when sh < 0) whose channel
+// from this gatekeeper has nothing in transit: the entries sent before it
+// have all arrived, and later ones follow its clock. Notes are a one-process
+// optimisation: only with Config.Notes.
+func (e gkEnv) Noted(sh int, c vclock.Clock) {
+	w, s := e.w, e.s
+	if !w.cfg.Notes {
+		return
+	}
+	for _, n := range s.shards {
+		if sh >= 0 && n.id != sh || s.inTransit[[2]int{e.g, n.id}] > 0 {
+			continue
+		}
+		w.stats.Notes++
+		w.after(w.linkDelay(gkNode(e.g), shardID(n.id)), func() {
+			if w.srv == s {
+				n.core.Complete(uint32(e.g), c)
+				w.stepShard(s, n)
+			}
+		})
+	}
+}
+
+// Announce: answers wait for the peers' clocks (cluster mode).
+func (e gkEnv) Announce() { e.w.announceSoon(e.s, e.g) }
+
+// Placement: the server's directory.
+
+func (s *server) Dir() *txn.Directory { return s.dir }
+
+func (s *server) Current(d *txn.Directory) bool { return s.movesInFlight == 0 && s.dir == d }
+
+func (s *server) BeginMove() { s.movesInFlight++ }
+
+func (s *server) EndMove(u txn.Unit, home *txn.Home) {
+	s.movesInFlight--
+	if home == nil {
+		return
+	}
+	d, err := s.dir.With(u, *home)
+	if err != nil {
+		panic(fmt.Sprintf("sim: move %s: %v", u, err))
+	}
+	s.dir = d
+	s.w.stats.Moves++
+}
+
+// shellPlants are the planted bugs of cfg that live in the gatekeeper
+// shells.
+func shellPlants(cfg Config) gatekeeper.Plants {
+	return gatekeeper.Plants{BadDeclare: cfg.PlantBadDeclare, NoFence: cfg.PlantNoFence, NoUnitCheck: cfg.PlantNoUnitCheck,
+		PartialSync: cfg.PlantPartialSync, OwnCounterPoints: cfg.PlantPartialSync, StalePoints: cfg.PlantStalePoint}
+}
+
+// newShells makes server s's gatekeepers: in one process a group in shared
+// memory (clock sync, read points, notes); with AnnounceEvery, each alone
+// in its process, answering once its peers merged (PeerAck).
+func (w *world) newShells(s *server) {
+	onePro := w.cfg.AnnounceEvery == 0
+	plants := shellPlants(w.cfg)
+	if onePro {
+		s.group = gatekeeper.NewGroup(w.cfg.Gatekeepers, !w.cfg.ReadPoints, plants)
+	}
+	for i := 0; i < w.cfg.Gatekeepers; i++ {
+		s.gks = append(s.gks, gatekeeper.NewShell(gatekeeper.ShellConfig{
+			Core: gatekeeper.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers, Shards: s.nshards, Epoch: s.epoch,
+				InflightMax: 64, PeerAck: !onePro && !w.cfg.PlantNoPeerAck, ReadPoints: w.cfg.ReadPoints && onePro},
+			Group: s.group, Store: s.st, Oracle: s.oracle, Env: gkEnv{w: w, s: s, g: i}, Placement: s,
+			Fence: true, Plants: plants,
+		}))
+		s.announcing = append(s.announcing, false)
+	}
+}
+
+// sendBatch delivers a program batch as a task at its stamp to its shard.
+func (w *world) sendBatch(s *server, from int, t *progTask) {
+	n := s.shards[t.batch.Shard]
+	w.after(w.linkDelay(from, shardID(n.id)), func() {
+		if w.srv != s {
+			return
+		}
+		if err := n.core.Submit(shard.Task{Stamp: t.stamp, Payload: t}); err != nil {
+			panic(fmt.Sprintf("sim: submit: %v", err))
+		}
+		w.stepShard(s, n)
+	})
+}
+
+// stampNow takes a fresh stamp at gatekeeper g of the current server,
+// running the world until the shell's sync is done (tests).
+func (w *world) stampNow(g int) vclock.Stamp {
+	var st vclock.Stamp
+	done := false
+	w.srv.gks[g].Stamp(func(s vclock.Stamp) { st, done = s, true })
+	for !done {
+		if !w.step() {
+			panic("sim: a stamp never came")
+		}
+	}
+	return st
+}
