@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/nodeprog"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -14,8 +15,7 @@ type progRun struct {
 	done   chan struct{}
 	err    error
 	res    any
-	shards uint64 // shards that may hold state for it (bit per shard < 64)
-	more   []bool // the same for shard counts above 64
+	shards gatekeeper.ShardSet // shards that may hold state for it
 }
 
 // step takes a shard's report (with the shards it sent batches to) and says
@@ -38,20 +38,6 @@ func (r *progRun) settle(err error) {
 	r.res, r.err = r.coord.Result()
 }
 
-func (r *progRun) touch(shard int) {
-	if shard < 64 {
-		r.shards |= 1 << shard
-		return
-	}
-	for len(r.more) <= shard-64 {
-		r.more = append(r.more, false)
-	}
-	r.more[shard-64] = true
-}
+func (r *progRun) touch(shard int) { r.shards.Add(shard) }
 
-func (r *progRun) touched(shard int) bool {
-	if shard < 64 {
-		return r.shards&(1<<shard) != 0
-	}
-	return shard-64 < len(r.more) && r.more[shard-64]
-}
+func (r *progRun) touched(shard int) bool { return r.shards.Has(shard) }

@@ -14,16 +14,15 @@ type progRun struct {
 	done   func(res any, err error)
 	res    any
 	err    error
-	shards uint64 // shards that may hold state for it (bit per shard < 64)
-	more   []bool // the same for shard counts above 64
+	shards ShardSet // shards that may hold state for it
 }
 
 // step takes a shard's report (with the shards it sent batches to) and says
 // whether the program is over.
 func (r *progRun) step(rep nodeprog.Report, sentTo []nodeprog.Batch) (done bool, err error) {
-	r.touch(rep.Shard)
+	r.shards.Add(rep.Shard)
 	for _, b := range sentTo {
-		r.touch(b.Shard)
+		r.shards.Add(b.Shard)
 	}
 	err = r.coord.Step(rep)
 	return err != nil || r.coord.Done(), err
@@ -38,22 +37,31 @@ func (r *progRun) settle(err error) {
 	r.res, r.err = r.coord.Result()
 }
 
-func (r *progRun) touch(shard int) {
-	if shard < 64 {
-		r.shards |= 1 << shard
-		return
-	}
-	for len(r.more) <= shard-64 {
-		r.more = append(r.more, false)
-	}
-	r.more[shard-64] = true
+// ShardSet is a set of shard numbers: a bit per shard below 64, a slice
+// above. The zero value is empty.
+type ShardSet struct {
+	low  uint64
+	more []bool
 }
 
-func (r *progRun) touched(shard int) bool {
+// Add puts shard in the set.
+func (s *ShardSet) Add(shard int) {
 	if shard < 64 {
-		return r.shards&(1<<shard) != 0
+		s.low |= 1 << shard
+		return
 	}
-	return shard-64 < len(r.more) && r.more[shard-64]
+	for len(s.more) <= shard-64 {
+		s.more = append(s.more, false)
+	}
+	s.more[shard-64] = true
+}
+
+// Has reports whether shard is in the set.
+func (s *ShardSet) Has(shard int) bool {
+	if shard < 64 {
+		return s.low&(1<<shard) != 0
+	}
+	return shard-64 < len(s.more) && s.more[shard-64]
 }
 
 // RunProgram starts node program comp (compiled from name and params) at
@@ -120,7 +128,7 @@ func (s *Shell) startProgram(id nodeprog.ProgID, run *progRun, name string, comp
 	}
 	s.progs[id] = run
 	for _, b := range batches {
-		run.touch(b.Shard)
+		run.shards.Add(b.Shard)
 	}
 	for _, b := range batches {
 		s.cfg.Env.Batch(ts, b)
@@ -162,7 +170,7 @@ func (s *Shell) finish(id nodeprog.ProgID, run *progRun, err error) {
 	delete(s.progs, id)
 	run.settle(err)
 	for i := range s.cfg.Core.Shards {
-		if run.touched(i) {
+		if run.shards.Has(i) {
 			s.cfg.Env.Finish(i, id)
 		}
 	}

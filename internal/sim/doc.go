@@ -5,15 +5,21 @@
 // scheduler, with clients running Elle's list-append workload over the
 // graph and a simulated network between them.
 //
-// The same code as the engine runs: gatekeeper.Core (stamping, FIFO
-// hand-off, NOPs and notes), gatekeeper.OrderAfterAccess (the commit's
-// ordering after last accesses), gatekeeper.RaiseFence and CheckFence
-// (the epoch fence), txn.Exec on the store, shard.Core
-// (scheduling), shard.Apply, shard.ReadOrderer and shard.Recover. Only the
-// shells differ: here every message is an event with a random delay, so
-// reads overtake writes, gatekeeper→shard entries arrive out of order and
-// twice, and a gatekeeper reads the others' clocks some ticks before it
-// stamps (SyncLagMax), which yields the concurrent stamps Kronos refines.
+// The same code as the engine runs. The gatekeepers are weft serve's own
+// shells (gatekeeper.Shell: clock sync, stamps, read points, commits with
+// their commit sections — the epoch fence, the order after last accesses,
+// the directory check —, resolve and the FIFO hand-off, NOPs and notes,
+// node-program coordination, moves), over links of the simulation's
+// (shells.go): every yield point of the shell is an event the seed
+// schedules, so a sync's loads of the others' clocks are spread over up to
+// SyncLagMax ticks (the concurrent stamps Kronos refines, and clocks newer
+// on one gatekeeper's entry than on another's), a commit section waits for
+// its commit delay and a resolve for its resolve delay. The shards run
+// shard.Core (scheduling), shard.Apply, shard.ReadOrderer, shard.Recover and
+// the node-program Runner, in a shell of the simulation's own (the engine's
+// shardNode is to move into the shard package and run here too). Every
+// message is an event with a random delay, so reads overtake writes and
+// gatekeeper→shard entries arrive out of order and twice.
 //
 // Faults: process crashes (memory lost; the disk keeps what was synced and
 // a random part of the rest; restart in a new epoch with the shards
@@ -35,7 +41,9 @@
 // end and after every reconfiguration, once nothing is in flight.
 //
 // A seed replays exactly: go test ./internal/sim -run TestSimulation
-// -sim.seed=N. Not yet simulated: node programs spanning shards, garbage
-// collection, and failures of single roles (a gatekeeper or shard
-// process dying alone).
+// -sim.seed=N. Not yet simulated: garbage collection, the PostgreSQL
+// store's commit retries, the cluster gatekeeper process's own shell
+// (engine.ClusterGatekeeper; cluster mode here runs gatekeeper.Shell with
+// PeerAck), and failures of single roles (a gatekeeper or shard process
+// dying alone).
 package sim
