@@ -42,9 +42,9 @@ type gkEnv struct {
 	id int
 }
 
-func (e gkEnv) Go(p gatekeeper.Point, gk, arg int, fn func()) {
+func (e gkEnv) Go(p gatekeeper.Point, gk, arg int, next gatekeeper.Step) {
 	e.db.yieldAt(p, gk, arg)
-	fn()
+	next.Run()
 }
 
 func (e gkEnv) Deliver(shard uint32, en gatekeeper.Entry) { e.db.shards[shard].push(en) }
@@ -109,13 +109,20 @@ func (g *gkNode) requestNop(shard uint32, c vclock.Clock) (noted bool) {
 // stampRead returns a stamp for a snapshot or program, registered as in
 // flight until endRead(key): a read point when one may be used, else a
 // fresh stamp.
-func (g *gkNode) stampRead() (s vclock.Stamp, key uint64) {
-	ran := false
-	g.shell.StampRead(func(st vclock.Stamp, k uint64) { s, key, ran = st, k, true })
-	if !ran {
+func (g *gkNode) stampRead() (vclock.Stamp, uint64) {
+	if s, key, ok := g.shell.PointRead(); ok {
+		return s, key
+	}
+	var r struct {
+		s   vclock.Stamp
+		key uint64
+		ran bool
+	}
+	g.shell.StampRead(func(st vclock.Stamp, k uint64) { r.s, r.key, r.ran = st, k, true })
+	if !r.ran {
 		panic("engine: a read stamp was deferred by the in-process links") // gkEnv.Go runs at once
 	}
-	return s, key
+	return r.s, r.key
 }
 
 // holdRead registers an existing snapshot stamp as in flight; ok is false

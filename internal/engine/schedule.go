@@ -14,10 +14,9 @@ type yieldPoint = gatekeeper.Point
 
 // The shell's yield points (gatekeeper.Point), and the engine's own.
 const (
-	yieldSyncLoad    = gatekeeper.PointSyncLoad
-	yieldCritical    = gatekeeper.PointCritical
-	yieldResolve     = gatekeeper.PointResolve
-	yieldPointChosen = gatekeeper.PointReadChosen
+	yieldSyncLoad = gatekeeper.PointSyncLoad
+	yieldCritical = gatekeeper.PointCritical
+	yieldResolve  = gatekeeper.PointResolve
 	// yieldGCInflight: DB.advanceWatermark, about to read gatekeeper arg's
 	// stamps in flight (gk is -1).
 	yieldGCInflight yieldPoint = 100

@@ -47,8 +47,6 @@ const (
 	PointCritical
 	// PointResolve: a transaction durable, about to be resolved.
 	PointResolve
-	// PointReadChosen: a read chose a read point and has not registered it.
-	PointReadChosen
 )
 
 // Env is what a shell needs from its process: where work continues after a
@@ -56,9 +54,9 @@ const (
 // Finish, Noted and Announce are called with the shell's lock held and must
 // not block or call the shell.
 type Env interface {
-	// Go runs fn after yield point p of gatekeeper gk (arg qualifies p):
-	// now, or later. fn may never run if the process dies first.
-	Go(p Point, gk, arg int, fn func())
+	// Go runs next after yield point p of gatekeeper gk (arg qualifies
+	// p): now, or later. It may never run if the process dies first.
+	Go(p Point, gk, arg int, next Step)
 	// Deliver hands an entry to shard's FIFO channel from this gatekeeper,
 	// in the order of the calls.
 	Deliver(shard uint32, e Entry)
@@ -75,6 +73,17 @@ type Env interface {
 	// replies (PeerAck: answers are waiting for them).
 	Announce()
 }
+
+// Step is the rest of a shell's operation after a yield point (Env.Go).
+// Hot paths pass a value the operation already holds, so that a yield
+// costs no allocation.
+type Step interface{ Run() }
+
+// StepFunc is a Step that calls the function.
+type StepFunc func()
+
+// Run calls f.
+func (f StepFunc) Run() { f() }
 
 // Placement is the placement directory the shell routes by, shared by the
 // gatekeepers of a process, and the bookkeeping of moves in flight.
@@ -202,43 +211,57 @@ func (s *Shell) Idle() bool {
 }
 
 // sync merges the clock of every peer's latest stamp (one process), one
-// load at a time with a yield point before each, then runs fn. Each clock
-// is whole: whatever entry of the result came from peer j's clock, the
-// result follows j's stamp as a vector clock, and so everything j's stamp
-// followed (the property read points rely on, ChooseReadPoint). Alone in
-// its process (no Group) a gatekeeper learns its peers' clocks from
-// announces instead, and fn runs at once.
-func (s *Shell) sync(fn func()) {
-	g := s.cfg.Group
-	if g == nil {
-		fn()
+// load at a time with a yield point before each and one before the stamp
+// that follows, then runs then. Each clock is whole: whatever entry of the
+// result came from peer j's clock, the result follows j's stamp as a
+// vector clock, and so everything j's stamp followed (the property read
+// points rely on, ChooseReadPoint). Alone in its process (no Group) a
+// gatekeeper learns its peers' clocks from announces instead, and then
+// runs at once.
+func (s *Shell) sync(y *syncer, then Step) {
+	if s.cfg.Group == nil {
+		then.Run()
 		return
 	}
-	s.syncFrom(0, fn)
+	y.s, y.j, y.then = s, 0, then
+	y.next()
 }
 
-func (s *Shell) syncFrom(j int, fn func()) {
-	g := s.cfg.Group
-	for j < len(g.published) && j == s.id {
-		j++
+// syncer is a sync in progress: the next peer to load.
+type syncer struct {
+	s    *Shell
+	j    int
+	then Step
+}
+
+func (y *syncer) next() {
+	s := y.s
+	n := len(s.cfg.Group.published)
+	for y.j < n && y.j == s.id {
+		y.j++
 	}
-	if j >= len(g.published) {
-		s.cfg.Env.Go(PointStamp, s.id, 0, fn)
+	if y.j >= n {
+		s.cfg.Env.Go(PointStamp, s.id, 0, y.then)
 		return
 	}
-	s.cfg.Env.Go(PointSyncLoad, s.id, j, func() {
-		if c := g.published[j].Load(); c != nil {
-			if s.cfg.Plants.PartialSync {
-				own := vclock.New(c.Epoch, len(c.Counters))
-				own.Counters[j] = c.Counters[j]
-				c = &own
-			}
-			s.mu.Lock()
-			s.core.Merge(*c)
-			s.mu.Unlock()
+	s.cfg.Env.Go(PointSyncLoad, s.id, y.j, y)
+}
+
+// Run loads peer y.j's published clock and goes on with the next.
+func (y *syncer) Run() {
+	s, j := y.s, y.j
+	if c := s.cfg.Group.published[j].Load(); c != nil {
+		if s.cfg.Plants.PartialSync {
+			own := vclock.New(c.Epoch, len(c.Counters))
+			own.Counters[j] = c.Counters[j]
+			c = &own
 		}
-		s.syncFrom(j+1, fn)
-	})
+		s.mu.Lock()
+		s.core.Merge(*c)
+		s.mu.Unlock()
+	}
+	y.j++
+	y.next()
 }
 
 // publish makes c, the clock of this gatekeeper's latest stamp, the one
@@ -357,46 +380,60 @@ func (s *Shell) freshStamp() vclock.Stamp {
 // Stamp takes a fresh stamp (after sync), unregistered: an announce, an
 // epoch's barrier.
 func (s *Shell) Stamp(done func(vclock.Stamp)) {
-	s.sync(func() {
+	s.sync(new(syncer), StepFunc(func() {
 		s.mu.Lock()
 		st := s.freshStamp()
 		s.mu.Unlock()
 		done(st)
-	})
+	}))
 }
 
 // StampRead stamps a snapshot or a program's read, registered as in
-// flight until EndRead(key): a read point when one may be used (Group),
-// else a fresh stamp after sync.
+// flight until EndRead(key): a read point when one may be used
+// (PointRead), else a fresh stamp after sync.
 func (s *Shell) StampRead(done func(st vclock.Stamp, key uint64)) {
-	if g := s.cfg.Group; g != nil {
-		s.mu.Lock()
-		s.nextRead++
-		key := 1<<62 | s.nextRead
-		s.mu.Unlock()
-		hold := func(p vclock.Stamp) { s.mu.Lock(); s.reading[key] = p; s.mu.Unlock() }
-		release := func() { s.mu.Lock(); delete(s.reading, key); s.mu.Unlock() }
-		if g.pointHeld(s, hold, release, func(p vclock.Stamp, ok bool) {
-			if ok {
-				done(p, key)
-				return
-			}
-			s.stampFresh(done)
-		}) {
-			return
-		}
+	if st, key, ok := s.PointRead(); ok {
+		done(st, key)
+		return
 	}
 	s.stampFresh(done)
 }
 
+// PointRead takes a read point for a read when one may be used (one
+// process: Group.ReadPoint), registered as in flight until EndRead(key);
+// ok is false when none may (the read takes a fresh stamp, StampRead).
+func (s *Shell) PointRead() (st vclock.Stamp, key uint64, ok bool) {
+	g := s.cfg.Group
+	if g == nil {
+		return st, 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextRead++
+	key = 1<<62 | s.nextRead
+	st, ok = g.pointHeld(func(p vclock.Stamp) { s.reading[key] = p }, func() { delete(s.reading, key) })
+	return st, key, ok
+}
+
 func (s *Shell) stampFresh(done func(vclock.Stamp, uint64)) {
-	s.sync(func() {
-		s.mu.Lock()
-		st := s.freshStamp()
-		s.reading[st.Seq()] = st
-		s.mu.Unlock()
-		done(st, st.Seq())
-	})
+	r := &freshRead{done: done}
+	s.sync(&r.syncer, r)
+}
+
+// freshRead is a read's fresh stamp in progress: its sync, then the stamp.
+type freshRead struct {
+	syncer
+	done func(vclock.Stamp, uint64)
+}
+
+// Run stamps the read once synced, registered under the stamp's sequence.
+func (r *freshRead) Run() {
+	s := r.s
+	s.mu.Lock()
+	st := s.freshStamp()
+	s.reading[st.Seq()] = st
+	s.mu.Unlock()
+	r.done(st, st.Seq())
 }
 
 // HoldRead registers an existing snapshot stamp as in flight under key;
@@ -421,7 +458,7 @@ func (s *Shell) EndRead(key uint64) {
 // beginCommit stamps a transaction (a commit or a move) after sync: the
 // stamp published and the read point refreshed.
 func (s *Shell) beginCommit(done func(vclock.Stamp, error)) {
-	s.sync(func() {
+	s.sync(new(syncer), StepFunc(func() {
 		s.mu.Lock()
 		ts, err := s.core.BeginCommit()
 		if err == nil {
@@ -430,7 +467,7 @@ func (s *Shell) beginCommit(done func(vclock.Stamp, error)) {
 		}
 		s.mu.Unlock()
 		done(ts, err)
-	})
+	}))
 }
 
 // Commit runs one transaction: stamp, execute on a store transaction,
@@ -465,7 +502,7 @@ func (s *Shell) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op, dura
 		// The shards it writes are known now, before the durable commit:
 		// reads on the others need not wait for its fsync.
 		s.declare(ts, txn.ShardsOf(res.Ops))
-		s.cfg.Env.Go(PointCritical, s.id, 0, func() {
+		s.cfg.Env.Go(PointCritical, s.id, 0, StepFunc(func() {
 			err := st.Commit(ctx, func(c store.Critical) error {
 				if err := s.checkFence(c); err != nil {
 					return err
@@ -484,10 +521,10 @@ func (s *Shell) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op, dura
 			if durable != nil {
 				durable(ts)
 			}
-			s.cfg.Env.Go(PointResolve, s.id, 0, func() {
+			s.cfg.Env.Go(PointResolve, s.id, 0, StepFunc(func() {
 				s.resolve(ts, res.Ops, func() { done(res, ts, nil) })
-			})
-		})
+			}))
+		}))
 	})
 }
 
@@ -572,7 +609,7 @@ func (s *Shell) Move(ctx context.Context, st store.Txn, mv *txn.UnitMove, home t
 			return
 		}
 		s.declare(ts, []uint32{mv.From, mv.To})
-		s.cfg.Env.Go(PointCritical, s.id, 0, func() {
+		s.cfg.Env.Go(PointCritical, s.id, 0, StepFunc(func() {
 			err := st.Commit(ctx, func(c store.Critical) error {
 				if err := s.checkFence(c); err != nil {
 					return err
@@ -588,10 +625,10 @@ func (s *Shell) Move(ctx context.Context, st store.Txn, mv *txn.UnitMove, home t
 			}
 			h := MovedHome(home, mv, ts)
 			s.cfg.Placement.EndMove(mv.Unit, &h)
-			s.cfg.Env.Go(PointResolve, s.id, 0, func() {
+			s.cfg.Env.Go(PointResolve, s.id, 0, StepFunc(func() {
 				s.resolve(ts, MoveOps(mv), func() { done(ts, nil) })
-			})
-		})
+			}))
+		}))
 	})
 }
 

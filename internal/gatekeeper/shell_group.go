@@ -90,32 +90,29 @@ func (g *Group) ReadPoint() (vclock.Stamp, bool) {
 	return *p, true
 }
 
-// pointHeld takes a read point for shell s and registers it with hold,
-// so that the watermark stays at or below it, then calls done(p, true);
-// when a watermark pass overlapped the choice (the point may have been
-// withdrawn and passed by the watermark before hold ran), release undoes
-// hold and done(_, false) has the read take a fresh stamp. A pass that
-// began after hold sees the registration; one that ended before the
-// choice included the point, still offered then (or the point was stamped
-// after it, above its watermark). The shards refuse a task below the
-// watermark they collected all the same, so a mistake here could cost an
-// ErrSnapshotTooOld, never a wrong answer. It returns false, calling
-// nothing, when no point may be used.
-func (g *Group) pointHeld(s *Shell, hold func(vclock.Stamp), release func(), done func(vclock.Stamp, bool)) bool {
+// pointHeld takes a read point and registers it with hold, so that the
+// watermark stays at or below it; when a watermark pass overlapped the
+// choice (the point may have been withdrawn and passed by the watermark
+// before hold ran), release undoes hold and ok is false: the read takes a
+// fresh stamp. A pass that began after hold sees the registration; one
+// that ended before the choice included the point, still offered then (or
+// the point was stamped after it, above its watermark). The shards refuse
+// a task below the watermark they collected all the same, so a mistake
+// here could cost an ErrSnapshotTooOld, never a wrong answer
+// (engine.TestReadPointBelowWatermark drives the race). The caller holds
+// its shell's lock, so no watermark pass reads its registrations between
+// the choice and hold.
+func (g *Group) pointHeld(hold func(vclock.Stamp), release func()) (vclock.Stamp, bool) {
 	gen := g.gcGen.Load()
 	p, ok := g.ReadPoint()
 	if !ok {
-		return false
+		return p, false
 	}
-	s.cfg.Env.Go(PointReadChosen, s.id, 0, func() {
-		hold(p)
-		if (gen&1 == 1 || g.gcGen.Load() != gen) && !g.plants.NoPointRecheck {
-			release()
-			done(vclock.Stamp{}, false)
-			return
-		}
-		g.pointReads.Add(1)
-		done(p, true)
-	})
-	return true
+	hold(p)
+	if (gen&1 == 1 || g.gcGen.Load() != gen) && !g.plants.NoPointRecheck {
+		release()
+		return vclock.Stamp{}, false
+	}
+	g.pointReads.Add(1)
+	return p, true
 }

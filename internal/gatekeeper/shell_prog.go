@@ -82,35 +82,43 @@ func (s *Shell) RunProgram(name string, comp nodeprog.Compiled, params json.RawM
 	run := &progRun{done: done}
 	s.mu.Unlock()
 	start := func(ts vclock.Stamp) { s.startProgram(id, run, name, comp, params, ts) }
-	switch g := s.cfg.Group; {
+	switch {
 	case at != nil:
 		start(*at)
-	case g != nil && g.pointHeld(s,
-		func(p vclock.Stamp) { s.mu.Lock(); run.stamp = p; s.progs[id] = run; s.mu.Unlock() },
-		func() { s.mu.Lock(); delete(s.progs, id); s.mu.Unlock() },
-		func(p vclock.Stamp, ok bool) {
-			if ok {
-				start(p)
-				return
-			}
-			s.freshProgram(id, run, start)
-		}):
+	case s.pointProgram(id, run):
+		start(run.stamp)
 	default:
 		s.freshProgram(id, run, start)
 	}
 	return id, nil
 }
 
+// pointProgram stamps a program at a read point, registered with it, when
+// one may be used (PointRead).
+func (s *Shell) pointProgram(id nodeprog.ProgID, run *progRun) bool {
+	g := s.cfg.Group
+	if g == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, ok := g.pointHeld(func(p vclock.Stamp) { run.stamp = p; s.progs[id] = run }, func() { delete(s.progs, id) })
+	if ok {
+		run.stamp = p
+	}
+	return ok
+}
+
 // freshProgram stamps a program after sync, registering it in the same
 // step (so no watermark pass can come between).
 func (s *Shell) freshProgram(id nodeprog.ProgID, run *progRun, start func(vclock.Stamp)) {
-	s.sync(func() {
+	s.sync(new(syncer), StepFunc(func() {
 		s.mu.Lock()
 		run.stamp = s.freshStamp()
 		s.progs[id] = run
 		s.mu.Unlock()
 		start(run.stamp)
-	})
+	}))
 }
 
 func (s *Shell) startProgram(id nodeprog.ProgID, run *progRun, name string, comp nodeprog.Compiled, params json.RawMessage, ts vclock.Stamp) {

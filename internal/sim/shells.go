@@ -35,8 +35,9 @@ var _ gatekeeper.Env = gkEnv{}
 // commit delay (or at once without one; an epoch change may come first,
 // reconfig.go), a resolve after resolveDelay. A step of a process that died
 // is dropped, as the goroutine running it would be.
-func (e gkEnv) Go(p gatekeeper.Point, _, _ int, fn func()) {
+func (e gkEnv) Go(p gatekeeper.Point, _, _ int, next gatekeeper.Step) {
 	w, s := e.w, e.s
+	fn := next.Run
 	live := func() {
 		if w.srv == s {
 			fn()
