@@ -219,11 +219,11 @@ func (s *Shell) Idle() bool {
 // gatekeeper learns its peers' clocks from announces instead, and then
 // runs at once.
 func (s *Shell) sync(y *syncer, then Step) {
+	y.s, y.j, y.then = s, 0, then
 	if s.cfg.Group == nil {
 		then.Run()
 		return
 	}
-	y.s, y.j, y.then = s, 0, then
 	y.next()
 }
 
