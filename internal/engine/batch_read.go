@@ -134,12 +134,12 @@ func (db *DB) GetVertices(ctx context.Context, snap Snapshot, refs []VertexRef, 
 			errs[j] = db.read(ctx, sh, s, func(r *reader) {
 				for _, i := range byShard[sh] {
 					h := out[i].Handle
-					if to := r.s.locate(h, s, r.ord); to != sh {
+					if to := r.S.Locate(h, s, r.Ord); to != sh {
 						moved[j] = append(moved[j], to, i)
 						continue
 					}
-					read := txn.Read{Vertex: h, Version: txn.EncodeStamp(r.s.g.LastWrite(h, s, r.ord))}
-					view, ok := r.s.g.View(h, s, r.ord)
+					read := txn.Read{Vertex: h, Version: txn.EncodeStamp(r.S.G.LastWrite(h, s, r.Ord))}
+					view, ok := r.S.G.View(h, s, r.Ord)
 					fillVertex(out[i], read, view, ok, opts, max)
 				}
 			})

@@ -57,7 +57,7 @@ func TestPlacementGroupsShareAShard(t *testing.T) {
 			found := 0
 			if err := db.read(ctx, sh, s, func(r *reader) {
 				for i := range n {
-					if _, ok := r.s.g.View(txn.GroupName(g, fmt.Sprint(i)), s, r.ord); ok {
+					if _, ok := r.S.G.View(txn.GroupName(g, fmt.Sprint(i)), s, r.Ord); ok {
 						found++
 					}
 				}

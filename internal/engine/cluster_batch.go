@@ -65,7 +65,7 @@ func (s *ShardServer) ReadBatch(req *pb.ReadBatchRequest, stream pb.Shard_ReadBa
 	resps := make([]*pb.ReadResponse, len(names))
 	err = s.readAt(stream.Context(), st, "", func(r *reader) {
 		for i, name := range names {
-			if to := r.s.locate(name, st, r.ord); to != r.s.id {
+			if to := r.S.Locate(name, st, r.Ord); to != r.S.ID() {
 				resps[i] = &pb.ReadResponse{Moved: true, MovedTo: uint32(to)}
 				continue
 			}

@@ -32,7 +32,7 @@ func (s *ShardServer) Scan(req *pb.ScanRequest, stream pb.Shard_ScanServer) erro
 	all := &pb.ReadRequest{Props: true, Edges: true, Aliases: true, EdgesMax: math.MaxUint32}
 	var vs []*pb.ReadResponse
 	if err := s.readAt(stream.Context(), st, "", func(r *reader) {
-		for v := range r.s.g.Vertices(st, r.ord) {
+		for v := range r.S.G.Vertices(st, r.Ord) {
 			resp := &pb.ReadResponse{Handle: v.Handle(), Exists: true}
 			fillRead(resp, v, all)
 			vs = append(vs, resp)

@@ -156,16 +156,16 @@ func NewShardServer(cfg ShardConfig) (*ShardServer, error) {
 	if err := s.recover(); err != nil {
 		return nil, fmt.Errorf("engine: shard %d rebuilding from the store: %w", cfg.ID, err)
 	}
-	s.node.publish()
+	s.node.Publish()
 	s.outbox = make(chan outMsg, outboxMax)
 	s.outWG.Add(1)
 	go s.send()
 	s.loopWG.Add(1)
 	go func() {
 		defer s.loopWG.Done()
-		s.node.loop()
+		s.node.Loop()
 	}()
-	st := s.node.g.Counts()
+	st := s.node.G.Counts()
 	s.log.Info("shard serving", "epoch", cfg.Epoch, "vertices", st.Vertices, "edges", st.Edges)
 	return s, nil
 }
@@ -184,10 +184,10 @@ func (s *ShardServer) recover() error {
 	// The shard's directory stays the one read here: for a unit it never
 	// held, a stale home still leads to the shard the unit left, whose
 	// forwarding pointer names the next (shard.Units.Locate).
-	s.node.units = shard.RecoveredUnits(uint32(s.cfg.ID), dir, w)
-	s.node.dir = func() *txn.Directory { return dir }
+	s.node.Units = shard.RecoveredUnits(uint32(s.cfg.ID), dir, w)
+	s.node.Dir = func() *txn.Directory { return dir }
 	s.dir = dir
-	mine := shard.Partition{Graph: s.node.g, Alias: s.node.alias}
+	mine := s.node.Partition()
 	return shard.Recover(t, w, func(h string) shard.Partition {
 		if int(dir.ShardOf(h)) == s.cfg.ID {
 			return mine
@@ -211,8 +211,8 @@ func (s *ShardServer) Register(g *grpc.Server) { pb.RegisterShardServer(g, s) }
 
 // Close stops the shard; reads waiting fail with ErrClosed.
 func (s *ShardServer) Close() error {
-	s.fail(nil)
-	s.node.wake()
+	s.Fail(nil)
+	s.node.Wake()
 	s.loopWG.Wait()
 	close(s.outbox) // the loop, its only sender, has returned
 	s.outWG.Wait()
@@ -250,9 +250,9 @@ func (s *ShardServer) Err() error {
 	return s.err
 }
 
-// shardHost, for a shard process.
+// shard.Host, for a shard process.
 
-func (s *ShardServer) requestNop(gk, _ int, c vclock.Clock) bool {
+func (s *ShardServer) RequestNop(gk, _ int, c vclock.Clock) bool {
 	if s.cfg.RequestNop != nil {
 		s.cfg.RequestNop(gk, c)
 	}
@@ -260,9 +260,9 @@ func (s *ShardServer) requestNop(gk, _ int, c vclock.Clock) bool {
 }
 
 // notes are a single-process shortcut (gatekeeper.Core.Note): none here.
-func (s *ShardServer) notes(int, int) (*vclock.Clock, *vclock.Clock) { return nil, nil }
+func (s *ShardServer) Notes(int, int) (*vclock.Clock, *vclock.Clock) { return nil, nil }
 
-func (s *ShardServer) report(gk int, rep nodeprog.Report, sentTo []nodeprog.Batch) {
+func (s *ShardServer) Report(gk int, rep nodeprog.Report, sentTo []nodeprog.Batch) {
 	b, err := json.Marshal(rep)
 	if err != nil {
 		s.log.Error("encoding a program report", "err", err)
@@ -275,21 +275,21 @@ func (s *ShardServer) report(gk int, rep nodeprog.Report, sentTo []nodeprog.Batc
 	s.outbox <- m
 }
 
-func (s *ShardServer) hop(gk int, stamp vclock.Stamp, b nodeprog.Batch) {
+func (s *ShardServer) SendHop(gk int, stamp vclock.Stamp, b nodeprog.Batch) {
 	data, err := json.Marshal(b)
 	if err != nil {
-		s.report(gk, nodeprog.FailReport(b, s.cfg.ID, fmt.Errorf("%w: encoding a batch: %v", nodeprog.ErrFailed, err)), nil)
+		s.Report(gk, nodeprog.FailReport(b, s.cfg.ID, fmt.Errorf("%w: encoding a batch: %v", nodeprog.ErrFailed, err)), nil)
 		return
 	}
 	s.outbox <- outMsg{gk: gk, shard: b.Shard, stamp: txn.EncodeStamp(stamp), batch: data}
 }
 
-func (s *ShardServer) shardOf(h string) int { return int(s.dir.ShardOf(h)) }
-func (s *ShardServer) applied()             { s.applies.Add(1) }
-func (s *ShardServer) stopping() bool       { return s.stop.Load() }
+func (s *ShardServer) ShardOf(h string) int { return int(s.dir.ShardOf(h)) }
+func (s *ShardServer) Applied()             { s.applies.Add(1) }
+func (s *ShardServer) Stopping() bool       { return s.stop.Load() }
 
-// fail stops the shard; err nil is a clean stop.
-func (s *ShardServer) fail(err error) {
+// Fail stops the shard; err nil is a clean stop.
+func (s *ShardServer) Fail(err error) {
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
 	if s.stop.Load() {
@@ -301,7 +301,7 @@ func (s *ShardServer) fail(err error) {
 	}
 	s.stop.Store(true)
 	close(s.stopped)
-	s.node.wake()
+	s.node.Wake()
 }
 
 func (s *ShardServer) check() error {
@@ -345,7 +345,7 @@ func (s *ShardServer) Deliver(stream pb.Shard_DeliverServer) error {
 					return fmt.Errorf("engine: entry %d of gatekeeper %d carries an operation for shard %d", e.Seq, gk, op.Shard)
 				}
 			}
-			s.node.push(e)
+			s.node.Push(e)
 			s.deliverMu.Lock()
 			if e.Seq == s.delivered[gk]+1 {
 				s.delivered[gk] = e.Seq
@@ -405,35 +405,28 @@ func (s *ShardServer) noteLow(gk int, low vclock.Clock) error {
 		}
 		minInto(&wm, l)
 	}
-	s.node.statsMu.Lock()
-	for _, p := range s.node.pos {
-		if p.IsZero() {
-			s.node.statsMu.Unlock()
-			return nil // a queue that never moved: nothing is safe yet
-		}
-		minInto(&wm, p.Clock)
+	if !s.node.Positions(&wm) {
+		return nil // a queue that never moved: nothing is safe yet
 	}
-	s.node.statsMu.Unlock()
 	if s.wm.Counters != nil && (vclock.LessEq(wm, s.wm) || !vclock.LessEq(s.wm, wm)) {
 		return nil // not advanced past the last watermark in every entry
 	}
 	s.wm = wm
-	s.node.push(gcMsg{watermark: vclock.Stamp{Clock: wm}})
+	s.node.Push(shard.GCMsg{Watermark: vclock.Stamp{Clock: wm}})
 	return nil
 }
 
 // readAt runs fn on the shard at st once it can, and waits for it. With a
 // name, fn runs only if the name's unit was here at st; else the answer is
-// a *movedError naming the shard to ask.
+// a *shard.MovedError naming the shard to ask.
 func (s *ShardServer) readAt(ctx context.Context, st vclock.Stamp, name string, fn func(r *reader)) error {
-	w := waiters.Get().(*waiter)
-	s.node.push(readMsg{stamp: st, fn: fn, w: w, name: name})
+	w := shard.NewWaiter()
+	s.node.Push(shard.ReadMsg{Stamp: st, Fn: fn, W: w, Name: name})
 	select {
-	case <-w.ch:
-		err := w.err
-		w.err = nil
-		waiters.Put(w)
-		return err
+	case <-w.Ch:
+		err := w.Err
+		shard.PutWaiter(w)
+		return shardErr(err)
 	case <-ctx.Done():
 		return ctx.Err() // the shard may still use w: it is not reused
 	case <-s.stopped:
@@ -457,8 +450,8 @@ func (s *ShardServer) Read(ctx context.Context, req *pb.ReadRequest) (*pb.ReadRe
 	s.reads.Add(1)
 	resp := &pb.ReadResponse{}
 	err = s.readAt(ctx, st, name, func(r *reader) { readOne(r, st, name, req, resp) })
-	if mv, ok := err.(*movedError); ok {
-		return &pb.ReadResponse{Moved: true, MovedTo: uint32(mv.shard)}, nil
+	if mv, ok := err.(*shard.MovedError); ok {
+		return &pb.ReadResponse{Moved: true, MovedTo: uint32(mv.Shard)}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -470,14 +463,14 @@ func (s *ShardServer) Read(ctx context.Context, req *pb.ReadRequest) (*pb.ReadRe
 // Read's answer, and each of ReadBatch's.
 func readOne(r *reader, st vclock.Stamp, name string, req *pb.ReadRequest, resp *pb.ReadResponse) {
 	if req.GetAlias() {
-		h, _ := r.s.alias.Resolve(name, st, r.ord)
+		h, _ := r.S.Alias.Resolve(name, st, r.Ord)
 		resp.Handle = h
-		resp.Version = txn.EncodeStamp(r.s.alias.LastWrite(name, st, r.ord))
+		resp.Version = txn.EncodeStamp(r.S.Alias.LastWrite(name, st, r.Ord))
 		return
 	}
 	resp.Handle = name
-	resp.Version = txn.EncodeStamp(r.s.g.LastWrite(name, st, r.ord))
-	view, ok := r.s.g.View(name, st, r.ord)
+	resp.Version = txn.EncodeStamp(r.S.G.LastWrite(name, st, r.Ord))
+	view, ok := r.S.G.View(name, st, r.Ord)
 	if !ok {
 		return
 	}
@@ -517,9 +510,9 @@ func (s *ShardServer) Run(ctx context.Context, req *pb.RunRequest) (*pb.RunRespo
 	}
 	var res any
 	var progErr error
-	err = s.readAt(ctx, st, h.To, func(r *reader) { res, progErr = nodeprog.RunLocal(comp, name, h, r.lookup(st)) })
-	if mv, ok := err.(*movedError); ok {
-		return &pb.RunResponse{Moved: true, MovedTo: uint32(mv.shard)}, nil
+	err = s.readAt(ctx, st, h.To, func(r *reader) { res, progErr = nodeprog.RunLocal(comp, name, h, r.Lookup(st)) })
+	if mv, ok := err.(*shard.MovedError); ok {
+		return &pb.RunResponse{Moved: true, MovedTo: uint32(mv.Shard)}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -595,7 +588,7 @@ func (s *ShardServer) Hop(_ context.Context, req *pb.HopRequest) (*pb.HopRespons
 	if int(req.GetGatekeeper()) >= s.cfg.Gatekeepers {
 		return nil, fmt.Errorf("%w: batch of gatekeeper %d", ErrBadRequest, req.GetGatekeeper())
 	}
-	s.node.push(wireHopMsg{gk: int(req.GetGatekeeper()), stamp: st, data: req.GetBatch()})
+	s.node.Push(shard.WireHopMsg{GK: int(req.GetGatekeeper()), Stamp: st, Data: req.GetBatch()})
 	return &pb.HopResponse{}, nil
 }
 
@@ -604,15 +597,13 @@ func (s *ShardServer) Finish(_ context.Context, req *pb.FinishRequest) (*pb.Fini
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	s.node.push(finishMsg{prog: nodeprog.ProgID(req.GetProgram())})
+	s.node.Push(shard.FinishMsg{Prog: nodeprog.ProgID(req.GetProgram())})
 	return &pb.FinishResponse{}, nil
 }
 
 // Status implements the shard's status (cluster.proto).
 func (s *ShardServer) Status(context.Context, *pb.StatusRequest) (*pb.StatusResponse, error) {
-	s.node.statsMu.Lock()
-	st := s.node.stats
-	s.node.statsMu.Unlock()
+	st := s.node.Stats()
 	out := &pb.StatusResponse{Shard: uint32(s.cfg.ID), Epoch: s.cfg.Epoch, Vertices: uint64(st.Vertices),
 		Edges: uint64(st.Edges), Applied: s.applies.Load(), Versions: uint64(st.Versions),
 		Reads: s.reads.Load(), ReadBatches: s.readBatches.Load()}

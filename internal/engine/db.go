@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weft-db/weft/internal/shard"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -131,11 +132,11 @@ func Open(cfg Config) (*DB, error) {
 	log.Info("weft engine open", "epoch", db.epoch, "shards", cfg.Shards, "gatekeepers", cfg.Gatekeepers,
 		"recovery", time.Since(start))
 	for _, s := range db.shards {
-		s.publish()
+		s.Publish()
 		db.wg.Add(1)
 		go func() {
 			defer db.wg.Done()
-			s.loop()
+			s.Loop()
 		}()
 	}
 	db.wg.Add(1)
@@ -216,7 +217,7 @@ func (db *DB) Close() error {
 		close(db.done)
 		db.stopOnce.Do(func() { close(db.stopped) })
 		for _, s := range db.shards {
-			s.wake()
+			s.Wake()
 		}
 		db.wg.Wait()
 		err = db.st.Close()
@@ -295,7 +296,7 @@ func (db *DB) readName(ctx context.Context, name string, s vclock.Stamp, fn func
 	sh := db.shardOf(name)
 	for hops := 0; ; hops++ {
 		err := db.readOn(ctx, sh, name, s, fn)
-		var mv *movedError
+		var mv *shard.MovedError
 		if !errors.As(err, &mv) {
 			return err
 		}
@@ -303,25 +304,24 @@ func (db *DB) readName(ctx context.Context, name string, s vclock.Stamp, fn func
 			return fmt.Errorf("engine: a read of %q at %s was forwarded %d times", name, s, hops)
 		}
 		db.forwards.Add(1)
-		sh = mv.shard
+		sh = mv.Shard
 	}
 }
 
-// readOn runs fn on shard sh at stamp s (refused with a *movedError when
+// readOn runs fn on shard sh at stamp s (refused with a *shard.MovedError when
 // name is set and not sh's at s) and waits for it.
 func (db *DB) readOn(ctx context.Context, sh int, name string, s vclock.Stamp, fn func(r *reader)) error {
-	w := waiters.Get().(*waiter)
-	db.shards[sh].push(readMsg{stamp: s, fn: fn, w: w, name: name})
+	w := shard.NewWaiter()
+	db.shards[sh].Push(shard.ReadMsg{Stamp: s, Fn: fn, W: w, Name: name})
 	var cancel <-chan struct{}
 	if ctx != nil {
 		cancel = ctx.Done()
 	}
 	select {
-	case <-w.ch:
-		err := w.err
-		w.err = nil
-		waiters.Put(w) // the shard is done with it
-		return err
+	case <-w.Ch:
+		err := w.Err
+		shard.PutWaiter(w) // the shard is done with it
+		return shardErr(err)
 	case <-cancel:
 		return ctx.Err() // the shard may still use w: it is not reused
 	case <-db.stopped:
@@ -331,16 +331,6 @@ func (db *DB) readOn(ctx context.Context, sh int, name string, s vclock.Stamp, f
 		return ErrClosed
 	}
 }
-
-// waiter is how a shard tells a reader that its read ran (err nil) or
-// could not (err set): one send on a one-slot channel. Waiters are reused
-// once their send has been received.
-type waiter struct {
-	ch  chan struct{}
-	err error
-}
-
-var waiters = sync.Pool{New: func() any { return &waiter{ch: make(chan struct{}, 1)} }}
 
 // Programs implements API.
 func (db *DB) Programs() []ProgramInfo {
@@ -452,7 +442,7 @@ func (db *DB) runLocal(ctx context.Context, name string, comp nodeprog.Compiled,
 	var res any
 	var progErr error
 	err = db.readName(ctx, h.To, s, func(r *reader) {
-		res, progErr = nodeprog.RunLocal(comp, name, h, r.lookup(s))
+		res, progErr = nodeprog.RunLocal(comp, name, h, r.Lookup(s))
 	})
 	if err != nil {
 		return nil, err
@@ -470,7 +460,7 @@ func (db *DB) analyze(ctx context.Context, name string, params json.RawMessage, 
 	snap := &snapshot{parts: make([][]*snapVertex, len(db.shards))}
 	for i := range db.shards {
 		err := db.read(ctx, i, s, func(r *reader) {
-			for v := range r.s.g.Vertices(s, r.ord) {
+			for v := range r.S.G.Vertices(s, r.Ord) {
 				snap.parts[i] = append(snap.parts[i], copyVertex(v))
 			}
 		})
@@ -499,10 +489,9 @@ func (db *DB) Status(ctx context.Context) (*Status, error) {
 		PointReads: db.group.PointReads()}
 	st.KronosCalls, _ = db.oracle.Calls()
 	for _, s := range db.shards {
-		s.statsMu.Lock()
-		st.Vertices += int64(s.stats.Vertices)
-		st.Edges += int64(s.stats.Edges)
-		s.statsMu.Unlock()
+		c := s.Stats()
+		st.Vertices += int64(c.Vertices)
+		st.Edges += int64(c.Edges)
 	}
 	if err := db.check(); err != nil {
 		return st, err

@@ -185,9 +185,7 @@ func TestGarbageCollectionWatermark(t *testing.T) {
 	waitFor(t, func() bool {
 		total := 0
 		for _, s := range db.shards {
-			s.statsMu.Lock()
-			total += s.stats.Versions
-			s.statsMu.Unlock()
+			total += s.Stats().Versions
 		}
 		return total <= 3 // the vertex, its live property, and at most one leftover
 	})
@@ -232,7 +230,7 @@ func TestProgramStateIsReleased(t *testing.T) {
 		busy := 0
 		for i := range db.shards {
 			if err := db.read(ctx, i, st, func(r *reader) {
-				rs := r.s.runner.Stats()
+				rs := r.S.Runner().Stats()
 				busy += rs.Programs + rs.StateEntries
 			}); err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/weft-db/weft/internal/shard"
 	"time"
 
 	"github.com/weft-db/weft/internal/vclock"
@@ -34,7 +35,7 @@ func (db *DB) advanceWatermark(now time.Time) {
 	for _, g := range db.gks {
 		for s, sh := range db.shards {
 			if g.requestNop(uint32(s), vclock.Clock{}) {
-				sh.wake()
+				sh.Wake()
 			}
 		}
 	}
@@ -72,15 +73,9 @@ func (db *DB) watermarkPass(old vclock.Clock) {
 		g.inflightMin(&wm)
 	}
 	for _, s := range db.shards {
-		s.statsMu.Lock()
-		for _, p := range s.pos {
-			if p.IsZero() {
-				s.statsMu.Unlock()
-				return // a queue that never moved: nothing is safe yet
-			}
-			minInto(&wm, p.Clock)
+		if !s.Positions(&wm) {
+			return // a queue that never moved: nothing is safe yet
 		}
-		s.statsMu.Unlock()
 	}
 	db.wmMu.Lock()
 	if db.watermark.Counters != nil && !vclock.LessEq(db.watermark, wm) {
@@ -91,7 +86,7 @@ func (db *DB) watermarkPass(old vclock.Clock) {
 	db.wmMu.Unlock()
 	stamp := vclock.Stamp{Clock: wm}
 	for _, s := range db.shards {
-		s.push(gcMsg{watermark: stamp})
+		s.Push(shard.GCMsg{Watermark: stamp})
 	}
 	for i := range db.gks {
 		if err := db.oracle.Cleanup(context.Background(), uint32(i), wm); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/weft-db/weft/internal/shard"
 
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/nodeprog"
@@ -47,25 +48,25 @@ func (e gkEnv) Go(p gatekeeper.Point, gk, arg int, next gatekeeper.Step) {
 	next.Run()
 }
 
-func (e gkEnv) Deliver(shard uint32, en gatekeeper.Entry) { e.db.shards[shard].push(en) }
+func (e gkEnv) Deliver(sh uint32, en gatekeeper.Entry) { e.db.shards[sh].Push(en) }
 
 func (e gkEnv) Batch(stamp vclock.Stamp, b nodeprog.Batch) {
-	e.db.shards[b.Shard].push(progMsg{gk: e.id, stamp: stamp, batch: b})
+	e.db.shards[b.Shard].Push(shard.ProgMsg{GK: e.id, Stamp: stamp, Batch: b})
 }
 
-func (e gkEnv) Finish(shard int, prog nodeprog.ProgID) {
-	e.db.shards[shard].push(finishMsg{prog: prog})
+func (e gkEnv) Finish(sh int, prog nodeprog.ProgID) {
+	e.db.shards[sh].Push(shard.FinishMsg{Prog: prog})
 }
 
 // Noted publishes a note for the shards to read before their next inbox
-// (shardNode.loadNotes): the pushes it follows happened before the store,
+// (shard.Shell.loadNotes): the pushes it follows happened before the store,
 // so a shard that loads the note finds those entries in its inbox.
-func (e gkEnv) Noted(shard int, c vclock.Clock) {
-	if shard < 0 {
+func (e gkEnv) Noted(sh int, c vclock.Clock) {
+	if sh < 0 {
 		e.db.delivered[e.id].Store(&c)
 		return
 	}
-	e.db.shardNotes[e.id*e.db.cfg.Shards+shard].Store(&c)
+	e.db.shardNotes[e.id*e.db.cfg.Shards+sh].Store(&c)
 }
 
 func (gkEnv) Announce() {} // one process: no peers to announce to
@@ -101,9 +102,9 @@ func (s liveStore) Begin() (store.Txn, error) { return s.db.st.Begin() }
 // requestNop answers a shard waiting for this gatekeeper's queue to pass
 // clock c: a note published for the shard (true; the shard reads it with
 // its next inbox) or a NOP queued behind the transactions in flight.
-func (g *gkNode) requestNop(shard uint32, c vclock.Clock) (noted bool) {
+func (g *gkNode) requestNop(sh uint32, c vclock.Clock) (noted bool) {
 	g.db.nops.Add(1)
-	return g.shell.RequestNop(shard, c, true)
+	return g.shell.RequestNop(sh, c, true)
 }
 
 // stampRead returns a stamp for a snapshot or program, registered as in

@@ -17,7 +17,7 @@ import (
 // (internal/sim/moves.go). Commits check the directory in their commit
 // sections (gatekeeper.OrderCommit, gknode.go), and shards forward reads
 // and program hops for units they did not have at the stamp
-// (shardNode.locate).
+// (shard.Shell.Locate).
 
 // forwardsMax bounds how often one read is forwarded: every forward follows
 // a move, so a longer chain is a bug.

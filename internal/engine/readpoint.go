@@ -15,4 +15,4 @@ package engine
 // points", and TestReadPointAfterPartialSync). A read registers the point
 // it took and re-checks that no watermark pass overlapped its choice
 // (TestReadPointBelowWatermark); shards refuse tasks below the watermark
-// they collected all the same (shardNode.run).
+// they collected all the same (shard.Shell.run).

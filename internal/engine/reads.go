@@ -23,8 +23,8 @@ func (db *DB) resolveRef(ctx context.Context, s vclock.Stamp, v VertexRef) (stri
 	var h string
 	var lw vclock.Stamp
 	err := db.readName(ctx, v.Name, s, func(r *reader) {
-		h, _ = r.s.alias.Resolve(v.Name, s, r.ord)
-		lw = r.s.alias.LastWrite(v.Name, s, r.ord)
+		h, _ = r.S.Alias.Resolve(v.Name, s, r.Ord)
+		lw = r.S.Alias.LastWrite(v.Name, s, r.Ord)
 	})
 	if err != nil {
 		return "", nil, err
@@ -49,8 +49,8 @@ func (db *DB) readVertex(ctx context.Context, snap Snapshot, ref VertexRef,
 		return h, aliasRead, err
 	}
 	err = db.readName(ctx, h, s, func(r *reader) {
-		read := txn.Read{Vertex: h, Version: txn.EncodeStamp(r.s.g.LastWrite(h, s, r.ord))}
-		view, ok := r.s.g.View(h, s, r.ord)
+		read := txn.Read{Vertex: h, Version: txn.EncodeStamp(r.S.G.LastWrite(h, s, r.Ord))}
+		view, ok := r.S.G.View(h, s, r.Ord)
 		fn(read, view, ok)
 	})
 	return h, aliasRead, err

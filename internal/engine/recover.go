@@ -21,11 +21,11 @@ func (db *DB) recover() error {
 	}
 	db.dir.Store(dir)
 	for _, s := range db.shards {
-		s.units = shard.RecoveredUnits(uint32(s.id), dir, w)
-		s.dir = db.dir.Load
+		s.Units = shard.RecoveredUnits(uint32(s.ID()), dir, w)
+		s.Dir = db.dir.Load
 	}
 	return shard.Recover(t, w, func(h string) shard.Partition {
 		s := db.shards[dir.ShardOf(h)]
-		return shard.Partition{Graph: s.g, Alias: s.alias}
+		return s.Partition()
 	})
 }

@@ -39,6 +39,6 @@ type plants struct {
 	// shell: the gatekeeper shells' and group's (gatekeeper.Plants).
 	shell gatekeeper.Plants
 	// noShardWatermark runs reads and program batches below the watermark
-	// their shard collected (shardNode.run's refusal skipped).
+	// their shard collected (shard.Shell.run's refusal skipped).
 	noShardWatermark bool
 }

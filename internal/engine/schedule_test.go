@@ -235,9 +235,7 @@ func pointBelowWatermark(t *testing.T, pl plants) (s vclock.Stamp, p vclock.Stam
 	past := func(queue int) func() bool { // every shard's queue of that gatekeeper is past P
 		return func() bool {
 			for _, sh := range db.shards {
-				sh.statsMu.Lock()
-				pos := sh.pos[queue]
-				sh.statsMu.Unlock()
+				pos := sh.Position(queue)
 				if pos.IsZero() || pos.Clock.Counters[1] <= p.Clock.Counters[1] {
 					return false
 				}
@@ -264,7 +262,7 @@ func pointBelowWatermark(t *testing.T, pl plants) (s vclock.Stamp, p vclock.Stam
 	// before the pass reads their positions.
 	for i, sh := range db.shards {
 		if db.gks[1].requestNop(uint32(i), vclock.Clock{}) {
-			sh.wake()
+			sh.Wake()
 		}
 	}
 	waitFor(t, past(1))
