@@ -127,16 +127,19 @@ func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
 	})
 }
 
-// submitRead sends a read task to shard i (from node from).
+// submitRead sends a read task to shard i (from node from): a read at
+// stamp t on the shard's shell, by the key's name, so that a shard whose
+// unit moved away at t forwards it.
 func (w *world) submitRead(s *server, from, i int, t vclock.Stamp, task *readTask) {
 	n := s.shards[i]
 	w.after(w.linkDelay(from, shardID(n.id)), func() {
 		if w.srv != s {
 			return
 		}
-		if err := n.core.Submit(shard.Task{Stamp: t, Payload: task}); err != nil {
-			panic(fmt.Sprintf("sim: submit: %v", err))
-		}
+		h := vertexOf(task.key)
+		var res readResult
+		n.Push(shard.ReadMsg{Stamp: t, Name: h, Fn: func(r *shard.Reader) { res = task.read(r, h, t) },
+			W: &shard.Waiter{Then: func(err error) { task.done(n, t, res, err) }}})
 		w.stepShard(s, n)
 	})
 }
@@ -151,24 +154,12 @@ type readTask struct {
 	hops int // forwarded by shards whose unit had moved (moves.go)
 }
 
-func (r *readTask) run(n *shardNode, t vclock.Stamp) error {
+// read is the read itself, on the shard's graph at t.
+func (r *readTask) read(rd *shard.Reader, h string, t vclock.Stamp) readResult {
 	r.w.stats.Reads++
-	ord := &shard.ReadOrderer{Res: n.core.Resolver(), T: t}
-	h := vertexOf(r.key)
-	if to := r.w.locate(r.s, n, h, t, ord); to != n.id {
-		if ord.Err != nil {
-			return ord.Err
-		}
-		r.hops++
-		if r.hops > forwardsMax {
-			panic(fmt.Sprintf("sim: read of %s at %s forwarded %d times", h, t, r.hops))
-		}
-		r.w.stats.Forwards++
-		r.w.submitRead(r.s, shardID(n.id), to, t, r)
-		return nil
-	}
-	res := readResult{version: txn.EncodeStamp(n.part.Graph.LastWrite(h, t, ord))}
-	if v, ok := n.part.Graph.View(h, t, ord); ok {
+	g := rd.S.G
+	res := readResult{version: txn.EncodeStamp(g.LastWrite(h, t, rd.Ord))}
+	if v, ok := g.View(h, t, rd.Ord); ok {
 		res.exists = true
 		if p, ok := v.Prop(propKey); ok {
 			for _, e := range p.List() {
@@ -176,12 +167,26 @@ func (r *readTask) run(n *shardNode, t vclock.Stamp) error {
 			}
 		}
 	}
-	if ord.Err != nil {
-		return ord.Err
+	return res
+}
+
+// done answers the client, or follows a forwarding answer.
+func (r *readTask) done(n *shardNode, t vclock.Stamp, res readResult, err error) {
+	var mv *shard.MovedError
+	switch {
+	case errors.As(err, &mv):
+		r.hops++
+		if r.hops > forwardsMax {
+			panic(fmt.Sprintf("sim: read of %s at %s forwarded %d times", vertexOf(r.key), t, r.hops))
+		}
+		r.w.stats.Forwards++
+		r.w.submitRead(r.s, shardID(n.id), mv.Shard, t, r)
+	case err != nil:
+		panic(fmt.Sprintf("sim: read of %s at %s: %v", vertexOf(r.key), t, err))
+	default:
+		c, op, k := r.c, r.op, r.key
+		r.w.toClient(c.id, func() { c.readDone(op, k, res) })
 	}
-	c, op, k := r.c, r.op, r.key
-	r.w.toClient(c.id, func() { c.readDone(op, k, res) })
-	return nil
 }
 
 func (c *client) readDone(op int, k int64, res readResult) {

@@ -98,7 +98,3 @@ func (w *world) move() {
 	})
 }
 
-// locate is where shard n sends a read of h at t (shard.Units.Locate).
-func (w *world) locate(s *server, n *shardNode, h string, t vclock.Stamp, ord *shard.ReadOrderer) int {
-	return int(n.units.Locate(h, t, ord, s.dir))
-}

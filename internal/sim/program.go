@@ -10,7 +10,6 @@ import (
 
 	"github.com/weft-db/weft/internal/check"
 	"github.com/weft-db/weft/internal/nodeprog"
-	"github.com/weft-db/weft/internal/shard"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -103,14 +102,6 @@ func (w *world) setup() error {
 	return nil
 }
 
-// progTask is one batch of a program waiting to run on a shard, with the
-// gatekeeper coordinating it and its stamp.
-type progTask struct {
-	gk    int
-	stamp vclock.Stamp
-	batch nodeprog.Batch
-}
-
 // startProgram is a client's chain_read, coordinated by gatekeeper g's
 // shell (stamped at a read point or fresh, its batches run by the shards'
 // runners, gathered and answered there).
@@ -134,47 +125,6 @@ func (w *world) startProgram(s *server, g int, c *client, op int) {
 
 // shardOf places h by the current process's directory.
 func (w *world) shardOf(h string) int { return int(w.srv.dir.ShardOf(h)) }
-
-// runBatch runs one batch on shard n; the report goes back to the
-// gatekeeper and the new batches on to their shards.
-func (t *progTask) runBatch(w *world, s *server, n *shardNode, at vclock.Stamp) error {
-	ord := &shard.ReadOrderer{Res: n.core.Resolver(), T: at}
-	lookup := func(h string) (nodeprog.Vertex, bool) {
-		v, ok := n.part.Graph.View(h, at, ord)
-		if !ok {
-			return nil, false
-		}
-		return shard.ProgramVertex(v), true
-	}
-	// A hop to a vertex whose unit was not here at the program's stamp
-	// leaves as a batch for the shard that had it, even when the
-	// directory now places it here (the runner passes hops on too).
-	shardOf := func(h string) int { return w.locate(s, n, h, at, ord) }
-	for _, h := range t.batch.Hops {
-		if shardOf(h.To) != n.id {
-			w.stats.Forwards++ // arrived here, passed on by the runner
-		}
-	}
-	out, rep, err := n.runner.Run([]nodeprog.Batch{t.batch}, lookup, shardOf)
-	if ord.Err != nil {
-		return ord.Err
-	}
-	if errors.Is(err, nodeprog.ErrFinished) {
-		return nil
-	}
-	// Report before sending: the coordinator learns the destinations first,
-	// so a program that ends early still finishes on every shard it reached.
-	gk := s.gks[t.gk]
-	w.after(w.linkDelay(shardID(n.id), gkNode(t.gk)), func() {
-		if w.srv == s {
-			gk.Report(rep, out)
-		}
-	})
-	for _, b := range out {
-		w.sendBatch(s, shardID(n.id), &progTask{gk: t.gk, stamp: at, batch: b})
-	}
-	return nil
-}
 
 // programDone records the program's result as reads of every key.
 func (c *client) programDone(op int, got []chainEmit) {

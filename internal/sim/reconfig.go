@@ -224,7 +224,7 @@ func graphVersusStore(s *server) ([]string, error) {
 	// clock: no pair is concurrent, so no orderer is needed.
 	latest := vclock.Stamp{Clock: vclock.New(s.epoch+2, gks)}
 	for i, n := range s.shards {
-		got, exp := describe(n.part.Graph, latest), describe(want[i].Graph, latest)
+		got, exp := describe(n.G, latest), describe(want[i].Graph, latest)
 		for h, g := range got {
 			if o := dir.ShardOf(h); int(o) != i {
 				diffs = append(diffs, fmt.Sprintf("shard %d holds %s, which shard %d of %d owns", i, h, o, s.nshards))

@@ -208,14 +208,14 @@ func TestGraphVersusStore(t *testing.T) {
 	h := "stray"
 	owner := int(txn.ShardOf(h, uint32(w.srv.nshards)))
 	wrong := w.srv.shards[(owner+1)%w.srv.nshards]
-	if err := wrong.part.Graph.CreateVertex(h, w.stampNow(1)); err != nil {
+	if err := wrong.G.CreateVertex(h, w.stampNow(1)); err != nil {
 		t.Fatal(err)
 	}
 	d = mustDiffs(t, w)
 	if len(d) != 2 || !strings.Contains(d[0]+d[1], fmt.Sprintf("holds stray, which shard %d of 3 owns", owner)) {
 		t.Fatalf("want the stray vertex named, got %q", d)
 	}
-	if err := wrong.part.Graph.DeleteVertex(h, w.stampNow(1)); err != nil {
+	if err := wrong.G.DeleteVertex(h, w.stampNow(1)); err != nil {
 		t.Fatal(err)
 	}
 	if d := mustDiffs(t, w); len(d) != 0 {
@@ -281,7 +281,7 @@ func TestReconfigurationZombie(t *testing.T) {
 				for k := range 6 {
 					h := vertexOf(int64(k))
 					sh := txn.ShardOf(h, 3)
-					if _, ok := w.srv.shards[sh].part.Graph.View(h, w.stampNow(0), nil); !ok {
+					if _, ok := w.srv.shards[sh].G.View(h, w.stampNow(0), nil); !ok {
 						t.Fatalf("%s is not on shard %d of 3 after the rebuild", h, sh)
 					}
 				}

@@ -90,7 +90,7 @@ func (e gkEnv) Deliver(shard uint32, en gatekeeper.Entry) {
 
 // Batch sends a program's batch from the gatekeeper to its shard.
 func (e gkEnv) Batch(stamp vclock.Stamp, b nodeprog.Batch) {
-	e.w.sendBatch(e.s, gkNode(e.g), &progTask{gk: e.g, stamp: stamp, batch: b})
+	e.w.sendBatch(e.s, gkNode(e.g), shard.ProgMsg{GK: e.g, Stamp: stamp, Batch: b})
 }
 
 // Finish tells a shard's runner that a program is over.
@@ -99,7 +99,8 @@ func (e gkEnv) Finish(sh int, prog nodeprog.ProgID) {
 	n := s.shards[sh]
 	w.after(w.linkDelay(gkNode(e.g), shardID(sh)), func() {
 		if w.srv == s {
-			n.runner.Finish(prog)
+			n.Push(shard.FinishMsg{Prog: prog})
+			w.stepShard(s, n)
 		}
 	})
 }
@@ -120,7 +121,7 @@ func (e gkEnv) Noted(sh int, c vclock.Clock) {
 		w.stats.Notes++
 		w.after(w.linkDelay(gkNode(e.g), shardID(n.id)), func() {
 			if w.srv == s {
-				n.core.Complete(uint32(e.g), c)
+				n.notes[e.g] = &c
 				w.stepShard(s, n)
 			}
 		})
@@ -178,17 +179,14 @@ func (w *world) newShells(s *server) {
 	}
 }
 
-// sendBatch delivers a program batch as a task at its stamp to its shard.
-func (w *world) sendBatch(s *server, from int, t *progTask) {
-	n := s.shards[t.batch.Shard]
+// sendBatch delivers a program batch to its shard.
+func (w *world) sendBatch(s *server, from int, m shard.ProgMsg) {
+	n := s.shards[m.Batch.Shard]
 	w.after(w.linkDelay(from, shardID(n.id)), func() {
-		if w.srv != s {
-			return
+		if w.srv == s {
+			n.Push(m)
+			w.stepShard(s, n)
 		}
-		if err := n.core.Submit(shard.Task{Stamp: t.stamp, Payload: t}); err != nil {
-			panic(fmt.Sprintf("sim: submit: %v", err))
-		}
-		w.stepShard(s, n)
 	})
 }
 

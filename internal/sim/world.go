@@ -147,13 +147,14 @@ type server struct {
 	w          *world
 }
 
+// shardNode is a shard: the engine's shard shell (shard.Shell) with the
+// simulation's host, and what the simulation counts of it.
 type shardNode struct {
-	id     int
-	core   *shard.Core
-	part   shard.Partition
-	runner *nodeprog.Runner
-	// units is the shard's history of moved units: the forwarding pointers.
-	units *shard.Units
+	*shard.Shell
+	id int
+	// notes are the gatekeepers' notes that reached the shard, per
+	// gatekeeper (the shell reads them at its next round: Host.Notes).
+	notes []*vclock.Clock
 	// sent counts write entries the gatekeepers emitted for this shard,
 	// applied those it applied: equal once nothing is in flight to it.
 	sent, applied int
@@ -289,28 +290,15 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 		shardOracle = skipRefine{Oracle: oracle, rng: w.rng}
 	}
 	w.newShells(s)
-	gcfg := graph.DefaultConfig()
 	for i := 0; i < s.nshards; i++ {
-		runner, err := nodeprog.NewRunner(registry, i, nodeprog.Config{})
+		n := &shardNode{id: i, notes: make([]*vclock.Clock, w.cfg.Gatekeepers)}
+		sh, err := shard.NewShell(shard.ShellConfig{ID: i, Gatekeepers: w.cfg.Gatekeepers, Host: shardHost{w: w, s: s, n: n},
+			Registry: registry, Resolver: order.NewResolver(shardOracle, max(1, w.cfg.OracleCacheMax)),
+			Graph: graph.DefaultConfig(), ReorderMax: 1 << 12, TasksMax: 1 << 12})
 		if err != nil {
 			return err
 		}
-		n := &shardNode{id: i, part: shard.Partition{Graph: graph.New(gcfg), Alias: graph.NewAliasIndex(gcfg)}, runner: runner}
-		n.core = shard.New(shard.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers, ReorderMax: 1 << 12, TasksMax: 1 << 12},
-			order.NewResolver(shardOracle, max(1, w.cfg.OracleCacheMax)))
-		n.core.Apply = func(e gatekeeper.Entry) error {
-			n.applied++
-			return shard.ApplyPartition(n.part, n.units, e.Ops, e.Stamp)
-		}
-		n.core.Run = func(t shard.Task) error {
-			switch p := t.Payload.(type) {
-			case *readTask:
-				return p.run(n, t.Stamp)
-			case *progTask:
-				return p.runBatch(w, s, n, t.Stamp)
-			}
-			return fmt.Errorf("sim: task %T", t.Payload)
-		}
+		n.Shell = sh
 		s.shards = append(s.shards, n)
 	}
 	// The fence first: an old-epoch commit either is in the store the
@@ -331,12 +319,13 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 	}
 	if err := shard.Recover(t, start, func(h string) shard.Partition {
 		w.stats.Recovered++
-		return s.shards[s.dir.ShardOf(h)].part
+		return s.shards[s.dir.ShardOf(h)].Partition()
 	}); err != nil {
 		return fmt.Errorf("sim: recovery: %w", err)
 	}
 	for _, n := range s.shards {
-		n.units = shard.RecoveredUnits(uint32(n.id), s.dir, start)
+		n.Units = shard.RecoveredUnits(uint32(n.id), s.dir, start)
+		n.Dir = func() *txn.Directory { return s.dir }
 	}
 	w.retire(w.srv)
 	w.srv, w.st = s, st
@@ -537,9 +526,7 @@ func (w *world) sendEntry(s *server, g int, d gatekeeper.Delivery) {
 			s.inTransit[key]--
 		}
 		n := s.shards[d.Shard]
-		if err := n.core.Deliver(d.Entry); err != nil {
-			panic(fmt.Sprintf("sim: shard %d deliver %d/%d at %d: %v\n%s", d.Shard, d.Entry.GK, d.Entry.Seq, w.now, err, n.core))
-		}
+		n.Push(d.Entry)
 		w.stepShard(s, n)
 	}
 	w.after(w.linkDelay(gkNode(g), shardID(int(d.Shard))), func() { deliver(true) })
@@ -549,20 +536,58 @@ func (w *world) sendEntry(s *server, g int, d gatekeeper.Delivery) {
 	}
 }
 
-// stepShard runs a shard until it waits, and sends its NOP requests.
+// stepShard runs a round of the shard's shell: its notes, its inbox, its
+// core (the NOP requests go out through shardHost).
 func (w *world) stepShard(s *server, n *shardNode) {
-	if err := n.core.Step(ctx); err != nil {
-		panic(fmt.Sprintf("sim: shard %d: %v", n.id, err))
-	}
-	for _, r := range n.core.NopRequests() {
-		w.stats.NopRequests++
-		w.after(w.linkDelay(shardID(n.id), gkNode(int(r.GK))), func() {
-			if w.srv == s {
-				w.nopRequest(s, int(r.GK), n, r.Clock)
-			}
-		})
+	if err := n.Round(); err != nil {
+		panic(fmt.Sprintf("sim: shard %d at %d: %v\n%s", n.id, w.now, err, n.Core()))
 	}
 }
+
+// shardHost is a shard's links in the simulation.
+type shardHost struct {
+	w *world
+	s *server
+	n *shardNode
+}
+
+// RequestNop sends the request to the gatekeeper over the network; the
+// answer (a NOP or a note) comes back as a message.
+func (h shardHost) RequestNop(gk, _ int, c vclock.Clock) bool {
+	w, s, n := h.w, h.s, h.n
+	w.stats.NopRequests++
+	w.after(w.linkDelay(shardID(n.id), gkNode(gk)), func() {
+		if w.srv == s {
+			w.nopRequest(s, gk, n, c)
+		}
+	})
+	return false
+}
+
+func (h shardHost) Notes(gk, _ int) (*vclock.Clock, *vclock.Clock) { return nil, h.n.notes[gk] }
+
+// Report carries a batch's report back to the program's gatekeeper.
+func (h shardHost) Report(gk int, rep nodeprog.Report, sentTo []nodeprog.Batch) {
+	w, s, n := h.w, h.s, h.n
+	g := s.gks[gk]
+	w.after(w.linkDelay(shardID(n.id), gkNode(gk)), func() {
+		if w.srv == s {
+			g.Report(rep, sentTo)
+		}
+	})
+}
+
+// SendHop carries a batch to its shard.
+func (h shardHost) SendHop(gk int, stamp vclock.Stamp, b nodeprog.Batch) {
+	h.w.sendBatch(h.s, shardID(h.n.id), shard.ProgMsg{GK: gk, Stamp: stamp, Batch: b})
+}
+
+func (h shardHost) ShardOf(v string) int { return int(h.s.dir.ShardOf(v)) }
+func (h shardHost) Applied()             { h.n.applied++ }
+func (h shardHost) Stopping() bool       { return false }
+
+// Fail: a shard's fatal error is a failure of the seed.
+func (h shardHost) Fail(err error) { panic(fmt.Sprintf("sim: shard %d: %v", h.n.id, err)) }
 
 // nopRequest is gatekeeper g answering shard n: with a note when it can
 // and nothing of its is in flight to n (Notes), else with a NOP.
