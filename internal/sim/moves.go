@@ -97,4 +97,3 @@ func (w *world) move() {
 		}
 	})
 }
-
