@@ -14,12 +14,14 @@
 // schedules, so a sync's loads of the others' clocks are spread over up to
 // SyncLagMax ticks (the concurrent stamps Kronos refines, and clocks newer
 // on one gatekeeper's entry than on another's), a commit section waits for
-// its commit delay and a resolve for its resolve delay. The shards run
-// shard.Core (scheduling), shard.Apply, shard.ReadOrderer, shard.Recover and
-// the node-program Runner, in a shell of the simulation's own (the engine's
-// shardNode is to move into the shard package and run here too). Every
-// message is an event with a random delay, so reads overtake writes and
-// gatekeeper→shard entries arrive out of order and twice.
+// its commit delay and a resolve for its resolve delay. The shards are the
+// engine's shard shells too (shard.Shell: inbox, rounds, apply, reads and
+// program batches at their stamps, the watermark refusal, forwarding for
+// moved units, the node-program runner), over a host of the simulation's
+// (world.go, shardHost): every message reaches a shard's inbox over the
+// network and the shard runs a round. Every message is an event with a
+// random delay, so reads overtake writes and gatekeeper→shard entries
+// arrive out of order and twice.
 //
 // Faults: process crashes (memory lost; the disk keeps what was synced and
 // a random part of the rest; restart in a new epoch with the shards
