@@ -58,25 +58,25 @@ func (db *DB) advanceWatermark(now time.Time) {
 	if old.Counters == nil || db.cfg.KeepHistory {
 		return
 	}
-	// Reads that take a read point register it after choosing it; one
-	// that saw this pass overlap its choice takes a fresh stamp instead
-	// (gatekeeper.Group.WatermarkPass).
-	db.group.WatermarkPass(func() { db.watermarkPass(old) })
+	positions := func(m *vclock.Clock) bool {
+		for _, s := range db.shards {
+			if !s.Positions(m) {
+				return false
+			}
+		}
+		return true
+	}
+	db.group.WatermarkPass(old, positions, func(wm vclock.Clock, ok bool) {
+		if ok {
+			db.publishWatermark(wm)
+		}
+	})
 }
 
-// watermarkPass lowers old to everything in flight and every shard queue's
-// position, and publishes the result as the watermark if it advanced.
-func (db *DB) watermarkPass(old vclock.Clock) {
-	wm := old.Clone()
-	for i, g := range db.gks {
-		db.yieldAt(yieldGCInflight, -1, i)
-		g.inflightMin(&wm)
-	}
-	for _, s := range db.shards {
-		if !s.Positions(&wm) {
-			return // a queue that never moved: nothing is safe yet
-		}
-	}
+// publishWatermark makes wm the watermark if it advanced: reads below it
+// are refused, the shards collect below it, Kronos releases its events
+// below it.
+func (db *DB) publishWatermark(wm vclock.Clock) {
 	db.wmMu.Lock()
 	if db.watermark.Counters != nil && !vclock.LessEq(db.watermark, wm) {
 		db.wmMu.Unlock()

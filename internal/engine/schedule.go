@@ -12,14 +12,12 @@ import "github.com/weft-db/weft/internal/gatekeeper"
 // a deterministic test. In production yield is nil and costs one branch.
 type yieldPoint = gatekeeper.Point
 
-// The shell's yield points (gatekeeper.Point), and the engine's own.
+// The shells' yield points (gatekeeper.Point).
 const (
-	yieldSyncLoad = gatekeeper.PointSyncLoad
-	yieldCritical = gatekeeper.PointCritical
-	yieldResolve  = gatekeeper.PointResolve
-	// yieldGCInflight: DB.advanceWatermark, about to read gatekeeper arg's
-	// stamps in flight (gk is -1).
-	yieldGCInflight yieldPoint = 100
+	yieldSyncLoad   = gatekeeper.PointSyncLoad
+	yieldCritical   = gatekeeper.PointCritical
+	yieldResolve    = gatekeeper.PointResolve
+	yieldGCInflight = gatekeeper.PointGCInflight
 )
 
 // yielder is called at every yield point; arg qualifies the point (the

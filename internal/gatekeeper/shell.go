@@ -47,6 +47,9 @@ const (
 	PointCritical
 	// PointResolve: a transaction durable, about to be resolved.
 	PointResolve
+	// PointGCInflight: a watermark pass about to read a gatekeeper's stamps
+	// in flight (Arg: the gatekeeper; gk is -1).
+	PointGCInflight
 )
 
 // Env is what a shell needs from its process: where work continues after a

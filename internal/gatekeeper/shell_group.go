@@ -40,14 +40,47 @@ func (g *Group) join(s *Shell) {
 // PointReads counts the reads stamped at a read point.
 func (g *Group) PointReads() uint64 { return g.pointReads.Load() }
 
-// WatermarkPass runs fn, a garbage-collection pass that reads every
-// shell's stamps in flight (Shell.InflightMin) and publishes a watermark:
-// a read that chose a read point while a pass ran takes a fresh stamp
-// instead (pointHeld).
-func (g *Group) WatermarkPass(fn func()) {
+// WatermarkPass computes a garbage-collection watermark (dissertation
+// §4.3): old — the entry-wise minimum of the gatekeepers' clocks the
+// history retention ago — lowered to every shell's stamps in flight
+// (Shell.InflightMin, read one gatekeeper at a time with a yield point
+// before each: PointGCInflight) and then by positions, which folds in
+// every shard queue's position (false: a queue never moved, nothing is
+// safe yet). done gets the watermark, or ok false. Everything strictly
+// below it by vector clock precedes every live stamp. A read that chose a
+// read point while a pass ran takes a fresh stamp instead (pointHeld's
+// check of gcGen), so a point withdrawn between two of the pass's reads
+// cannot be registered below the watermark.
+func (g *Group) WatermarkPass(old vclock.Clock, positions func(m *vclock.Clock) bool, done func(wm vclock.Clock, ok bool)) {
 	g.gcGen.Add(1)
-	defer g.gcGen.Add(1)
-	fn()
+	p := &watermarkPass{g: g, wm: old.Clone(), positions: positions, done: done}
+	p.next()
+}
+
+// watermarkPass is a pass in progress: the next gatekeeper to read.
+type watermarkPass struct {
+	g         *Group
+	i         int
+	wm        vclock.Clock
+	positions func(*vclock.Clock) bool
+	done      func(vclock.Clock, bool)
+}
+
+func (p *watermarkPass) next() {
+	if p.i == len(p.g.shells) {
+		ok := p.positions(&p.wm)
+		p.g.gcGen.Add(1)
+		p.done(p.wm, ok)
+		return
+	}
+	p.g.shells[p.i].cfg.Env.Go(PointGCInflight, -1, p.i, p)
+}
+
+// Run reads gatekeeper p.i's stamps in flight and goes on.
+func (p *watermarkPass) Run() {
+	p.g.shells[p.i].InflightMin(&p.wm)
+	p.i++
+	p.next()
 }
 
 // ReadPoint returns a read point a read may be stamped with (see

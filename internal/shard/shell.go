@@ -331,7 +331,11 @@ func (s *Shell) handle(m any) error {
 	case GCMsg:
 		s.G.Collect(m.Watermark)
 		s.Alias.Collect(m.Watermark)
-		s.collected = m.Watermark.Clock
+		// Watermarks may arrive out of order (over a network): the
+		// refusal follows the newest, as the graph's own check does.
+		if s.collected.Counters == nil || vclock.LessEq(s.collected, m.Watermark.Clock) {
+			s.collected = m.Watermark.Clock
+		}
 	default:
 		return fmt.Errorf("unknown message %T", m)
 	}

@@ -136,10 +136,20 @@ func (w *world) submitRead(s *server, from, i int, t vclock.Stamp, task *readTas
 		if w.srv != s {
 			return
 		}
+		// Registered at the snapshot's gatekeeper while it runs, as the
+		// engine's reads at a snapshot are (refused once the watermark
+		// passed the snapshot).
+		g := s.gks[t.Owner]
+		s.nextRead++
+		key := 1<<63 | s.nextRead
+		if !g.HoldRead(t, key, s.readable) {
+			task.tooOld()
+			return
+		}
 		h := vertexOf(task.key)
 		var res readResult
 		n.Push(shard.ReadMsg{Stamp: t, Name: h, Fn: func(r *shard.Reader) { res = task.read(r, h, t) },
-			W: &shard.Waiter{Then: func(err error) { task.done(n, t, res, err) }}})
+			W: &shard.Waiter{Then: func(err error) { g.EndRead(key); task.done(n, t, res, err) }}})
 		w.stepShard(s, n)
 	})
 }
@@ -152,6 +162,20 @@ type readTask struct {
 	op   int
 	key  int64
 	hops int // forwarded by shards whose unit had moved (moves.go)
+}
+
+// tooOld answers the client that its snapshot is below the watermark.
+func (r *readTask) tooOld() {
+	r.w.stats.TooOld++
+	c, op := r.c, r.op
+	r.w.toClient(c.id, func() { c.snapshotTooOld(op) })
+}
+
+// snapshotTooOld fails the operation: nothing was written.
+func (c *client) snapshotTooOld(op int) {
+	if op == c.op {
+		c.finish(check.Fail, c.inv)
+	}
 }
 
 // read is the read itself, on the shard's graph at t.
@@ -181,6 +205,8 @@ func (r *readTask) done(n *shardNode, t vclock.Stamp, res readResult, err error)
 		}
 		r.w.stats.Forwards++
 		r.w.submitRead(r.s, shardID(n.id), mv.Shard, t, r)
+	case errors.Is(err, shard.ErrTooOld):
+		r.tooOld()
 	case err != nil:
 		panic(fmt.Sprintf("sim: read of %s at %s: %v", vertexOf(r.key), t, err))
 	default:

@@ -84,6 +84,12 @@ type Config struct {
 	// stamped before it or on other gatekeepers are acknowledged.
 	ResolveDelayMax int
 
+	// GCEvery, when positive, runs a garbage-collection pass every GCEvery
+	// ticks (one process only; gc.go), keeping versions at least
+	// RetentionTicks: reads and programs slower than that may get
+	// SNAPSHOT_TOO_OLD (failed operations), never wrong answers.
+	GCEvery, RetentionTicks int
+
 	// MoveEvery is the mean number of ticks between moves of a placement
 	// unit (a key's slot) to another shard while the clients run (0: none;
 	// moves.go, docs/online-moves.md). Runs with moves do not reconfigure.
@@ -117,6 +123,12 @@ type Config struct {
 	// used when it matches every gatekeeper's newest hand-off on that
 	// gatekeeper's own counter, though it may be concurrent with it.
 	PlantPartialSync bool
+	// PlantNoPointRecheck keeps a read point registered while a watermark
+	// pass overlapped its choice (gatekeeper.Plants.NoPointRecheck), and
+	// PlantNoRefuseBelow runs shard tasks below the collected watermark
+	// (shard.ShellConfig.NoRefuseBelow): together, a read or program may be
+	// answered from collected versions.
+	PlantNoPointRecheck, PlantNoRefuseBelow bool
 	// PlantNoUnitCheck commits without checking that the units a
 	// transaction wrote still live where its operations went: OrderCommit
 	// told that the routing directory is current even while a move is in
@@ -171,6 +183,9 @@ func Draw(seed uint64, ops int) Config {
 	if r.IntN(4) == 0 {
 		c.SyncLagMax = 150 // a gatekeeper preempted for long inside its sync
 	}
+	if r.IntN(2) == 0 {
+		c.GCEvery, c.RetentionTicks = 20+r.IntN(200), []int{0, 20, 200}[r.IntN(3)]
+	}
 	return c
 }
 
@@ -187,8 +202,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sim: DelayMax must be at least 1")
 	case c.ReconfigEvery < 0:
 		return fmt.Errorf("sim: ReconfigEvery must not be negative")
-	case c.CommitDelayMax < 0 || c.ResolveDelayMax < 0:
-		return fmt.Errorf("sim: CommitDelayMax and ResolveDelayMax must not be negative")
+	case c.CommitDelayMax < 0 || c.ResolveDelayMax < 0 || c.GCEvery < 0 || c.RetentionTicks < 0:
+		return fmt.Errorf("sim: CommitDelayMax, ResolveDelayMax, GCEvery and RetentionTicks must not be negative")
 	case c.MoveEvery < 0 || c.MoveEvery > 0 && c.ReconfigEvery > 0:
 		return fmt.Errorf("sim: MoveEvery must not be negative, nor set with ReconfigEvery")
 	}
@@ -196,7 +211,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d resolve-delay≤%d cache=%d",
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d resolve-delay≤%d gc/%d retention=%d cache=%d",
 		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.AnnounceEvery, c.Duplicate,
-		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax, c.OracleCacheMax)
+		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax, c.GCEvery, c.RetentionTicks, c.OracleCacheMax)
 }

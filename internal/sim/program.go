@@ -112,6 +112,11 @@ func (w *world) startProgram(s *server, g int, c *client, op int) {
 		panic(err)
 	}
 	_, err = s.gks[g].RunProgram("chain_read", comp, params, nil, func(res any, err error) {
+		if errors.Is(err, nodeprog.ErrSnapshotTooOld) {
+			w.stats.TooOld++
+			w.toClient(c.id, func() { c.snapshotTooOld(op) })
+			return
+		}
 		if err != nil {
 			panic(fmt.Sprintf("sim: chain_read failed: %v", err))
 		}

@@ -79,6 +79,8 @@ func (e gkEnv) Go(p gatekeeper.Point, _, _ int, next gatekeeper.Step) {
 			return
 		}
 		w.after(w.resolveDelay(), live)
+	case gatekeeper.PointGCInflight:
+		w.after(int64(w.rng.IntN(w.cfg.DelayMax+1)), live) // other events come between two reads of the pass
 	default:
 		fn()
 	}
@@ -156,7 +158,8 @@ func (s *server) EndMove(u txn.Unit, home *txn.Home) {
 // shells.
 func shellPlants(cfg Config) gatekeeper.Plants {
 	return gatekeeper.Plants{BadDeclare: cfg.PlantBadDeclare, NoFence: cfg.PlantNoFence, NoUnitCheck: cfg.PlantNoUnitCheck,
-		PartialSync: cfg.PlantPartialSync, OwnCounterPoints: cfg.PlantPartialSync, StalePoints: cfg.PlantStalePoint}
+		PartialSync: cfg.PlantPartialSync, OwnCounterPoints: cfg.PlantPartialSync, StalePoints: cfg.PlantStalePoint,
+		NoPointRecheck: cfg.PlantNoPointRecheck}
 }
 
 // newShells makes server s's gatekeepers: in one process a group in shared

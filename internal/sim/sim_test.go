@@ -99,11 +99,14 @@ func TestSimulation(t *testing.T) {
 		total.Moves += r.Stats.Moves
 		total.MoveAborts += r.Stats.MoveAborts
 		total.Forwards += r.Stats.Forwards
+		total.GCPasses += r.Stats.GCPasses
+		total.Watermarks += r.Stats.Watermarks
+		total.TooOld += r.Stats.TooOld
 	}
-	t.Logf("%d seeds: %d events, %d operations (%d ok, %d fail, %d info), %d commits, %d shard reads, %d crashes, %d partitions, %d swizzle-clogs, %d reconfigurations (%d zombie commits fenced), %d graph checks, %d notes, %d reads at read points, %d duplicate deliveries, %d node programs answered, %d unit moves (%d aborted), %d forwarded reads and hops; no anomalies",
+	t.Logf("%d seeds: %d events, %d operations (%d ok, %d fail, %d info), %d commits, %d shard reads, %d crashes, %d partitions, %d swizzle-clogs, %d reconfigurations (%d zombie commits fenced), %d graph checks, %d notes, %d reads at read points, %d duplicate deliveries, %d node programs answered, %d unit moves (%d aborted), %d forwarded reads and hops, %d GC passes (%d watermarks, %d reads and programs refused as too old); no anomalies",
 		n, total.Events, total.Ops, total.OK, total.Fail, total.Info, total.Commits, total.Reads, total.Crashes, total.Partitions, total.Clogs, total.Reconfigs, total.Fenced, total.GraphChecks, total.Notes, total.PointReads, total.Duplicates, total.ProgramsOK,
-		total.Moves, total.MoveAborts, total.Forwards)
-	if n == seeds && seeds >= 20 && (total.Crashes == 0 || total.Partitions == 0 || total.Info == 0 || total.ProgramsOK == 0 || total.Clogs == 0 || total.Reconfigs == 0 || total.PointReads == 0 || total.Moves == 0) {
+		total.Moves, total.MoveAborts, total.Forwards, total.GCPasses, total.Watermarks, total.TooOld)
+	if n == seeds && seeds >= 20 && (total.Crashes == 0 || total.Partitions == 0 || total.Info == 0 || total.ProgramsOK == 0 || total.Clogs == 0 || total.Reconfigs == 0 || total.PointReads == 0 || total.Moves == 0 || total.Watermarks == 0 || total.TooOld == 0) {
 		t.Fatalf("the swarm injected no faults worth the name: %+v", total)
 	}
 }
@@ -298,4 +301,39 @@ func TestPlantedPartialSyncIsCaught(t *testing.T) {
 		t.Fatal("499 seeds of partial clock syncs went unnoticed")
 	}
 	t.Logf("caught: %s", got)
+}
+
+// TestPlantedNoWatermarkRecheckIsCaught: read points registered while a
+// watermark pass overlapped their choice (the re-check skipped: item 3 of
+// the one-shell issue) and shards that run tasks below the watermark they
+// collected let a read or program see collected versions; the simulation
+// must find it, below seed 500. The seed that finds it passes with either
+// check in place: each of the two guards alone suffices.
+func TestPlantedNoWatermarkRecheckIsCaught(t *testing.T) {
+	mk := func(seed uint64, recheck, refuse bool) Config {
+		c := Draw(seed, 1500)
+		c.Gatekeepers, c.CrashEvery, c.PartitionEvery, c.ReconfigEvery, c.MoveEvery, c.AnnounceEvery = 2+int(seed%3), 0, 0, 0, 0, 0
+		c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax = true, 60, 100
+		c.GCEvery, c.RetentionTicks, c.Clients, c.ReadOnly, c.Keys, c.Shards = 10, 0, 6, 0.5, 3, 2
+		c.PlantNoPointRecheck, c.PlantNoRefuseBelow = !recheck, !refuse
+		return c
+	}
+	for seed := uint64(1); seed < 500; seed++ {
+		res, err := Run(mk(seed, false, false))
+		if err == nil && res.Valid() {
+			continue
+		}
+		t.Logf("caught at seed %d: %v %s", seed, err, res)
+		for _, guard := range []struct{ recheck, refuse bool }{{true, false}, {false, true}, {true, true}} {
+			res, err := Run(mk(seed, guard.recheck, guard.refuse))
+			if err != nil || !res.Valid() {
+				t.Fatalf("seed %d with re-check %v and refusal %v: %v %v", seed, guard.recheck, guard.refuse, err, res)
+			}
+			if guard.refuse && !guard.recheck && res.Stats.TooOld == 0 {
+				t.Logf("seed %d: the shards refused nothing with only the refusal in place", seed)
+			}
+		}
+		return
+	}
+	t.Fatal("499 seeds of reads below the watermark went unnoticed")
 }

@@ -114,6 +114,9 @@ type Stats struct {
 	// under them), and reads and program hops a shard passed on because
 	// their unit had moved (moves.go; the runner passes hops on).
 	Moves, MoveAborts, Forwards int
+	// Garbage collection (gc.go): passes, watermarks published, reads and
+	// programs refused below the watermark.
+	GCPasses, Watermarks, TooOld int
 }
 
 // server is the process: it dies with a crash and comes back in a new epoch.
@@ -145,6 +148,10 @@ type server struct {
 	// Cluster mode (AnnounceEvery > 0): whether an announce is scheduled.
 	announcing []bool
 	w          *world
+	// Garbage collection (gc.go): the clock samples and the watermark.
+	samples   []gcSample
+	watermark vclock.Clock
+	nextRead  uint64
 }
 
 // shardNode is a shard: the engine's shard shell (shard.Shell) with the
@@ -294,7 +301,7 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 		n := &shardNode{id: i, notes: make([]*vclock.Clock, w.cfg.Gatekeepers)}
 		sh, err := shard.NewShell(shard.ShellConfig{ID: i, Gatekeepers: w.cfg.Gatekeepers, Host: shardHost{w: w, s: s, n: n},
 			Registry: registry, Resolver: order.NewResolver(shardOracle, max(1, w.cfg.OracleCacheMax)),
-			Graph: graph.DefaultConfig(), ReorderMax: 1 << 12, TasksMax: 1 << 12})
+			Graph: graph.DefaultConfig(), ReorderMax: 1 << 12, TasksMax: 1 << 12, NoRefuseBelow: w.cfg.PlantNoRefuseBelow})
 		if err != nil {
 			return err
 		}
@@ -329,6 +336,7 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 	}
 	w.retire(w.srv)
 	w.srv, w.st = s, st
+	w.scheduleGC(s)
 	if w.cfg.AnnounceEvery > 0 {
 		for g := range s.gks {
 			w.after(int64(w.rng.IntN(w.cfg.AnnounceEvery)), func() { w.announce(s, g) })
