@@ -43,8 +43,8 @@
 // end and after every reconfiguration, once nothing is in flight.
 //
 // A seed replays exactly: go test ./internal/sim -run TestSimulation
-// -sim.seed=N. Not yet simulated: garbage collection, the PostgreSQL
-// store's commit retries, the cluster gatekeeper process's own shell
+// -sim.seed=N. Garbage collection runs in half the seeds (gc.go). Not yet
+// simulated: the PostgreSQL store's commit retries, the cluster gatekeeper process's own shell
 // (engine.ClusterGatekeeper; cluster mode here runs gatekeeper.Shell with
 // PeerAck), and failures of single roles (a gatekeeper or shard process
 // dying alone).
