@@ -37,6 +37,10 @@ type client struct {
 	reads   map[int64]readResult
 	waiting int
 	sent    bool // the commit went out: a lost reply is indeterminate
+	// chase are the keys of its last acknowledged commit it reads next, at
+	// once (ReadAfterAck); commitGK is the gatekeeper that commit went to.
+	chase    []int64
+	commitGK int
 	// Cluster mode: a read-only transaction ends only when its gatekeeper
 	// says its snapshot is stable (answer); readsIn holds its result.
 	stable  bool
@@ -77,6 +81,10 @@ func (c *client) next() {
 		w.after(timeout, func() { c.timeout(op) })
 		return
 	}
+	if c.chase != nil {
+		c.readAfterAck(op)
+		return
+	}
 	n := 1 + w.rng.IntN(3)
 	readOnly := w.rng.Float64() < w.cfg.ReadOnly
 	for i := 0; i < n; i++ {
@@ -94,6 +102,29 @@ func (c *client) next() {
 	keys := c.keys()
 	c.waiting = len(keys)
 	g := w.rng.IntN(w.cfg.Gatekeepers)
+	w.toServer(c.id, func(s *server) { w.begin(s, g, c, op, keys) })
+	w.after(timeout, func() { c.timeout(op) })
+}
+
+// readAfterAck starts a read-only transaction of the keys the client's
+// acknowledged commit appended to (c.chase), through another gatekeeper
+// than the commit's.
+func (c *client) readAfterAck(op int) {
+	w := c.w
+	for _, k := range c.chase {
+		c.mops = append(c.mops, check.ReadNil(k))
+	}
+	c.chase = nil
+	c.inv = append(check.Txn(nil), c.mops...)
+	w.rec.Invoke(c.id, check.FTxn, c.inv, w.now)
+	w.stats.Ops++
+	w.stats.ReadsAfterAck++
+	keys := c.keys()
+	c.waiting = len(keys)
+	g := c.commitGK
+	if w.cfg.Gatekeepers > 1 {
+		g = (g + 1 + w.rng.IntN(w.cfg.Gatekeepers-1)) % w.cfg.Gatekeepers
+	}
 	w.toServer(c.id, func(s *server) { w.begin(s, g, c, op, keys) })
 	w.after(timeout, func() { c.timeout(op) })
 }
@@ -276,6 +307,7 @@ func (c *client) readDone(op int, k int64, res readResult) {
 	c.sent = true
 	op = c.op
 	g := w.rng.IntN(w.cfg.Gatekeepers)
+	c.commitGK = g
 	w.toServer(c.id, func(s *server) { w.commit(s, g, c, op, reads, ops, out) })
 }
 
@@ -363,6 +395,15 @@ func (c *client) committed(op int, t check.Type, out check.Txn) {
 		return
 	}
 	if t == check.OK {
+		if c.w.rng.Float64() < c.w.cfg.ReadAfterAck {
+			// Read what it wrote at once, through another gatekeeper: the
+			// real-time edge a stale read point or clock would break.
+			for _, m := range c.mops {
+				if m.F == check.MopAppend {
+					c.chase = append(c.chase, m.Key)
+				}
+			}
+		}
 		c.finish(check.OK, out)
 		return
 	}
@@ -395,5 +436,9 @@ func (c *client) finish(t check.Type, v check.Txn) {
 	}
 	c.op++ // later replies to this operation are ignored
 	c.done++
+	if c.chase != nil {
+		w.after(0, c.next)
+		return
+	}
 	w.after(int64(w.rng.IntN(5)), c.next)
 }

@@ -84,6 +84,12 @@ type Config struct {
 	// stamped before it or on other gatekeepers are acknowledged.
 	ResolveDelayMax int
 
+	// ReadAfterAck is the probability that a client whose commit was
+	// acknowledged reads the keys it appended to at once, through another
+	// gatekeeper (the real-time edges read points and clock sync must
+	// keep).
+	ReadAfterAck float64
+
 	// GCEvery, when positive, runs a garbage-collection pass every GCEvery
 	// ticks (one process only; gc.go), keeping versions at least
 	// RetentionTicks: reads and programs slower than that may get
@@ -186,6 +192,7 @@ func Draw(seed uint64, ops int) Config {
 	if r.IntN(2) == 0 {
 		c.GCEvery, c.RetentionTicks = 20+r.IntN(200), []int{0, 20, 200}[r.IntN(3)]
 	}
+	c.ReadAfterAck = []float64{0, 0.5}[r.IntN(2)]
 	return c
 }
 
@@ -211,7 +218,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d resolve-delay≤%d gc/%d retention=%d cache=%d",
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d resolve-delay≤%d gc/%d retention=%d read-after-ack=%.1f cache=%d",
 		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.AnnounceEvery, c.Duplicate,
-		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax, c.GCEvery, c.RetentionTicks, c.OracleCacheMax)
+		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax, c.GCEvery, c.RetentionTicks, c.ReadAfterAck, c.OracleCacheMax)
 }

@@ -294,7 +294,7 @@ func TestPlantedPartialSyncIsCaught(t *testing.T) {
 		c.Gatekeepers, c.CrashEvery, c.PartitionEvery, c.ReconfigEvery, c.MoveEvery = 3+int(seed%3), 0, 0, 0, 0
 		c.ReadPoints, c.PlantPartialSync = true, true
 		c.CommitDelayMax, c.ResolveDelayMax = 60, 100
-		c.Keys, c.Clients, c.ReadOnly, c.SyncLagMax = 3, 6, 0.5, 150
+		c.Keys, c.Clients, c.ReadOnly, c.SyncLagMax, c.ReadAfterAck = 3, 6, 0.5, 150, 0.5
 		return c
 	})
 	if got == "" {

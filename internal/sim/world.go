@@ -117,6 +117,9 @@ type Stats struct {
 	// Garbage collection (gc.go): passes, watermarks published, reads and
 	// programs refused below the watermark.
 	GCPasses, Watermarks, TooOld int
+	// ReadsAfterAck are read-only transactions started at once after the
+	// client's commit was acknowledged, through another gatekeeper.
+	ReadsAfterAck int
 }
 
 // server is the process: it dies with a crash and comes back in a new epoch.
