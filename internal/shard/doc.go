@@ -20,4 +20,14 @@
 //
 // Core is deterministic given its inputs and its Oracle's answers; it is not
 // safe for concurrent use.
+//
+// Shell (shell.go) is the shard's one shell, run by weft serve, a cluster's
+// shard processes and the simulation alike: an inbox (Push never blocks),
+// rounds (Round: the gatekeepers' notes, the inbox, the core) run by one
+// goroutine at a time (Loop, or the simulation's scheduler), applying
+// entries to the partition, reads and program batches at their stamps —
+// refused with ErrTooOld below the watermark the partition was collected
+// at, forwarded (MovedError) for units that moved — and NOP requests,
+// reports and hops through a Host. Push, Wake, Stats, Positions and
+// Position are safe for concurrent use; Round and Loop are not.
 package shard
