@@ -61,12 +61,12 @@ func (e gkEnv) Finish(sh int, prog nodeprog.ProgID) {
 // Noted publishes a note for the shards to read before their next inbox
 // (shard.Shell.loadNotes): the pushes it follows happened before the store,
 // so a shard that loads the note finds those entries in its inbox.
-func (e gkEnv) Noted(sh int, c vclock.Clock) {
+func (e gkEnv) Noted(sh int, c *vclock.Clock) {
 	if sh < 0 {
-		e.db.delivered[e.id].Store(&c)
+		e.db.delivered[e.id].Store(c)
 		return
 	}
-	e.db.shardNotes[e.id*e.db.cfg.Shards+sh].Store(&c)
+	e.db.shardNotes[e.id*e.db.cfg.Shards+sh].Store(c)
 }
 
 func (gkEnv) Announce() {} // one process: no peers to announce to
@@ -114,16 +114,11 @@ func (g *gkNode) stampRead() (vclock.Stamp, uint64) {
 	if s, key, ok := g.shell.PointRead(); ok {
 		return s, key
 	}
-	var r struct {
-		s   vclock.Stamp
-		key uint64
-		ran bool
-	}
-	g.shell.StampRead(func(st vclock.Stamp, k uint64) { r.s, r.key, r.ran = st, k, true })
-	if !r.ran {
+	s, key, ok := g.shell.FreshRead()
+	if !ok {
 		panic("engine: a read stamp was deferred by the in-process links") // gkEnv.Go runs at once
 	}
-	return r.s, r.key
+	return s, key
 }
 
 // holdRead registers an existing snapshot stamp as in flight; ok is false

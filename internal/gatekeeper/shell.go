@@ -71,7 +71,7 @@ type Env interface {
 	// still send; shard.Core.Complete) to shard, or to every shard when
 	// shard is negative. Only a process whose deliveries reach a shard
 	// before the note may pass it on; it may drop it.
-	Noted(shard int, c vclock.Clock)
+	Noted(shard int, c *vclock.Clock)
 	// Announce asks for an announce of the clock to every peer with
 	// replies (PeerAck: answers are waiting for them).
 	Announce()
@@ -269,9 +269,11 @@ func (y *syncer) Run() {
 
 // publish makes c, the clock of this gatekeeper's latest stamp, the one
 // its peers' syncs load. Called with mu held.
-func (s *Shell) publish(c vclock.Clock) {
+func (s *Shell) publish(c vclock.Clock) { s.publishPtr(&c) }
+
+func (s *Shell) publishPtr(c *vclock.Clock) {
 	if g := s.cfg.Group; g != nil {
-		g.published[s.id].Store(&c)
+		g.published[s.id].Store(c)
 	}
 }
 
@@ -359,7 +361,7 @@ func (s *Shell) RequestNop(shard uint32, c vclock.Clock, noteOK bool) (noted boo
 	defer s.mu.Unlock()
 	if noteOK {
 		if note, ok := s.core.NoteFor(shard, c); ok {
-			s.cfg.Env.Noted(int(shard), note)
+			s.cfg.Env.Noted(int(shard), &note)
 			return true
 		}
 	}
@@ -373,9 +375,10 @@ func (s *Shell) RequestNop(shard uint32, c vclock.Clock, noteOK bool) (noted boo
 // with mu held, after sync.
 func (s *Shell) freshStamp() vclock.Stamp {
 	st := s.core.Stamp()
-	s.publish(st.Clock)
+	c := &st.Clock // one copy, published and noted: never modified
+	s.publishPtr(c)
 	if s.core.Idle() {
-		s.cfg.Env.Noted(-1, st.Clock)
+		s.cfg.Env.Noted(-1, c)
 	}
 	return st
 }
@@ -423,20 +426,36 @@ func (s *Shell) stampFresh(done func(vclock.Stamp, uint64)) {
 	s.sync(&r.syncer, r)
 }
 
+// FreshRead is StampRead's fresh stamp for a process whose Env.Go runs the
+// next step at once (weft serve): the same steps, its result returned
+// instead of passed on; ok is false if a yield deferred it.
+func (s *Shell) FreshRead() (st vclock.Stamp, key uint64, ok bool) {
+	r := &freshRead{}
+	s.sync(&r.syncer, r)
+	return r.st, r.key, r.ran
+}
+
 // freshRead is a read's fresh stamp in progress: its sync, then the stamp.
 type freshRead struct {
 	syncer
 	done func(vclock.Stamp, uint64)
+	st   vclock.Stamp
+	key  uint64
+	ran  bool
 }
 
 // Run stamps the read once synced, registered under the stamp's sequence.
 func (r *freshRead) Run() {
 	s := r.s
 	s.mu.Lock()
-	st := s.freshStamp()
-	s.reading[st.Seq()] = st
+	r.st = s.freshStamp()
+	r.key = r.st.Seq()
+	s.reading[r.key] = r.st
 	s.mu.Unlock()
-	r.done(st, st.Seq())
+	r.ran = true
+	if r.done != nil {
+		r.done(r.st, r.key)
+	}
 }
 
 // HoldRead registers an existing snapshot stamp as in flight under key;

@@ -111,7 +111,7 @@ func (e gkEnv) Finish(sh int, prog nodeprog.ProgID) {
 // from this gatekeeper has nothing in transit: the entries sent before it
 // have all arrived, and later ones follow its clock. Notes are a one-process
 // optimisation: only with Config.Notes.
-func (e gkEnv) Noted(sh int, c vclock.Clock) {
+func (e gkEnv) Noted(sh int, c *vclock.Clock) {
 	w, s := e.w, e.s
 	if !w.cfg.Notes {
 		return
@@ -123,7 +123,7 @@ func (e gkEnv) Noted(sh int, c vclock.Clock) {
 		w.stats.Notes++
 		w.after(w.linkDelay(gkNode(e.g), shardID(n.id)), func() {
 			if w.srv == s {
-				n.notes[e.g] = &c
+				n.notes[e.g] = c
 				w.stepShard(s, n)
 			}
 		})
