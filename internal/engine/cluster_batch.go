@@ -378,6 +378,9 @@ func (g *ClusterGatekeeper) GetVertices(ctx context.Context, snap Snapshot, refs
 		func(i int) string { return out[i].Handle },
 		func(i int, r *pb.ReadResponse) error { return vertexFromPB(out[i], r) })
 	requests += n
+	if err == nil {
+		err = g.leaseOK() // answered only inside the lease, as GetVertex's reads are
+	}
 	if err != nil {
 		return nil, requests, err
 	}
