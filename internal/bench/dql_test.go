@@ -18,13 +18,13 @@ import (
 
 // dqlFilmDir holds Dgraph's film data set (the first 200k lines of
 // goldendata.rdf.gz) and its schema, as the dgraph and dqlexec tests find it.
-const dqlFilmDir = "/work/shared/data/film"
+const dqlFilmDir = "../../testdata/film" // a copy of the film data in the checkout
 
 func dqlFilm(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(dqlFilmDir, "goldendata_first_200k.rdf.gz")
 	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-		t.Skipf("film data not present in %s", dqlFilmDir)
+		t.Fatalf("film data not present in %s (testdata/film is part of the checkout)", dqlFilmDir)
 	}
 	return p
 }

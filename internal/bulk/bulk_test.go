@@ -26,7 +26,7 @@ import (
 	"github.com/weft-db/weft/internal/txn"
 )
 
-const filmDir = "/work/shared/data/film"
+const filmDir = "../../testdata/film" // a copy of the film data in the checkout
 
 var shards = engine.DefaultConfig().Shards
 
@@ -35,7 +35,7 @@ func filmLines(tb testing.TB, n int) ([]byte, string) {
 	tb.Helper()
 	f, err := rdf.Open(filepath.Join(filmDir, "goldendata_first_200k.rdf.gz"))
 	if errors.Is(err, os.ErrNotExist) {
-		tb.Skipf("film data not present in %s", filmDir)
+		tb.Fatalf("film data not present in %s (testdata/film is part of the checkout)", filmDir)
 	}
 	if err != nil {
 		tb.Fatal(err)

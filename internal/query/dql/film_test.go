@@ -12,7 +12,7 @@ import (
 
 // filmDir holds Dgraph's film data set and its schemas, shared by the
 // workers.
-const filmDir = "/work/shared/data/film"
+const filmDir = "../../../testdata/film" // a copy of the film data in the checkout
 
 // corpus reads a testdata file of "## name" entries.
 func corpus(t testing.TB, file string) (names, texts []string) {
