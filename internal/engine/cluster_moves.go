@@ -121,9 +121,9 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 		g.resolve(ts, nil)
 		return mapStoreErr(err)
 	}
-	adoptMove(&g.dir, u, movedHome(home, mv, ts))
+	adoptMove(&g.dir, u, gatekeeper.MovedHome(home, mv, ts))
 	g.moves.Add(1)
-	ch := g.resolve(ts, moveOps(mv))
+	ch := g.resolve(ts, gatekeeper.MoveOps(mv))
 	select {
 	case <-ch:
 		return nil

@@ -76,15 +76,6 @@ func planMove(st store.Txn, u txn.Unit, to, base uint32) (*txn.UnitMove, txn.Hom
 	return &txn.UnitMove{Unit: u, From: home.Shard, To: to}, home, nil
 }
 
-// movedHome is the home a committed move mv at ts gives its unit, which
-// was at home (gatekeeper.MovedHome).
-func movedHome(home txn.Home, mv *txn.UnitMove, ts vclock.Stamp) txn.Home {
-	return gatekeeper.MovedHome(home, mv, ts)
-}
-
-// moveOps are a committed move's entries (gatekeeper.MoveOps).
-func moveOps(mv *txn.UnitMove) []txn.ShardOp { return gatekeeper.MoveOps(mv) }
-
 // Moves returns the moves committed and the reads and program hops
 // forwarded since Open.
 func (db *DB) Moves() (moves, forwards uint64) { return db.moves.Load(), db.forwards.Load() }

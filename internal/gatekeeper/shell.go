@@ -3,7 +3,6 @@ package gatekeeper
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -709,16 +708,8 @@ func MinInto(m *vclock.Clock, c vclock.Clock) {
 	}
 }
 
-// String is for assertions' messages.
-func (s *Shell) String() string {
-	return fmt.Sprintf("gatekeeper %d", s.id)
-}
-
 // SetPlants plants bugs (tests only; before the shell is used).
 func (s *Shell) SetPlants(p Plants) { s.cfg.Plants = p }
-
-// SetPlants plants bugs (tests only; before the group is used).
-func (g *Group) SetPlants(p Plants) { g.plants = p }
 
 // OfferedPoint is the read point this gatekeeper offers now (nil: none).
 func (s *Shell) OfferedPoint() *vclock.Stamp { return s.point.Load() }

@@ -184,10 +184,3 @@ func (s *Shell) finish(id nodeprog.ProgID, run *progRun, err error) {
 	}
 	s.answer(run.stamp, func() { run.done(run.res, run.err) })
 }
-
-// Programs counts the programs in flight.
-func (s *Shell) Programs() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.progs)
-}
