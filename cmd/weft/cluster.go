@@ -23,6 +23,7 @@ import (
 	"github.com/weft-db/weft/client/weft"
 	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/wire/coordpb"
 	"github.com/weft-db/weft/internal/wire/kronospb"
 )
@@ -620,31 +621,14 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// freeAddrNot returns a loopback address whose port was free a moment ago
-// and is not in used (the ports planned so far, not bound yet: the kernel
-// may offer one of them again), and adds it to used.
+// freeAddrNot returns a loopback address for a process to bind, not in
+// used (the addresses planned so far), and adds it to used.
 func freeAddrNot(used map[string]bool) (string, error) {
-	for range 100 {
-		a, err := freeAddr()
-		if err != nil {
-			return "", err
-		}
-		if !used[a] {
-			used[a] = true
-			return a, nil
-		}
-	}
-	return "", errors.New("cluster: no free loopback port distinct from those planned")
-}
-
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := launch.FreeAddrs(1, used)
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return a[0], nil
 }
 
 // startProc starts p detached (its own process group, outliving `up`),

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/faultproxy"
+	"github.com/weft-db/weft/internal/launch"
 )
 
 // KVProcs is a ring of `weft kv serve` processes on loopback, each with its
@@ -51,14 +51,11 @@ func StartKVProcsProxied(bin, dir string, n int, extra ...string) (*KVProcs, err
 
 func startKVProcs(bin, dir string, n int, proxied bool, extra []string) (*KVProcs, error) {
 	p := &KVProcs{bin: bin, dir: dir, extra: extra, cmds: make([]*exec.Cmd, n), logs: make([]*os.File, n)}
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		p.Listen = append(p.Listen, l.Addr().String())
-		l.Close()
+	listen, err := launch.FreeAddrs(n, nil)
+	if err != nil {
+		return nil, err
 	}
+	p.Listen = listen
 	p.Addrs = p.Listen
 	if proxied {
 		p.Addrs = nil

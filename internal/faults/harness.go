@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	weft "github.com/weft-db/weft/client/weft"
 	"github.com/weft-db/weft/internal/check"
 	"github.com/weft-db/weft/internal/faultproxy"
+	"github.com/weft-db/weft/internal/launch"
 )
 
 const (
@@ -421,15 +421,8 @@ func (h *harness) finish(runs []*clientRun, nem *nemesis) []string {
 	return problems
 }
 
-// freeAddr returns a loopback address whose port was free a moment ago.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
+// freeAddr returns a loopback address for a process to bind.
+func freeAddr() (string, error) { return launch.FreeAddr() }
 
 // writeHistories saves every history under the output directory.
 func (h *harness) writeHistories(runs []*clientRun) ([]string, error) {

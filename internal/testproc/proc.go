@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/weft-db/weft/internal/launch"
 )
 
 // Spec describes a process to run.
@@ -275,18 +276,7 @@ func Build(t testing.TB, pkg string, args ...string) string {
 	return out
 }
 
-// FreeAddrs returns n distinct loopback addresses whose ports were free a
-// moment ago. All n are held open together, so they differ; another process
-// could still take one before the caller binds it.
-func FreeAddrs(n int) ([]string, error) {
-	addrs := make([]string, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		addrs = append(addrs, l.Addr().String())
-	}
-	return addrs, nil
-}
+// FreeAddrs returns n distinct loopback addresses for processes to bind
+// (launch.FreeAddrs: outside the kernel's ephemeral range, reserved against
+// other launchers for a while).
+func FreeAddrs(n int) ([]string, error) { return launch.FreeAddrs(n, nil) }

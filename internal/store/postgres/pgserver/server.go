@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/weft-db/weft/internal/launch"
 )
 
 // EnvURL names the variable pointing the tests at an existing server.
@@ -417,15 +418,8 @@ func unprivileged() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort returns a loopback port for the server to bind.
+func freePort() (int, error) { return launch.FreePort() }
 
 // sweep removes the directories of servers whose test binary died without
 // stopping them (a panic or a -timeout skips Main's cleanup; Pdeathsig
