@@ -21,23 +21,21 @@ import (
 // sent is not below it — so no shard collects a version a read or program
 // still needs.
 
-// holdRead registers a read or program at s in flight until release; err
-// when the low this gatekeeper sent may already have let the shards
-// collect versions s needs.
+// holdRead registers a read or program at s in flight in the shell until
+// release; err when the low this gatekeeper sent may already have let the
+// shards collect versions s needs.
 func (g *ClusterGatekeeper) holdRead(s vclock.Stamp) (release func(), err error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.lowSent.Counters != nil && !vclock.LessEq(g.lowSent, s.Clock) {
+	key := 1<<61 | g.nextRead.Add(1) // apart from the shell's own keys (stamp sequences, 1<<62|n)
+	if !g.shell.HoldRead(s, key, g.readable) {
 		return nil, fmt.Errorf("%w: the snapshot is older than the history kept (HistoryRetention)", ErrSnapshotTooOld)
 	}
-	g.nextRead++
-	key := g.nextRead
-	g.reading[key] = s
-	return func() {
-		g.mu.Lock()
-		delete(g.reading, key)
-		g.mu.Unlock()
-	}, nil
+	return func() { g.shell.EndRead(key) }, nil
+}
+
+// readable reports whether the low sent so far is below s. Called with the
+// shell's lock held (HoldRead), which also guards lowSent.
+func (g *ClusterGatekeeper) readable(s vclock.Stamp) bool {
+	return g.lowSent.Counters == nil || vclock.LessEq(g.lowSent, s.Clock)
 }
 
 // gcLoop sends the low clock to the shards every GCEvery.
@@ -72,15 +70,12 @@ func (g *ClusterGatekeeper) releaseLoop() {
 }
 
 func (g *ClusterGatekeeper) sendLow(now time.Time) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	// A NOP to every shard (they coalesce) keeps idle queues moving, so
 	// their positions do not hold the watermark back.
 	for i := range g.shards {
-		g.core.RequestNop(uint32(i), vclock.Clock{})
+		g.shell.RequestNop(uint32(i), vclock.Clock{}, false)
 	}
-	g.dispatch()
-	g.samples = append(g.samples, clockSample{at: now, clock: g.core.Clock()})
+	g.samples = append(g.samples, clockSample{at: now, clock: g.shell.Clock()})
 	var old vclock.Clock
 	n := 0
 	for i, s := range g.samples {
@@ -93,26 +88,19 @@ func (g *ClusterGatekeeper) sendLow(now time.Time) {
 		return
 	}
 	low := old.Clone()
-	for _, s := range g.core.Inflight() {
-		minInto(&low, s.Clock)
-	}
-	for _, s := range g.reading {
-		minInto(&low, s.Clock)
-	}
-	for _, r := range g.progs {
-		minInto(&low, r.stamp.Clock)
-	}
-	if g.lowSent.Counters != nil && vclock.LessEq(low, g.lowSent) {
-		return // not advanced
-	}
-	g.lowSent = low
-	msg := &pb.Entries{Gatekeeper: uint32(g.cfg.ID), Low: clockPB(low)}
-	for i, l := range g.shards {
-		if err := l.stream.Send(msg); err != nil {
-			g.fail(fmt.Errorf("FIFO stream to shard %d: %w", i, err))
-			return
+	g.shell.InflightMinThen(&low, func() {
+		if g.lowSent.Counters != nil && vclock.LessEq(low, g.lowSent) {
+			return // not advanced
 		}
-	}
+		g.lowSent = low
+		msg := &pb.Entries{Gatekeeper: uint32(g.cfg.ID), Low: clockPB(low)}
+		for i, l := range g.shards {
+			if err := l.stream.Send(msg); err != nil {
+				g.fail(fmt.Errorf("FIFO stream to shard %d: %w", i, err))
+				return
+			}
+		}
+	})
 }
 
 // releaseKronos reports the cluster's watermark to Kronos for this

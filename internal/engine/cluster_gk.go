@@ -70,19 +70,18 @@ type GatekeeperConfig struct {
 // run on their vertex's shard. Every answer waits until every peer
 // gatekeeper has merged the stamp it depends on (gatekeeper.Config.PeerAck,
 // docs/cluster.md), which keeps real-time order across processes.
+//
+// Stamping, commits, resolve and hand-off, NOPs, stability, programs and
+// moves run in the gatekeeper's shell (gatekeeper.Shell, the one weft serve
+// and the simulation run), alone in its process (no Group: peers' clocks
+// come by announces) over gRPC links (clusterEnv). What is here is the
+// process: links, leases, drain, and the wait for the shell's answers.
 type ClusterGatekeeper struct {
 	pb.UnimplementedGatekeeperServer
-	cfg GatekeeperConfig
-	log *slog.Logger
-	reg *nodeprog.Registry
-
-	mu       sync.Mutex
-	core     *gatekeeper.Core
-	acks     map[uint64]chan struct{} // commits waiting for Acked, by stamp sequence
-	holds    map[uint64]chan struct{} // other answers waiting for stability
-	nextHold uint64
-	progs    map[nodeprog.ProgID]*progRun
-	nextProg uint64
+	cfg   GatekeeperConfig
+	log   *slog.Logger
+	reg   *nodeprog.Registry
+	shell *gatekeeper.Shell
 
 	shards []*shardLink
 	peers  []*peerLink // nil at this gatekeeper's index
@@ -93,12 +92,18 @@ type ClusterGatekeeper struct {
 	err      error
 	wg       sync.WaitGroup
 
-	// Garbage collection (cluster_gc.go): reads and programs at their
-	// stamps, clock samples for the retention, the last low sent.
-	reading  map[uint64]vclock.Stamp
-	nextRead uint64
+	// Garbage collection (cluster_gc.go): keys of reads held at their
+	// stamps in the shell, clock samples for the retention (gcLoop's
+	// only), the last low sent (guarded by the shell's lock: written by
+	// InflightMinThen's publish, read by HoldRead's readable).
+	nextRead atomic.Uint64
 	samples  []clockSample
 	lowSent  vclock.Clock
+
+	// finishes queues the Finish calls for the shards (finisher), bounded:
+	// a shard that misses one keeps a program's record until its runner's
+	// bound evicts it.
+	finishes chan finishReq
 
 	// inflight counts commits between their start and their outcome;
 	// draining refuses new ones (Drain).
@@ -183,10 +188,13 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 		return nil, fmt.Errorf("engine: reading the placement directory: %w", err)
 	}
 	g := &ClusterGatekeeper{cfg: cfg, log: log.With("role", "gatekeeper", "gatekeeper", cfg.ID), reg: nodeprog.Builtins(),
-		core: gatekeeper.New(gatekeeper.Config{ID: uint32(cfg.ID), Gatekeepers: cfg.Gatekeepers, Shards: cfg.Shards,
-			Epoch: cfg.Epoch, InflightMax: cfg.InflightMax, PeerAck: true}),
-		acks: map[uint64]chan struct{}{}, holds: map[uint64]chan struct{}{}, progs: map[nodeprog.ProgID]*progRun{},
-		reading: map[uint64]vclock.Stamp{}, stop: make(chan struct{})}
+		stop: make(chan struct{}), finishes: make(chan finishReq, finishQueue)}
+	g.shell = gatekeeper.NewShell(gatekeeper.ShellConfig{
+		Core: gatekeeper.Config{ID: uint32(cfg.ID), Gatekeepers: cfg.Gatekeepers, Shards: cfg.Shards,
+			Epoch: cfg.Epoch, InflightMax: cfg.InflightMax, PeerAck: true},
+		Store: cfg.Store, Oracle: cfg.Oracle, Env: clusterEnv{g}, Placement: clusterPlacement{g},
+		Registry: g.reg, ProgramsMax: cfg.ProgramsMax, Fence: true,
+	})
 	g.dir.Store(g0.dir.Load())
 	for i, addr := range cfg.ShardAddrs {
 		conn, err := dialCluster(addr)
@@ -224,7 +232,8 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 		g.wg.Add(1)
 		go g.announcer(p)
 	}
-	g.wg.Add(3)
+	g.wg.Add(4)
+	go g.finisher()
 	go g.ticker()
 	go g.gcLoop()
 	go g.releaseLoop()
@@ -369,33 +378,109 @@ func (g *ClusterGatekeeper) drainAcks(i int, l *shardLink, cancel context.Cancel
 	}
 }
 
-// dispatch sends the core's deliveries down the FIFO streams and releases
-// the answers that may go out. Called with mu held, so deliveries keep
-// their order.
-func (g *ClusterGatekeeper) dispatch() {
-	for _, d := range g.core.Ready() {
-		g.shards[d.Shard].unacked.CompareAndSwap(0, time.Now().UnixNano())
-		err := g.shards[d.Shard].stream.Send(&pb.Entries{Gatekeeper: uint32(g.cfg.ID),
-			Entries: [][]byte{gatekeeper.AppendEntry(nil, d.Entry)}})
+// clusterEnv is a cluster gatekeeper's links for its shell: FIFO streams
+// to the shard processes, Hop and Finish calls, announces to the peers.
+// Work after a yield point goes on at once, on the same goroutine.
+type clusterEnv struct{ g *ClusterGatekeeper }
+
+func (e clusterEnv) Go(_ gatekeeper.Point, _, _ int, next gatekeeper.Step) { next.Run() }
+
+// Deliver sends an entry down the shard's FIFO stream. The shell calls it
+// with its lock held, so sends never interleave (and the low, sent under
+// the same lock, keeps its place among them). A broken stream stops the
+// gatekeeper (fail).
+func (e clusterEnv) Deliver(sh uint32, en gatekeeper.Entry) {
+	l := e.g.shards[sh]
+	l.unacked.CompareAndSwap(0, time.Now().UnixNano())
+	if err := l.stream.Send(&pb.Entries{Gatekeeper: uint32(e.g.cfg.ID),
+		Entries: [][]byte{gatekeeper.AppendEntry(nil, en)}}); err != nil {
+		e.g.fail(fmt.Errorf("FIFO stream to shard %d: %w", sh, err))
+	}
+}
+
+// Batch sends a program's start batch to its shard, in the background
+// (the shell's lock is held); a shard that cannot take it ends the
+// program. At most ProgramsMax programs start at once, each with a batch
+// per shard at most.
+func (e clusterEnv) Batch(stamp vclock.Stamp, b nodeprog.Batch) {
+	g := e.g
+	data, err := json.Marshal(b)
+	if err != nil {
+		panic(fmt.Sprintf("engine: a program batch does not encode: %v", err)) // plain data
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), hopTimeout)
+		defer cancel()
+		_, err := g.shards[b.Shard].client.Hop(ctx, &pb.HopRequest{Gatekeeper: uint32(g.cfg.ID), Stamp: txn.EncodeStamp(stamp), Batch: data})
 		if err != nil {
-			g.fail(fmt.Errorf("FIFO stream to shard %d: %w", d.Shard, err))
+			g.shell.Cancel(b.Prog, fromShard(err))
+		}
+	}()
+}
+
+// hopTimeout bounds a start batch's call to its shard.
+const hopTimeout = 30 * time.Second
+
+// Finish queues the shard's release of program prog (finisher).
+func (e clusterEnv) Finish(sh int, prog nodeprog.ProgID) {
+	select {
+	case e.g.finishes <- finishReq{shard: sh, prog: prog}:
+	default: // full: the shard's runner bound evicts the record
+	}
+}
+
+// Noted drops the note: the shards learn this gatekeeper's progress from
+// the FIFO stream (NOPs), not from notes.
+func (clusterEnv) Noted(int, *vclock.Clock) {}
+
+// Announce sends the clock to every peer soon (answers wait for them).
+func (e clusterEnv) Announce() { e.g.kickAll() }
+
+// clusterPlacement is the gatekeeper's own copy of the directory. A commit
+// reads the homes of the units it wrote in its transaction
+// (gatekeeper.CheckHomes), so the store's validation aborts it if a move
+// rewrote one since; its commit section then takes the homes from the
+// directory it routed by (Current).
+type clusterPlacement struct{ g *ClusterGatekeeper }
+
+func (p clusterPlacement) Dir() *txn.Directory { return p.g.dir.Load() }
+
+func (clusterPlacement) Checked(st store.Txn, d *txn.Directory, res *txn.Result) error {
+	return gatekeeper.CheckHomes(st, d, res)
+}
+
+func (clusterPlacement) Current(*txn.Directory) bool { return true }
+
+func (clusterPlacement) BeginMove() {}
+
+func (p clusterPlacement) EndMove(u txn.Unit, home *txn.Home) {
+	if home != nil {
+		adoptMove(&p.g.dir, u, *home)
+		p.g.moves.Add(1)
+	}
+}
+
+// finishReq is a program's release on one shard.
+type finishReq struct {
+	shard int
+	prog  nodeprog.ProgID
+}
+
+// finishQueue bounds the releases waiting for their shards.
+const finishQueue = 4096
+
+// finisher tells shards to release programs, one call at a time.
+func (g *ClusterGatekeeper) finisher() {
+	defer g.wg.Done()
+	for {
+		select {
+		case <-g.stop:
 			return
+		case r := <-g.finishes:
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_, _ = g.shards[r.shard].client.Finish(ctx, &pb.FinishRequest{Program: uint64(r.prog)})
+			cancel()
 		}
-	}
-	for _, s := range g.core.Acked() {
-		if ch, ok := g.acks[s.Seq()]; ok {
-			close(ch)
-			delete(g.acks, s.Seq())
-		}
-	}
-	for _, id := range g.core.Released() {
-		if ch, ok := g.holds[id]; ok {
-			close(ch)
-			delete(g.holds, id)
-		}
-	}
-	if g.core.WantAnnounce() {
-		g.kickAll()
 	}
 }
 
@@ -435,9 +520,7 @@ func (g *ClusterGatekeeper) announcer(p *peerLink) {
 			return
 		case <-p.kick:
 		}
-		g.mu.Lock()
-		c := g.core.Clock()
-		g.mu.Unlock()
+		c := g.shell.Clock()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		resp, err := p.client.Announce(ctx, &pb.AnnounceRequest{From: uint32(g.cfg.ID), Clock: clockPB(c)})
 		cancel()
@@ -445,10 +528,7 @@ func (g *ClusterGatekeeper) announcer(p *peerLink) {
 			continue // the next tick retries; answers wait meanwhile
 		}
 		g.announces.Add(1)
-		g.mu.Lock()
-		g.core.PeerClock(uint32(p.id), clockFromPB(resp.GetClock()))
-		g.dispatch()
-		g.mu.Unlock()
+		g.shell.PeerClock(uint32(p.id), clockFromPB(resp.GetClock()))
 	}
 }
 
@@ -466,11 +546,8 @@ func (g *ClusterGatekeeper) Announce(_ context.Context, req *pb.AnnounceRequest)
 	if int(req.GetFrom()) >= g.cfg.Gatekeepers || int(req.GetFrom()) == g.cfg.ID {
 		return nil, fmt.Errorf("%w: announce from gatekeeper %d", ErrBadRequest, req.GetFrom())
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.core.PeerClock(req.GetFrom(), clockFromPB(req.GetClock()))
-	g.dispatch()
-	return &pb.AnnounceResponse{Clock: clockPB(g.core.Clock())}, nil
+	g.shell.PeerClock(req.GetFrom(), clockFromPB(req.GetClock()))
+	return &pb.AnnounceResponse{Clock: clockPB(g.shell.Clock())}, nil
 }
 
 // RequestNop implements the shards' request (cluster.proto).
@@ -481,23 +558,14 @@ func (g *ClusterGatekeeper) RequestNop(_ context.Context, req *pb.NopRequest) (*
 	if int(req.GetShard()) >= g.cfg.Shards {
 		return nil, fmt.Errorf("%w: NOP for shard %d", ErrBadRequest, req.GetShard())
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.core.RequestNop(req.GetShard(), clockFromPB(req.GetClock()))
-	g.dispatch()
+	g.shell.RequestNop(req.GetShard(), clockFromPB(req.GetClock()), false)
 	return &pb.NopResponse{}, nil
 }
 
 // stable waits until every peer has merged s (a stamp of this gatekeeper).
 func (g *ClusterGatekeeper) stable(ctx context.Context, s vclock.Stamp) error {
-	g.mu.Lock()
-	g.nextHold++
-	id := g.nextHold
 	ch := make(chan struct{})
-	g.holds[id] = ch
-	g.core.Hold(id, s)
-	g.dispatch()
-	g.mu.Unlock()
+	g.shell.Answer(s, func() { close(ch) })
 	select {
 	case <-ch:
 		return nil
@@ -510,9 +578,8 @@ func (g *ClusterGatekeeper) stable(ctx context.Context, s vclock.Stamp) error {
 
 // stampStable takes a fresh stamp and waits until it is stable.
 func (g *ClusterGatekeeper) stampStable(ctx context.Context) (vclock.Stamp, error) {
-	g.mu.Lock()
-	s := g.core.Stamp()
-	g.mu.Unlock()
+	var s vclock.Stamp
+	g.shell.Stamp(func(st vclock.Stamp) { s = st }) // at once: no group to sync with
 	return s, g.stable(ctx, s)
 }
 
@@ -761,95 +828,42 @@ func (g *ClusterGatekeeper) Commit(ctx context.Context, reads []txn.Read, ops []
 	}
 }
 
-// declareAndCommit declares the shards stamp ts writes (reads on the
-// others need not wait for its commit) and commits st, its commit section
-// checking the epoch fence, then running order.
-func (g *ClusterGatekeeper) declareAndCommit(ctx context.Context, st store.Txn, ts vclock.Stamp, shards []uint32,
-	order func(c store.Critical) error) error {
-	g.mu.Lock()
-	derr := g.core.Declare(ts, shards)
-	g.dispatch()
-	g.mu.Unlock()
-	if derr != nil {
-		panic(derr) // programmer error: ts is in flight
-	}
-	return st.Commit(ctx, func(c store.Critical) error {
-		if err := checkFence(c, g.cfg.Epoch); err != nil {
-			return err
-		}
-		return order(c)
-	})
-}
-
-// resolve ends a stamped transaction (ops empty: aborted, or nothing to
-// hand on) and returns the channel closed when its entries are handed to
-// the shards.
-func (g *ClusterGatekeeper) resolve(ts vclock.Stamp, ops []txn.ShardOp) chan struct{} {
-	ch := make(chan struct{})
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(ops) > 0 {
-		g.acks[ts.Seq()] = ch
-	} else {
-		ops = nil
-		close(ch) // nothing to hand to the shards
-	}
-	if err := g.core.Resolve(ts, ops); err != nil {
-		panic(err) // programmer error: every stamp is resolved once
-	}
-	g.dispatch()
-	return ch
-}
-
 // commitMovedRetries bounds how often Commit re-executes a transaction
 // that routed a unit by a directory older than its move.
 const commitMovedRetries = 3
 
-// commitOnce is one attempt of Commit; it calls leave once the outcome
-// on the store is known, if it committed.
+// commitOnce is one attempt of Commit, run by the shell; it calls leave
+// once the outcome on the store is known, if it committed.
 func (g *ClusterGatekeeper) commitOnce(ctx context.Context, reads []txn.Read, ops []txn.Op, leave func()) (*CommitResult, error) {
-	st, err := g.cfg.Store.Begin()
-	if err != nil {
-		return nil, mapStoreErr(err)
+	type outcome struct {
+		res *txn.Result
+		ts  vclock.Stamp
+		err error
 	}
-	defer st.Discard()
-	g.mu.Lock()
-	ts, err := g.core.BeginCommit()
-	g.mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOverloaded, err)
-	}
-	dir := g.dir.Load()
-	res, err := txn.Exec{Shards: uint32(g.cfg.Shards), Dir: dir}.Run(st, ts, reads, ops)
-	if err == nil {
-		err = checkHomes(st, dir, res)
-	}
-	if err == nil {
-		err = g.declareAndCommit(ctx, st, ts, txn.ShardsOf(res.Ops), func(c store.Critical) error {
-			// checkHomes read the homes in the transaction's read set: the
-			// store's validation has found them unchanged by now.
-			return gatekeeper.OrderCommit(ctx, g.cfg.Oracle, c, ts, res, dir, true)
-		})
-	}
-	var out []txn.ShardOp // nil: aborted
-	if err == nil {
-		out = res.Ops
-	}
-	ch := g.resolve(ts, out)
-	if err != nil {
-		g.aborts.Add(1)
-		if errors.Is(err, gatekeeper.ErrUnitMoved) {
-			return nil, err
-		}
-		return nil, mapStoreErr(err)
-	}
-	leave()
+	ch := make(chan outcome, 1)
+	var durable atomic.Bool
+	g.shell.Commit(ctx, reads, ops, func(vclock.Stamp) { durable.Store(true); leave() },
+		func(res *txn.Result, ts vclock.Stamp, err error) { ch <- outcome{res, ts, err} })
+	var o outcome
 	select {
-	case <-ch:
+	case o = <-ch:
 	case <-g.stop:
-		// Durable on the store: a new epoch's shards rebuild it. The
-		// client cannot know whether it committed: unavailable.
-		return nil, fmt.Errorf("%w: the gatekeeper stopped after the commit was durable: %v", ErrClosed, g.Err())
+		select {
+		case o = <-ch:
+		default:
+			if !durable.Load() {
+				return nil, g.check()
+			}
+			// Durable on the store: a new epoch's shards rebuild it. The
+			// client cannot know whether it committed: unavailable.
+			return nil, fmt.Errorf("%w: the gatekeeper stopped after the commit was durable: %v", ErrClosed, g.Err())
+		}
+	}
+	if o.err != nil {
+		if !o.ts.IsZero() {
+			g.aborts.Add(1)
+		}
+		return nil, mapClusterErr(o.err)
 	}
 	if err := g.leaseOK(); err != nil {
 		// Durable, but acknowledged only inside the lease: an answer sent
@@ -858,7 +872,22 @@ func (g *ClusterGatekeeper) commitOnce(ctx context.Context, reads []txn.Read, op
 		return nil, fmt.Errorf("%w: committed on the store but not acknowledged: %v", ErrClosed, err)
 	}
 	g.commits.Add(1)
-	return &CommitResult{Handles: res.Handles, Snapshot: encodeSnapshot(ts)}, nil
+	return &CommitResult{Handles: o.res.Handles, Snapshot: encodeSnapshot(o.ts)}, nil
+}
+
+// mapClusterErr maps a shell's error for the front end: ErrUnitMoved as it
+// is (Commit retries it), the fence's and the core's to the API's, the
+// store's by mapStoreErr.
+func mapClusterErr(err error) error {
+	switch {
+	case errors.Is(err, gatekeeper.ErrUnitMoved):
+		return err
+	case errors.Is(err, gatekeeper.ErrFenced):
+		return fmt.Errorf("%w: %v", ErrFenced, err)
+	case errors.Is(err, gatekeeper.ErrOverloaded):
+		return fmt.Errorf("%w: %v", ErrOverloaded, err)
+	}
+	return mapStoreErr(err)
 }
 
 // Run implements API: one-vertex programs run on their vertex's shard; the
@@ -934,48 +963,29 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 	return nil, fmt.Errorf("engine: program start %q forwarded more than %d times", h.To, forwardsMax)
 }
 
-// runProgram coordinates a program at stamp s: its start batches go to
-// their shards, the shards' reports come back (Report), and the result is
-// gathered here.
+// runProgram coordinates a program at stamp s in the shell: its start
+// batches go to their shards (clusterEnv.Batch), the shards' reports come
+// back (Report), and the result is gathered there.
 func (g *ClusterGatekeeper) runProgram(ctx context.Context, name string, comp nodeprog.Compiled, params json.RawMessage, s vclock.Stamp) (any, error) {
-	g.mu.Lock()
-	if len(g.progs) >= g.cfg.ProgramsMax {
-		g.mu.Unlock()
+	type outcome struct {
+		res any
+		err error
+	}
+	ch := make(chan outcome, 1)
+	id, err := g.shell.RunProgram(name, comp, params, &s, func(res any, err error) { ch <- outcome{res, err} })
+	if err != nil {
 		return nil, ErrOverloaded
 	}
-	g.nextProg++
-	id := nodeprog.ProgID(uint64(g.cfg.ID)<<48 | g.nextProg)
-	coord, batches := nodeprog.NewCoordinatorFor(comp, id, name, params, g.shardOf, nodeprog.CoordinatorConfig{})
-	run := &progRun{coord: coord, stamp: s, done: make(chan struct{})}
-	if coord.Done() {
-		g.mu.Unlock()
-		return coord.Result()
-	}
-	g.progs[id] = run
-	for _, b := range batches {
-		run.touch(b.Shard)
-	}
-	g.mu.Unlock()
-	stamp := txn.EncodeStamp(s)
-	for _, b := range batches {
-		data, err := json.Marshal(b)
-		if err == nil {
-			_, err = g.shards[b.Shard].client.Hop(ctx, &pb.HopRequest{Gatekeeper: uint32(g.cfg.ID), Stamp: stamp, Batch: data})
-		}
-		if err != nil {
-			g.finish(id, run, fromShard(err))
-			break
+	for cancel := ctx.Done(); ; cancel = nil {
+		select {
+		case o := <-ch:
+			return o.res, o.err
+		case <-cancel:
+			g.shell.Cancel(id, ctx.Err())
+		case <-g.stop:
+			return nil, g.check()
 		}
 	}
-	select {
-	case <-run.done:
-	case <-ctx.Done():
-		g.finish(id, run, ctx.Err())
-		<-run.done
-	case <-g.stop:
-		return nil, g.check()
-	}
-	return run.res, run.err
 }
 
 // Report implements a shard's report on a program batch (cluster.proto).
@@ -989,67 +999,15 @@ func (g *ClusterGatekeeper) Report(_ context.Context, req *pb.ReportRequest) (*p
 	if err := json.Unmarshal(req.GetReport(), &hdr); err != nil {
 		return nil, fmt.Errorf("%w: report: %v", ErrBadRequest, err)
 	}
-	sentTo := make([]int, 0, len(req.GetSentTo()))
+	sentTo := make([]nodeprog.Batch, 0, len(req.GetSentTo()))
 	for _, sh := range req.GetSentTo() {
 		if int(sh) >= g.cfg.Shards {
 			return nil, fmt.Errorf("%w: report names shard %d", ErrBadRequest, sh)
 		}
-		sentTo = append(sentTo, int(sh))
+		sentTo = append(sentTo, nodeprog.Batch{Prog: hdr.Prog, Shard: int(sh)})
 	}
-	g.mu.Lock()
-	run, ok := g.progs[hdr.Prog]
-	if !ok {
-		g.mu.Unlock()
-		// The program is over: its late batches must leave no state.
-		g.finishOn(hdr.Prog, sentTo)
-		return &pb.ReportResponse{}, nil
-	}
-	rep, err := run.coord.DecodeReport(req.GetReport())
-	var done bool
-	if err == nil {
-		done, err = run.step(rep, sentTo)
-	}
-	g.mu.Unlock()
-	if err != nil || done {
-		g.finish(hdr.Prog, run, err)
-	}
+	g.shell.ReportData(hdr.Prog, req.GetReport(), sentTo)
 	return &pb.ReportResponse{}, nil
-}
-
-// finish ends a program once: result or error to its caller, state released
-// on every shard it reached.
-func (g *ClusterGatekeeper) finish(id nodeprog.ProgID, run *progRun, err error) {
-	g.mu.Lock()
-	if _, ok := g.progs[id]; !ok {
-		g.mu.Unlock()
-		return
-	}
-	delete(g.progs, id)
-	run.settle(err)
-	g.mu.Unlock()
-	var shards []int
-	for i := range g.cfg.Shards {
-		if run.touched(i) {
-			shards = append(shards, i)
-		}
-	}
-	g.finishOn(id, shards)
-	close(run.done)
-}
-
-// finishOn tells shards to release program id (in the background: a shard
-// that misses it keeps a record until its runner's bound evicts it).
-func (g *ClusterGatekeeper) finishOn(id nodeprog.ProgID, shards []int) {
-	if len(shards) == 0 {
-		return
-	}
-	go func() {
-		for _, sh := range shards {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_, _ = g.shards[sh].client.Finish(ctx, &pb.FinishRequest{Program: uint64(id)})
-			cancel()
-		}
-	}()
 }
 
 // Programs implements API: the node programs (whole-snapshot analyses do

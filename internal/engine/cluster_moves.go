@@ -100,35 +100,26 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 	if mv == nil || err != nil {
 		return err
 	}
-	g.mu.Lock()
-	ts, err := g.core.BeginCommit()
-	g.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrOverloaded, err)
-	}
-	seen, err := readMove(g.cfg.Store, mv, base)
-	if n := 0; err == nil {
-		if n = gatekeeper.MoveBytes(mv); n > MoveBytesMax {
-			err = fmt.Errorf("%w: unit %s holds %d MiB, more than one move carries (%d MiB)", txn.ErrTooLarge, u, n>>20, MoveBytesMax>>20)
+	ch := make(chan error, 1)
+	g.shell.Move(ctx, st, mv, home, func() (gatekeeper.MoveSeen, error) {
+		seen, err := readMove(g.cfg.Store, mv, base)
+		if n := 0; err == nil {
+			if n = gatekeeper.MoveBytes(mv); n > MoveBytesMax {
+				err = fmt.Errorf("%w: unit %s holds %d MiB, more than one move carries (%d MiB)", txn.ErrTooLarge, u, n>>20, MoveBytesMax>>20)
+			}
 		}
-	}
-	if err == nil {
-		err = g.declareAndCommit(ctx, st, ts, []uint32{mv.From, mv.To}, func(c store.Critical) error {
-			return gatekeeper.OrderMove(ctx, g.cfg.Oracle, c, ts, mv, seen, base)
-		})
-	}
-	if err != nil {
-		g.resolve(ts, nil)
-		return mapStoreErr(err)
-	}
-	adoptMove(&g.dir, u, gatekeeper.MovedHome(home, mv, ts))
-	g.moves.Add(1)
-	ch := g.resolve(ts, gatekeeper.MoveOps(mv))
+		return seen, err
+	}, func(_ vclock.Stamp, err error) { ch <- err })
 	select {
-	case <-ch:
-		return nil
+	case err := <-ch:
+		return mapClusterErr(err)
 	case <-g.stop:
-		return fmt.Errorf("%w: the gatekeeper stopped after the move was durable: %v", ErrClosed, g.Err())
+		select {
+		case err := <-ch:
+			return mapClusterErr(err)
+		default:
+			return fmt.Errorf("%w: the gatekeeper stopped after the move was durable: %v", ErrClosed, g.Err())
+		}
 	}
 }
 
@@ -181,31 +172,3 @@ func readMove(s store.Store, mv *txn.UnitMove, base uint32) (gatekeeper.MoveSeen
 	return shard.ReadMove(t, mv, base)
 }
 
-// checkHomes reads the directory record of every unit res wrote, in the
-// transaction (its read set: the store's validation at commit aborts the
-// transaction if a move rewrote one since), and fails with
-// gatekeeper.ErrUnitMoved when one differs from dir, the directory the
-// execution routed by. A transaction that passes commits only if dir's
-// homes of its units are still the store's, so its commit section takes
-// them from dir (gatekeeper.OrderCommit's current) instead of reading the
-// records there: a cluster's commit sections are serialized across
-// processes, and a record read in one is a round trip to the store.
-func checkHomes(st store.Txn, dir *txn.Directory, res *txn.Result) error {
-	for _, r := range res.Units {
-		want := dir.HomeOf(r.Unit)
-		got := txn.BaseHome(r.Unit, dir.Base())
-		b, ok, err := st.Get(txn.DirKey(r.Unit))
-		if err != nil {
-			return err
-		}
-		if ok {
-			if got, err = txn.DecodeHome(b); err != nil {
-				return err
-			}
-		}
-		if got.Shard != want.Shard || vclock.CompareStamps(got.Stamp, want.Stamp) != vclock.Equal {
-			return fmt.Errorf("%w: unit %s is on shard %d (the routing directory says %d)", gatekeeper.ErrUnitMoved, r.Unit, got.Shard, want.Shard)
-		}
-	}
-	return nil
-}

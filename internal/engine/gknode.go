@@ -76,6 +76,9 @@ type placement struct{ db *DB }
 
 func (p placement) Dir() *txn.Directory { return p.db.dir.Load() }
 
+// Checked refuses nothing: in one process the commit section asks Current.
+func (placement) Checked(store.Txn, *txn.Directory, *txn.Result) error { return nil }
+
 // Current: moves raise movesInFlight before their commit sections and
 // lower it once the directory has them, so read in a commit section it
 // says whether d is the store's directory.

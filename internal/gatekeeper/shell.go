@@ -91,6 +91,9 @@ func (f StepFunc) Run() { f() }
 // gatekeepers of a process, and the bookkeeping of moves in flight.
 type Placement interface {
 	Dir() *txn.Directory
+	// Checked, called once a transaction executed on st routed by d, may
+	// refuse it before its commit section (ErrUnitMoved; CheckHomes).
+	Checked(st store.Txn, d *txn.Directory, res *txn.Result) error
 	// Current, called inside a commit section, reports whether d holds
 	// every move begun (none in flight, none adopted since d): d's homes
 	// are then the store's (OrderCommit's current).
@@ -514,6 +517,9 @@ func (s *Shell) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op, dura
 		}
 		dir := s.cfg.Placement.Dir()
 		res, err := txn.Exec{Shards: uint32(s.cfg.Core.Shards), Dir: dir}.Run(st, ts, reads, ops)
+		if err == nil {
+			err = s.cfg.Placement.Checked(st, dir, res)
+		}
 		if err != nil {
 			st.Discard()
 			s.abort(ts)
@@ -670,9 +676,19 @@ func MoveOps(mv *txn.UnitMove) []txn.ShardOp {
 // InflightMin folds this gatekeeper's in-flight stamps (unresolved
 // transactions, the read point a read may still take, registered reads,
 // programs) and its clock into m, entry-wise minimum.
-func (s *Shell) InflightMin(m *vclock.Clock) {
+func (s *Shell) InflightMin(m *vclock.Clock) { s.InflightMinThen(m, nil) }
+
+// InflightMinThen is InflightMin, then calls publish (if set) with the
+// shell's lock held: a HoldRead either runs before the fold, and is in m,
+// or after publish, and its readable sees what publish recorded (a
+// process that sends m on as its low, so that a read older than the low
+// is refused and not lost to the shards' collection).
+func (s *Shell) InflightMinThen(m *vclock.Clock, publish func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if publish != nil {
+		defer publish()
+	}
 	MinInto(m, s.core.Clock())
 	if p, ok := s.core.ReadPoint(); ok {
 		MinInto(m, p.Clock)

@@ -144,22 +144,39 @@ func (s *Shell) startProgram(id nodeprog.ProgID, run *progRun, name string, comp
 }
 
 // Report takes a shard's report for one of this gatekeeper's programs,
-// with the batches it sent on (so that finishing reaches their shards).
+// with the batches it sent on (so that finishing reaches their shards;
+// only their Shard is read).
 func (s *Shell) Report(rep nodeprog.Report, sentTo []nodeprog.Batch) {
+	s.report(rep.Prog, sentTo, func(*progRun) (nodeprog.Report, error) { return rep, nil })
+}
+
+// ReportData is Report for a report as the wire carries it (decoded by
+// the program's coordinator, nodeprog.Coordinator.DecodeReport); a report
+// that does not decode ends the program with the error.
+func (s *Shell) ReportData(prog nodeprog.ProgID, data []byte, sentTo []nodeprog.Batch) {
+	s.report(prog, sentTo, func(run *progRun) (nodeprog.Report, error) { return run.coord.DecodeReport(data) })
+}
+
+func (s *Shell) report(prog nodeprog.ProgID, sentTo []nodeprog.Batch, decode func(*progRun) (nodeprog.Report, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	run, ok := s.progs[rep.Prog]
-	if !ok {
+	run, ok := s.progs[prog]
+	if !ok || run.coord == nil {
 		// The program is over (an early answer, a failure, a cancel): tell
 		// the shards its late batches go to before the batches arrive, so
 		// they keep no state for it.
 		for _, b := range sentTo {
-			s.cfg.Env.Finish(b.Shard, rep.Prog)
+			s.cfg.Env.Finish(b.Shard, prog)
 		}
 		return
 	}
+	rep, err := decode(run)
+	if err != nil {
+		s.finish(prog, run, err)
+		return
+	}
 	if done, err := run.step(rep, sentTo); done {
-		s.finish(rep.Prog, run, err)
+		s.finish(prog, run, err)
 	}
 }
 

@@ -150,3 +150,32 @@ func unchanged(c store.Critical, key, want []byte) error {
 	}
 	return nil
 }
+
+// CheckHomes reads the directory record of every unit res wrote, in the
+// transaction (its read set: the store's validation at commit aborts the
+// transaction if a move rewrote one since), and fails with
+// ErrUnitMoved when one differs from dir, the directory the
+// execution routed by. A transaction that passes commits only if dir's
+// homes of its units are still the store's, so its commit section takes
+// them from dir (OrderCommit's current) instead of reading the
+// records there: a cluster's commit sections are serialized across
+// processes, and a record read in one is a round trip to the store.
+func CheckHomes(st store.Txn, dir *txn.Directory, res *txn.Result) error {
+	for _, r := range res.Units {
+		want := dir.HomeOf(r.Unit)
+		got := txn.BaseHome(r.Unit, dir.Base())
+		b, ok, err := st.Get(txn.DirKey(r.Unit))
+		if err != nil {
+			return err
+		}
+		if ok {
+			if got, err = txn.DecodeHome(b); err != nil {
+				return err
+			}
+		}
+		if got.Shard != want.Shard || vclock.CompareStamps(got.Stamp, want.Stamp) != vclock.Equal {
+			return fmt.Errorf("%w: unit %s is on shard %d (the routing directory says %d)", ErrUnitMoved, r.Unit, got.Shard, want.Shard)
+		}
+	}
+	return nil
+}

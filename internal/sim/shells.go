@@ -6,6 +6,7 @@ import (
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/nodeprog"
 	"github.com/weft-db/weft/internal/shard"
+	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -136,6 +137,10 @@ func (e gkEnv) Announce() { e.w.announceSoon(e.s, e.g) }
 // Placement: the server's directory.
 
 func (s *server) Dir() *txn.Directory { return s.dir }
+
+// Checked refuses nothing: the gatekeepers share the directory, and the
+// commit section asks Current.
+func (*server) Checked(store.Txn, *txn.Directory, *txn.Result) error { return nil }
 
 func (s *server) Current(d *txn.Directory) bool { return s.movesInFlight == 0 && s.dir == d }
 
