@@ -171,4 +171,3 @@ func readMove(s store.Store, mv *txn.UnitMove, base uint32) (gatekeeper.MoveSeen
 	defer t.Discard()
 	return shard.ReadMove(t, mv, base)
 }
-
