@@ -61,6 +61,8 @@ type GatekeeperConfig struct {
 	// lease (a cluster without a coordinator, as in the engine's tests).
 	Lease func() error
 	Log   *slog.Logger
+	// plants are bugs planted in the shell on purpose (tests only).
+	plants gatekeeper.Plants
 }
 
 // ClusterGatekeeper is one gatekeeper process's engine. It implements API,
@@ -111,10 +113,10 @@ type ClusterGatekeeper struct {
 	draining   bool
 	inflight   sync.WaitGroup
 
-	// dir is the placement directory as this gatekeeper knows it: read
+	// place is the placement directory as this gatekeeper knows it: read
 	// from the store at start and after a commit finds a unit moved,
 	// switched at once by its own moves (cluster_moves.go).
-	dir atomic.Pointer[txn.Directory]
+	place *gatekeeper.DirCopy
 
 	commits, aborts, programs, announces, kronosCleanups, moves, forwards atomic.Uint64
 }
@@ -183,19 +185,18 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 		return nil, err
 	}
 	cfg.Oracle = &order.Counting{Oracle: cfg.Oracle} // Status reports this gatekeeper's Kronos calls
-	g0 := &ClusterGatekeeper{cfg: cfg}
-	if err := g0.reloadDirectory(); err != nil {
+	dir, err := readStoreDirectory(cfg.Store, cfg.Shards)
+	if err != nil {
 		return nil, fmt.Errorf("engine: reading the placement directory: %w", err)
 	}
 	g := &ClusterGatekeeper{cfg: cfg, log: log.With("role", "gatekeeper", "gatekeeper", cfg.ID), reg: nodeprog.Builtins(),
-		stop: make(chan struct{}), finishes: make(chan finishReq, finishQueue)}
+		stop: make(chan struct{}), finishes: make(chan finishReq, finishQueue), place: gatekeeper.NewDirCopy(dir, cfg.plants)}
 	g.shell = gatekeeper.NewShell(gatekeeper.ShellConfig{
 		Core: gatekeeper.Config{ID: uint32(cfg.ID), Gatekeepers: cfg.Gatekeepers, Shards: cfg.Shards,
 			Epoch: cfg.Epoch, InflightMax: cfg.InflightMax, PeerAck: true},
-		Store: cfg.Store, Oracle: cfg.Oracle, Env: clusterEnv{g}, Placement: clusterPlacement{g},
-		Registry: g.reg, ProgramsMax: cfg.ProgramsMax, Fence: true,
+		Store: cfg.Store, Oracle: cfg.Oracle, Env: clusterEnv{g}, Placement: g.place,
+		Registry: g.reg, ProgramsMax: cfg.ProgramsMax, Fence: true, Plants: cfg.plants,
 	})
-	g.dir.Store(g0.dir.Load())
 	for i, addr := range cfg.ShardAddrs {
 		conn, err := dialCluster(addr)
 		if err != nil {
@@ -436,30 +437,6 @@ func (clusterEnv) Noted(int, *vclock.Clock) {}
 // Announce sends the clock to every peer soon (answers wait for them).
 func (e clusterEnv) Announce() { e.g.kickAll() }
 
-// clusterPlacement is the gatekeeper's own copy of the directory. A commit
-// reads the homes of the units it wrote in its transaction
-// (gatekeeper.CheckHomes), so the store's validation aborts it if a move
-// rewrote one since; its commit section then takes the homes from the
-// directory it routed by (Current).
-type clusterPlacement struct{ g *ClusterGatekeeper }
-
-func (p clusterPlacement) Dir() *txn.Directory { return p.g.dir.Load() }
-
-func (clusterPlacement) Checked(st store.Txn, d *txn.Directory, res *txn.Result) error {
-	return gatekeeper.CheckHomes(st, d, res)
-}
-
-func (clusterPlacement) Current(*txn.Directory) bool { return true }
-
-func (clusterPlacement) BeginMove() {}
-
-func (p clusterPlacement) EndMove(u txn.Unit, home *txn.Home) {
-	if home != nil {
-		adoptMove(&p.g.dir, u, *home)
-		p.g.moves.Add(1)
-	}
-}
-
 // finishReq is a program's release on one shard.
 type finishReq struct {
 	shard int
@@ -625,7 +602,7 @@ func (g *ClusterGatekeeper) heldSnapshot(ctx context.Context, snap *Snapshot) (v
 	return s, release, err
 }
 
-func (g *ClusterGatekeeper) shardOf(h string) int { return int(g.dir.Load().ShardOf(h)) }
+func (g *ClusterGatekeeper) shardOf(h string) int { return int(g.place.Dir().ShardOf(h)) }
 
 // readVertex resolves ref at s and reads the vertex (req says what of it).
 func (g *ClusterGatekeeper) readVertex(ctx context.Context, s vclock.Stamp, ref VertexRef, req *pb.ReadRequest) (

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 
 	"google.golang.org/grpc"
 
@@ -47,16 +46,21 @@ func (g *ClusterGatekeeper) reloadDirectory() error {
 		return err
 	}
 	defer t.Discard()
-	d, err := readDirectory(t, g.cfg.Shards)
+	return g.place.Reload(t, g.cfg.Shards)
+}
+
+// readStoreDirectory reads the placement directory from st.
+func readStoreDirectory(st store.Store, shards int) (*txn.Directory, error) {
+	t, err := st.Begin()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	g.dir.Store(d)
-	return nil
+	defer t.Discard()
+	return gatekeeper.ReadDirectory(t, shards)
 }
 
 // Directory returns the placement directory as this gatekeeper knows it.
-func (g *ClusterGatekeeper) Directory() *txn.Directory { return g.dir.Load() }
+func (g *ClusterGatekeeper) Directory() *txn.Directory { return g.place.Dir() }
 
 // CurrentDirectory implements Mover: the directory read again from the
 // store (and kept as this gatekeeper's).
@@ -67,13 +71,13 @@ func (g *ClusterGatekeeper) CurrentDirectory(context.Context) (*txn.Directory, e
 	if err := g.reloadDirectory(); err != nil {
 		return nil, mapStoreErr(err)
 	}
-	return g.dir.Load(), nil
+	return g.place.Dir(), nil
 }
 
 // Moves returns the moves this gatekeeper committed and the reads it
 // forwarded since it started.
 func (g *ClusterGatekeeper) Moves() (moves, forwards uint64) {
-	return g.moves.Load(), g.forwards.Load()
+	return g.place.Moves(), g.forwards.Load()
 }
 
 // MoveUnit moves placement unit u to shard to while transactions, reads
@@ -82,7 +86,7 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 	if err := g.check(); err != nil {
 		return err
 	}
-	d := g.dir.Load()
+	d := g.place.Dir()
 	if err := checkMoveArgs(d, u, to, g.cfg.Shards); err != nil {
 		return err
 	}
@@ -119,27 +123,6 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 			return mapClusterErr(err)
 		default:
 			return fmt.Errorf("%w: the gatekeeper stopped after the move was durable: %v", ErrClosed, g.Err())
-		}
-	}
-}
-
-// adoptMove puts a committed move in the directory dir points to, unless
-// the directory already has it or a later one (a cluster gatekeeper's
-// copy may have been read again from the store meanwhile).
-func adoptMove(dir *atomic.Pointer[txn.Directory], u txn.Unit, next txn.Home) {
-	for {
-		d := dir.Load()
-		if prev := d.HomeOf(u).Stamp; !prev.IsZero() {
-			if rel := vclock.CompareStamps(prev, next.Stamp); rel == vclock.Equal || rel == vclock.After {
-				return
-			}
-		}
-		nd, err := d.With(u, next)
-		if err != nil {
-			panic(fmt.Sprintf("engine: a committed move does not fit the directory: %v", err))
-		}
-		if dir.CompareAndSwap(d, nd) {
-			return
 		}
 	}
 }

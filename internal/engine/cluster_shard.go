@@ -177,7 +177,7 @@ func (s *ShardServer) recover() error {
 	}
 	defer t.Discard()
 	w := vclock.Stamp{Clock: vclock.New(s.cfg.Epoch, s.cfg.Gatekeepers)}
-	dir, err := readDirectory(t, s.cfg.Shards)
+	dir, err := gatekeeper.ReadDirectory(t, s.cfg.Shards)
 	if err != nil {
 		return err
 	}
@@ -194,16 +194,6 @@ func (s *ShardServer) recover() error {
 		}
 		return shard.Partition{}
 	})
-}
-
-// readDirectory reads the store's placement directory for a configuration
-// of shards (txn.ReadBase: over the pinned base, else over shards).
-func readDirectory(t txn.KV, shards int) (*txn.Directory, error) {
-	base, _, err := txn.ReadBase(t, uint32(shards))
-	if err != nil {
-		return nil, err
-	}
-	return txn.ReadDirectory(t, base, uint32(shards))
 }
 
 // Register adds the shard's service to a gRPC server.

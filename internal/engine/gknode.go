@@ -90,7 +90,7 @@ func (p placement) BeginMove() { p.db.movesInFlight.Add(1) }
 
 func (p placement) EndMove(u txn.Unit, home *txn.Home) {
 	if home != nil {
-		adoptMove(&p.db.dir, u, *home)
+		gatekeeper.AdoptMove(&p.db.dir, u, *home)
 		p.db.moves.Add(1)
 	}
 	p.db.movesInFlight.Add(-1)

@@ -126,6 +126,10 @@ type Plants struct {
 	// NoPointRecheck keeps a read point registered while a watermark pass
 	// overlapped its choice.
 	NoPointRecheck bool
+	// NoHomeCheck lets a gatekeeper's own directory copy (DirCopy) commit
+	// a transaction without reading the homes of its units: routed by a
+	// stale copy, its writes reach a shard the unit has left.
+	NoHomeCheck bool
 }
 
 // ShellConfig configures a Shell.

@@ -153,7 +153,7 @@ func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
 		s.gks[g].Answer(t, func() { w.toClient(c.id, func() { c.snapshotStable(op) }) })
 		for _, k := range keys {
 			task := &readTask{w: w, s: s, c: c, op: op, key: k}
-			w.submitRead(s, gkNode(g), int(s.dir.ShardOf(vertexOf(k))), t, task)
+			w.submitRead(s, gkNode(g), int(s.dirOf(g).ShardOf(vertexOf(k))), t, task)
 		}
 	})
 }
@@ -320,6 +320,9 @@ func (w *world) commit(s *server, g int, c *client, op int, reads []txn.Read, op
 	reply := func(t check.Type) { w.toClient(c.id, func() { c.committed(op, t, out) }) }
 	s.gks[g].Commit(ctx, reads, ops, func(vclock.Stamp) { w.durable(s) }, func(_ *txn.Result, _ vclock.Stamp, err error) {
 		if err != nil {
+			if errors.Is(err, gatekeeper.ErrUnitMoved) && s.copies != nil && w.srv == s {
+				s.reloadCopy(g) // routed by a stale copy: the client's retry goes by the store's
+			}
 			w.aborted(err)
 			reply(check.Fail)
 			return

@@ -141,6 +141,11 @@ type Config struct {
 	// flight or committed since (the fast path's condition ignored). A
 	// write executed before a move reaches the unit's old shard after it.
 	PlantNoUnitCheck bool
+	// PlantNoHomeCheck, in cluster mode, lets a gatekeeper commit by its
+	// own directory copy without reading its units' homes in the
+	// transaction (gatekeeper.CheckHomes): a write routed by a stale copy
+	// reaches the shard the unit left.
+	PlantNoHomeCheck bool
 }
 
 // Draw returns the configuration seed chooses (swarm testing: every seed

@@ -159,12 +159,51 @@ func (s *server) EndMove(u txn.Unit, home *txn.Home) {
 	s.w.stats.Moves++
 }
 
+// copyPlacement is a gatekeeper's own directory copy in cluster mode (the
+// cluster's gatekeeper.DirCopy, which routes, checks and adopts); the
+// server's dir, what the checkers compare the shards with and the
+// shards' placement, follows the store's directory as moves commit.
+type copyPlacement struct {
+	*gatekeeper.DirCopy
+	s *server
+}
+
+func (p copyPlacement) BeginMove() { p.DirCopy.BeginMove(); p.s.BeginMove() }
+
+func (p copyPlacement) EndMove(u txn.Unit, home *txn.Home) {
+	p.DirCopy.EndMove(u, home)
+	p.s.EndMove(u, home)
+}
+
+// dirOf is the directory gatekeeper g routes by: its own copy in cluster
+// mode, else the server's.
+func (s *server) dirOf(g int) *txn.Directory {
+	if s.copies != nil {
+		return s.copies[g].Dir()
+	}
+	return s.dir
+}
+
+// reloadCopy reads the store's directory into gatekeeper g's copy, as a
+// cluster's gatekeeper does when a commit finds a unit moved.
+func (s *server) reloadCopy(g int) {
+	t, err := s.st.Begin()
+	if err != nil {
+		panic(err)
+	}
+	defer t.Discard()
+	if err := s.copies[g].Reload(t, s.nshards); err != nil {
+		panic(fmt.Sprintf("sim: reading the directory: %v", err))
+	}
+	s.w.stats.DirReloads++
+}
+
 // shellPlants are the planted bugs of cfg that live in the gatekeeper
 // shells.
 func shellPlants(cfg Config) gatekeeper.Plants {
 	return gatekeeper.Plants{BadDeclare: cfg.PlantBadDeclare, NoFence: cfg.PlantNoFence, NoUnitCheck: cfg.PlantNoUnitCheck,
 		PartialSync: cfg.PlantPartialSync, OwnCounterPoints: cfg.PlantPartialSync, StalePoints: cfg.PlantStalePoint,
-		NoPointRecheck: cfg.PlantNoPointRecheck}
+		NoPointRecheck: cfg.PlantNoPointRecheck, NoHomeCheck: cfg.PlantNoHomeCheck}
 }
 
 // newShells makes server s's gatekeepers: in one process a group in shared
@@ -177,10 +216,16 @@ func (w *world) newShells(s *server) {
 		s.group = gatekeeper.NewGroup(w.cfg.Gatekeepers, !w.cfg.ReadPoints, plants)
 	}
 	for i := 0; i < w.cfg.Gatekeepers; i++ {
+		var place gatekeeper.Placement = s
+		if !onePro {
+			c := gatekeeper.NewDirCopy(nil, plants) // read at boot
+			s.copies = append(s.copies, c)
+			place = copyPlacement{c, s}
+		}
 		s.gks = append(s.gks, gatekeeper.NewShell(gatekeeper.ShellConfig{
 			Core: gatekeeper.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers, Shards: s.nshards, Epoch: s.epoch,
 				InflightMax: 64, PeerAck: !onePro && !w.cfg.PlantNoPeerAck, ReadPoints: w.cfg.ReadPoints && onePro},
-			Group: s.group, Store: s.st, Oracle: s.oracle, Env: gkEnv{w: w, s: s, g: i}, Placement: s,
+			Group: s.group, Store: s.st, Oracle: s.oracle, Env: gkEnv{w: w, s: s, g: i}, Placement: place,
 			Fence: true, Plants: plants,
 		}))
 		s.announcing = append(s.announcing, false)

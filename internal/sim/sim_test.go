@@ -248,6 +248,43 @@ func TestPlantedNoUnitCheckIsCaught(t *testing.T) {
 	}
 }
 
+// TestPlantedNoHomeCheckIsCaught: gatekeepers in separate processes, each
+// routing by its own directory copy (gatekeeper.DirCopy, as a cluster's
+// do), that commit without reading their units' homes in the transaction
+// send a write routed by a stale copy to the shard the unit left; the
+// simulation must see it within 20 seeds, and the same seeds with the
+// check must pass.
+func TestPlantedNoHomeCheckIsCaught(t *testing.T) {
+	mk := func(seed uint64, plant bool) Config {
+		c := Draw(seed, 1500)
+		c.Keys, c.CrashEvery, c.PartitionEvery, c.ReadOnly = 3, 0, 0, 0.2
+		c.Shards = max(c.Shards, 3)
+		c.ReconfigEvery, c.MoveEvery, c.CommitDelayMax = 0, 60, 60
+		c.AnnounceEvery, c.Notes = 10, false
+		c.PlantNoHomeCheck = plant
+		return c
+	}
+	got := firstCaught(t, 20, func(seed uint64) Config { return mk(seed, true) })
+	if got == "" {
+		t.Fatal("20 seeds of commits by stale directory copies went unnoticed")
+	}
+	t.Logf("caught: %s", got)
+	reloads := 0
+	for seed := uint64(1); seed <= 5; seed++ {
+		res, err := Run(mk(seed, false))
+		if err != nil || !res.Valid() {
+			t.Fatalf("seed %d with the home check: %v %v", seed, err, res)
+		}
+		if res.Stats.Moves == 0 {
+			t.Fatalf("seed %d: no move committed", seed)
+		}
+		reloads += res.Stats.DirReloads
+	}
+	if reloads == 0 {
+		t.Fatal("no commit found its gatekeeper's copy stale in 5 seeds: the check was not exercised")
+	}
+}
+
 // TestSimulationMoves runs the swarm with frequent moves of placement
 // units (every 40–140 ticks) during the usual faults, in one process and,
 // for every other seed, with the gatekeepers as separate processes: the
@@ -259,7 +296,7 @@ func TestSimulationMoves(t *testing.T) {
 	if raceEnabled || invariantsBuild {
 		seeds, ops = max(1, seeds/7), 500
 	}
-	var moves, aborts, forwards, crashes int
+	var moves, aborts, forwards, crashes, reloads int
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		c := Draw(seed, ops)
 		c.Shards = max(c.Shards, 2)
@@ -275,10 +312,12 @@ func TestSimulationMoves(t *testing.T) {
 			t.Fatalf("%s\nconfig: %s", res, c)
 		}
 		moves, aborts, forwards, crashes = moves+res.Stats.Moves, aborts+res.Stats.MoveAborts, forwards+res.Stats.Forwards, crashes+res.Stats.Crashes
+		reloads += res.Stats.DirReloads
 	}
-	t.Logf("%d seeds: %d moves (%d aborted), %d forwarded reads and hops, %d crashes; no anomalies", seeds, moves, aborts, forwards, crashes)
-	if moves == 0 || crashes == 0 || forwards == 0 && seeds >= 20 { // forwards are rarer than moves
-		t.Fatalf("moves %d, forwards %d, crashes %d: the test exercised nothing", moves, forwards, crashes)
+	t.Logf("%d seeds: %d moves (%d aborted), %d forwarded reads and hops, %d crashes, %d directory copies reloaded; no anomalies",
+		seeds, moves, aborts, forwards, crashes, reloads)
+	if moves == 0 || crashes == 0 || forwards == 0 && seeds >= 20 || reloads == 0 && seeds >= 20 { // forwards are rarer than moves
+		t.Fatalf("moves %d, forwards %d, crashes %d, reloads %d: the test exercised nothing", moves, forwards, crashes, reloads)
 	}
 }
 

@@ -114,6 +114,9 @@ type Stats struct {
 	// under them), and reads and program hops a shard passed on because
 	// their unit had moved (moves.go; the runner passes hops on).
 	Moves, MoveAborts, Forwards int
+	// DirReloads are gatekeepers' directory copies read again after a
+	// commit found a unit moved (cluster mode).
+	DirReloads int
 	// Garbage collection (gc.go): passes, watermarks published, reads and
 	// programs refused below the watermark.
 	GCPasses, Watermarks, TooOld int
@@ -142,8 +145,12 @@ type server struct {
 	oracle  *order.Local
 	// gks are the gatekeepers' shells; group their shared memory in one
 	// process (nil with AnnounceEvery: separate processes).
-	gks    []*gatekeeper.Shell
-	group  *gatekeeper.Group
+	gks   []*gatekeeper.Shell
+	group *gatekeeper.Group
+	// copies are the gatekeepers' own directory copies in cluster mode
+	// (gatekeeper.DirCopy, as a cluster's gatekeeper has); nil in one
+	// process, where they share dir.
+	copies []*gatekeeper.DirCopy
 	shards []*shardNode
 	// inTransit counts entries sent and not yet delivered, per
 	// (gatekeeper, shard): a note may only be sent on an empty channel.
@@ -326,6 +333,11 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 	// reconfigure, and a reconfiguration re-places everything by count.
 	if s.dir, err = txn.ReadDirectory(t, uint32(s.nshards), uint32(s.nshards)); err != nil {
 		return fmt.Errorf("sim: reading the directory: %w", err)
+	}
+	for _, c := range s.copies { // each gatekeeper's own, read as a cluster's is
+		if err := c.Reload(t, s.nshards); err != nil {
+			return fmt.Errorf("sim: reading the directory: %w", err)
+		}
 	}
 	if err := shard.Recover(t, start, func(h string) shard.Partition {
 		w.stats.Recovered++
