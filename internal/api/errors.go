@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 	pb "github.com/weft-db/weft/internal/wire/weftpb"
@@ -86,6 +87,7 @@ var sentinels = []struct {
 	{engine.ErrAborted, CodeAborted},
 	{engine.ErrOverloaded, CodeOverloaded},
 	{engine.ErrClosed, CodeUnavailable},
+	{store.ErrFailed, CodeUnavailable}, // a commit's outcome unknown; the engine stopped
 	{engine.ErrUnknownProgram, CodeUnknownProgram},
 	{txn.ErrTooLarge, CodeTooLarge},
 	{txn.ErrNotFound, CodeNotFound},

@@ -196,6 +196,9 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 			Epoch: cfg.Epoch, InflightMax: cfg.InflightMax, PeerAck: true},
 		Store: cfg.Store, Oracle: cfg.Oracle, Env: clusterEnv{g}, Placement: g.place,
 		Registry: g.reg, ProgramsMax: cfg.ProgramsMax, Fence: true, Plants: cfg.plants,
+		Failed: func(err error) {
+			g.fail(fmt.Errorf("the outcome of a commit is unknown (a new epoch rebuilds the shards from the store): %w", err))
+		},
 	})
 	for i, addr := range cfg.ShardAddrs {
 		conn, err := dialCluster(addr)

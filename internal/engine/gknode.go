@@ -31,6 +31,9 @@ func newGK(db *DB, id int) *gkNode {
 			Epoch: db.epoch, InflightMax: 1 << 14, ReadPoints: !db.cfg.NoReadPoints},
 		Group: db.group, Store: liveStore{db}, Oracle: db.oracle, Env: gkEnv{db: db, id: id},
 		Placement: placement{db}, Registry: db.reg, ProgramsMax: db.cfg.ProgramsMax, Plants: db.cfg.plants.shell,
+		Failed: func(err error) {
+			db.fail(fmt.Errorf("gatekeeper %d: the outcome of a commit is unknown (restart to rebuild from the store): %w", id, err))
+		},
 	})
 	return g
 }

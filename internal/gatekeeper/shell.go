@@ -130,6 +130,11 @@ type Plants struct {
 	// a transaction without reading the homes of its units: routed by a
 	// stale copy, its writes reach a shard the unit has left.
 	NoHomeCheck bool
+	// UnknownAsAbort resolves a commit whose outcome the store could not
+	// tell (store.ErrFailed) as one that wrote nothing, and carries on: if
+	// it landed, the shards never see it while the store and other
+	// gatekeepers' transactions do.
+	UnknownAsAbort bool
 }
 
 // ShellConfig configures a Shell.
@@ -152,6 +157,11 @@ type ShellConfig struct {
 	// process whose configuration epoch can end under it).
 	Fence  bool
 	Plants Plants
+	// Failed is called once, when the store could not tell whether a
+	// commit took effect (store.ErrFailed, outcomeUnknown): the process
+	// must stop serving, and its configuration epoch end, before anything
+	// after that commit may be read.
+	Failed func(error)
 }
 
 // Beginner begins transactions on the backing store.
@@ -186,6 +196,9 @@ type Shell struct {
 	// (nil: none). Read by the Group without mu; never modified.
 	handed atomic.Pointer[vclock.Clock]
 	point  atomic.Pointer[vclock.Stamp]
+	// failed is the store's error once a commit's outcome was unknown:
+	// nothing more is stamped for commits or moves.
+	failed error
 }
 
 // NewShell returns gatekeeper cfg.Core.ID's shell.
@@ -488,7 +501,11 @@ func (s *Shell) EndRead(key uint64) {
 func (s *Shell) beginCommit(done func(vclock.Stamp, error)) {
 	s.sync(new(syncer), StepFunc(func() {
 		s.mu.Lock()
-		ts, err := s.core.BeginCommit()
+		var ts vclock.Stamp
+		err := s.failed
+		if err == nil {
+			ts, err = s.core.BeginCommit()
+		}
 		if err == nil {
 			s.publish(ts.Clock)
 			s.refreshPoint()
@@ -545,7 +562,9 @@ func (s *Shell) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op, dura
 			})
 			st.Discard()
 			if err != nil {
-				s.abort(ts)
+				if !s.outcomeUnknown(err) {
+					s.abort(ts)
+				}
 				done(nil, ts, err)
 				return
 			}
@@ -600,6 +619,32 @@ func (s *Shell) resolve(ts vclock.Stamp, ops []txn.ShardOp, acked func()) {
 	s.dispatch()
 }
 
+// outcomeUnknown reports whether err leaves a commit's outcome unknown
+// (store.ErrFailed: the PostgreSQL store lost its connection during COMMIT
+// and could not learn the outcome, or a write failed). Such a commit may
+// be durable, so it is neither handed to the shards nor resolved as
+// having written nothing: either could let a read miss it while the store,
+// and the transactions of other gatekeepers that execute on it, see it. It
+// stays in flight, holding back NOPs and notes to the shards it declared,
+// so nothing after it becomes readable there; the shell stamps no more
+// commits, and Failed tells the process to stop. A new epoch's shards
+// rebuild from the store, which decides.
+func (s *Shell) outcomeUnknown(err error) bool {
+	if !errors.Is(err, store.ErrFailed) || s.cfg.Plants.UnknownAsAbort {
+		return false
+	}
+	s.mu.Lock()
+	first := s.failed == nil
+	if first {
+		s.failed = err
+	}
+	s.mu.Unlock()
+	if first && s.cfg.Failed != nil {
+		s.cfg.Failed(err)
+	}
+	return true
+}
+
 // abort resolves a stamped transaction that wrote nothing.
 func (s *Shell) abort(ts vclock.Stamp) {
 	s.mu.Lock()
@@ -650,7 +695,9 @@ func (s *Shell) Move(ctx context.Context, st store.Txn, mv *txn.UnitMove, home t
 			st.Discard()
 			if err != nil {
 				s.cfg.Placement.EndMove(mv.Unit, nil)
-				s.abort(ts)
+				if !s.outcomeUnknown(err) {
+					s.abort(ts)
+				}
 				done(ts, err)
 				return
 			}

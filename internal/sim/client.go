@@ -320,6 +320,11 @@ func (w *world) commit(s *server, g int, c *client, op int, reads []txn.Read, op
 	reply := func(t check.Type) { w.toClient(c.id, func() { c.committed(op, t, out) }) }
 	s.gks[g].Commit(ctx, reads, ops, func(vclock.Stamp) { w.durable(s) }, func(_ *txn.Result, _ vclock.Stamp, err error) {
 		if err != nil {
+			if errors.Is(err, store.ErrFailed) {
+				// INTERNAL to the client (api.CodeOf): may have committed.
+				reply(check.Info)
+				return
+			}
 			if errors.Is(err, gatekeeper.ErrUnitMoved) && s.copies != nil && w.srv == s {
 				s.reloadCopy(g) // routed by a stale copy: the client's retry goes by the store's
 			}

@@ -101,6 +101,17 @@ type Config struct {
 	// moves.go, docs/online-moves.md). Runs with moves do not reconfigure.
 	MoveEvery int
 
+	// Postgres gives the store the PostgreSQL store's commit behaviour
+	// (pgstore.go): failed attempts whose hooks ran, ambiguous COMMITs
+	// resolved by lookup, store.ErrTooOld for a snapshot more than
+	// PostgresTombstones commits old, and, while faults are on, with
+	// probability PostgresUnknown per commit an outcome the store cannot
+	// learn (store.ErrFailed; the store then refuses all work until the
+	// process restarts).
+	Postgres           bool
+	PostgresTombstones int
+	PostgresUnknown    float64
+
 	// Planted bugs, for showing that the checkers catch them.
 	//
 	// PlantSkipRefine makes shards order concurrent stamps by gatekeeper
@@ -146,6 +157,12 @@ type Config struct {
 	// transaction (gatekeeper.CheckHomes): a write routed by a stale copy
 	// reaches the shard the unit left.
 	PlantNoHomeCheck bool
+	// PlantUnknownAsAbort lets a gatekeeper treat a commit whose outcome
+	// the store could not learn as one that wrote nothing and carry on
+	// (gatekeeper.Plants.UnknownAsAbort): if it landed, the shards never
+	// see it while the store, and the transactions of the gatekeepers
+	// that go on, do.
+	PlantUnknownAsAbort bool
 }
 
 // Draw returns the configuration seed chooses (swarm testing: every seed
@@ -198,6 +215,11 @@ func Draw(seed uint64, ops int) Config {
 		c.GCEvery, c.RetentionTicks = 20+r.IntN(200), []int{0, 20, 200}[r.IntN(3)]
 	}
 	c.ReadAfterAck = []float64{0, 0.5}[r.IntN(2)]
+	if r.IntN(4) == 0 {
+		c.Postgres = true
+		c.PostgresTombstones = []int{1, 4, 1 << 20}[r.IntN(3)]
+		c.PostgresUnknown = []float64{0, 0.002, 0.01}[r.IntN(3)]
+	}
 	return c
 }
 
@@ -216,6 +238,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sim: ReconfigEvery must not be negative")
 	case c.CommitDelayMax < 0 || c.ResolveDelayMax < 0 || c.GCEvery < 0 || c.RetentionTicks < 0:
 		return fmt.Errorf("sim: CommitDelayMax, ResolveDelayMax, GCEvery and RetentionTicks must not be negative")
+	case c.PostgresTombstones < 0 || c.PostgresUnknown < 0 || c.PostgresUnknown > 1:
+		return fmt.Errorf("sim: PostgresTombstones must not be negative, PostgresUnknown must be in [0, 1]")
 	case c.MoveEvery < 0 || c.MoveEvery > 0 && c.ReconfigEvery > 0:
 		return fmt.Errorf("sim: MoveEvery must not be negative, nor set with ReconfigEvery")
 	}
@@ -223,7 +247,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d resolve-delay≤%d gc/%d retention=%d read-after-ack=%.1f cache=%d",
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d resolve-delay≤%d gc/%d retention=%d read-after-ack=%.1f cache=%d postgres=%v tombstones=%d unknown=%.3f",
 		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.AnnounceEvery, c.Duplicate,
-		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax, c.GCEvery, c.RetentionTicks, c.ReadAfterAck, c.OracleCacheMax)
+		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax, c.GCEvery, c.RetentionTicks, c.ReadAfterAck, c.OracleCacheMax, c.Postgres, c.PostgresTombstones, c.PostgresUnknown)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/shard"
+	"github.com/weft-db/weft/internal/store"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -65,7 +66,10 @@ func (w *world) move() {
 	}
 	mv := &txn.UnitMove{Unit: u, From: home.Shard, To: to[w.rng.IntN(len(to))]}
 	g := w.rng.IntN(len(s.gks))
-	st, err := s.st.Begin()
+	st, err := s.stores[g].Begin()
+	if errors.Is(err, store.ErrFailed) {
+		return // its process is stopping
+	}
 	if err != nil {
 		panic(err)
 	}
@@ -91,6 +95,8 @@ func (w *world) move() {
 		case err == nil:
 		case errors.Is(err, gatekeeper.ErrOverloaded):
 			// the next move will do
+		case errors.Is(err, store.ErrFailed):
+			// outcome unknown: the restart's rebuild decides
 		default:
 			w.stats.MoveAborts++
 			w.aborted(err)

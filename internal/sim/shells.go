@@ -198,12 +198,25 @@ func (s *server) reloadCopy(g int) {
 	s.w.stats.DirReloads++
 }
 
+// storeFailed is a gatekeeper shell's Failed: a commit's outcome is
+// unknown, so its process stops and comes back in a new epoch whose shards
+// rebuild from the store — weft serve restarted by its supervisor, a
+// cluster's gatekeeper replaced by the coordinator (here the whole epoch
+// restarts) — some ticks later, while the other gatekeepers go on.
+func (w *world) storeFailed(s *server) {
+	w.after(30+int64(w.rng.IntN(170)), func() {
+		if w.srv == s {
+			w.crash()
+		}
+	})
+}
+
 // shellPlants are the planted bugs of cfg that live in the gatekeeper
 // shells.
 func shellPlants(cfg Config) gatekeeper.Plants {
 	return gatekeeper.Plants{BadDeclare: cfg.PlantBadDeclare, NoFence: cfg.PlantNoFence, NoUnitCheck: cfg.PlantNoUnitCheck,
 		PartialSync: cfg.PlantPartialSync, OwnCounterPoints: cfg.PlantPartialSync, StalePoints: cfg.PlantStalePoint,
-		NoPointRecheck: cfg.PlantNoPointRecheck, NoHomeCheck: cfg.PlantNoHomeCheck}
+		NoPointRecheck: cfg.PlantNoPointRecheck, NoHomeCheck: cfg.PlantNoHomeCheck, UnknownAsAbort: cfg.PlantUnknownAsAbort}
 }
 
 // newShells makes server s's gatekeepers: in one process a group in shared
@@ -215,7 +228,17 @@ func (w *world) newShells(s *server) {
 	if onePro {
 		s.group = gatekeeper.NewGroup(w.cfg.Gatekeepers, !w.cfg.ReadPoints, plants)
 	}
+	shared := new(bool) // one process: one store for every gatekeeper
 	for i := 0; i < w.cfg.Gatekeepers; i++ {
+		var st gatekeeper.Beginner = s.st
+		if w.cfg.Postgres {
+			failed := shared
+			if !onePro {
+				failed = new(bool) // a connection of its own
+			}
+			st = &pgStore{w: w, s: s, st: s.st, failed: failed}
+		}
+		s.stores = append(s.stores, st)
 		var place gatekeeper.Placement = s
 		if !onePro {
 			c := gatekeeper.NewDirCopy(nil, plants) // read at boot
@@ -225,8 +248,8 @@ func (w *world) newShells(s *server) {
 		s.gks = append(s.gks, gatekeeper.NewShell(gatekeeper.ShellConfig{
 			Core: gatekeeper.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers, Shards: s.nshards, Epoch: s.epoch,
 				InflightMax: 64, PeerAck: !onePro && !w.cfg.PlantNoPeerAck, ReadPoints: w.cfg.ReadPoints && onePro},
-			Group: s.group, Store: s.st, Oracle: s.oracle, Env: gkEnv{w: w, s: s, g: i}, Placement: place,
-			Fence: true, Plants: plants,
+			Group: s.group, Store: st, Oracle: s.oracle, Env: gkEnv{w: w, s: s, g: i}, Placement: place,
+			Fence: true, Plants: plants, Failed: func(error) { w.storeFailed(s) },
 		}))
 		s.announcing = append(s.announcing, false)
 	}

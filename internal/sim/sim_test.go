@@ -376,3 +376,67 @@ func TestPlantedNoWatermarkRecheckIsCaught(t *testing.T) {
 	}
 	t.Fatal("499 seeds of reads below the watermark went unnoticed")
 }
+
+// TestSimulationPostgres runs the swarm with the PostgreSQL store's commit
+// behaviour (pgstore.go): hooks run again by retried attempts, ambiguous
+// COMMITs, snapshots too old, outcomes unknown; half the seeds with the
+// gatekeepers in separate processes, each failing alone.
+func TestSimulationPostgres(t *testing.T) {
+	seeds, ops := max(1, *flagSeeds/5), 1500 // 40 by default
+	if raceEnabled || invariantsBuild {
+		seeds, ops = max(1, seeds/7), 500
+	}
+	var st Stats
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		c := postgresConfig(seed, ops)
+		res, err := Run(c)
+		if err != nil {
+			t.Fatalf("%v\nconfig: %s", err, c)
+		}
+		if !res.Valid() {
+			t.Fatalf("%s\nconfig: %s", res, c)
+		}
+		st.PgRetries, st.PgAmbiguous = st.PgRetries+res.Stats.PgRetries, st.PgAmbiguous+res.Stats.PgAmbiguous
+		st.PgTooOld, st.PgUnknown = st.PgTooOld+res.Stats.PgTooOld, st.PgUnknown+res.Stats.PgUnknown
+		st.Commits, st.Crashes = st.Commits+res.Stats.Commits, st.Crashes+res.Stats.Crashes
+	}
+	t.Logf("%d seeds: %d commits, %d failed attempts whose hook ran, %d ambiguous COMMITs retried, %d too old, %d outcomes unknown, %d crashes; no anomalies",
+		seeds, st.Commits, st.PgRetries, st.PgAmbiguous, st.PgTooOld, st.PgUnknown, st.Crashes)
+	if st.PgRetries == 0 || st.PgAmbiguous == 0 || st.PgTooOld == 0 || st.PgUnknown == 0 && seeds >= 20 {
+		t.Fatalf("%+v: the test exercised nothing", st)
+	}
+}
+
+// postgresConfig is seed's swarm configuration with the PostgreSQL model
+// on: odd seeds one process, even seeds separate gatekeeper processes.
+func postgresConfig(seed uint64, ops int) Config {
+	c := Draw(seed, ops)
+	c.Postgres = true
+	c.PostgresTombstones = []int{1, 4, 1 << 20}[seed%3]
+	c.PostgresUnknown = []float64{0.002, 0.01}[seed/3%2]
+	if seed%2 == 0 {
+		c.AnnounceEvery, c.Notes = []int{10, 100}[seed/2%2], false
+	}
+	return c
+}
+
+// TestPlantedUnknownAsAbortIsCaught: a gatekeeper that treats a commit whose
+// outcome the store could not learn as one that wrote nothing, and carries
+// on, lets the shards miss a write the store holds while the other
+// gatekeepers' transactions, executed on the store, see it; the simulation
+// must notice below seed 500.
+func TestPlantedUnknownAsAbortIsCaught(t *testing.T) {
+	got := firstCaught(t, 499, func(seed uint64) Config {
+		c := Draw(seed, 1500)
+		c.Gatekeepers, c.Keys, c.Clients, c.ReadOnly = 2+int(seed%3), 3, 5, 0.3
+		c.CrashEvery, c.PartitionEvery, c.ReconfigEvery, c.MoveEvery = 0, 0, 0, 0
+		c.AnnounceEvery, c.Notes = 10, false
+		c.Postgres, c.PostgresTombstones, c.PostgresUnknown = true, 1<<20, 0.01
+		c.PlantUnknownAsAbort = true
+		return c
+	})
+	if got == "" {
+		t.Fatal("499 seeds of gatekeepers carrying on after an unknown outcome went unnoticed")
+	}
+	t.Logf("caught: %s", got)
+}

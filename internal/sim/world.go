@@ -70,6 +70,9 @@ type world struct {
 
 	stopping bool // clients start no new operations
 
+	// pgVersion counts commits through the PostgreSQL model (pgstore.go).
+	pgVersion int
+
 	// Reconfiguration (reconfig.go): old-epoch commits still on their way
 	// to the store, whether clients are held for a graph check, the
 	// clients held, and the graph-equals-store mismatches found.
@@ -123,6 +126,10 @@ type Stats struct {
 	// ReadsAfterAck are read-only transactions started at once after the
 	// client's commit was acknowledged, through another gatekeeper.
 	ReadsAfterAck int
+	// The PostgreSQL store's behaviour (pgstore.go): failed attempts whose
+	// hook ran, ambiguous COMMITs retried, commits refused as too old,
+	// outcomes unknown (each followed by a restart).
+	PgRetries, PgAmbiguous, PgTooOld, PgUnknown int
 }
 
 // server is the process: it dies with a crash and comes back in a new epoch.
@@ -151,6 +158,9 @@ type server struct {
 	// (gatekeeper.DirCopy, as a cluster's gatekeeper has); nil in one
 	// process, where they share dir.
 	copies []*gatekeeper.DirCopy
+	// stores are what each gatekeeper commits on: the Pebble store, or
+	// with Config.Postgres the PostgreSQL model over it (pgstore.go).
+	stores []gatekeeper.Beginner
 	shards []*shardNode
 	// inTransit counts entries sent and not yet delivered, per
 	// (gatekeeper, shard): a note may only be sent on an empty channel.
