@@ -45,6 +45,11 @@ type client struct {
 	// says its snapshot is stable (answer); readsIn holds its result.
 	stable  bool
 	readsIn check.Txn
+	// With leases (lease.go), a pinned client sends to the server it last
+	// reached (srv) while that one's processes run, even after its epoch
+	// ended, until a gatekeeper there refuses it.
+	pinned bool
+	srv    *server
 }
 
 type readResult struct {
@@ -148,9 +153,19 @@ func (c *client) keys() []int64 {
 // snapshot may be answered (at once in one process; with PeerAck once
 // every peer merged it).
 func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
+	if !w.mayServe(s, g) {
+		w.refuse(c, op, false)
+		return
+	}
 	s.gks[g].StampRead(func(t vclock.Stamp, key uint64) {
 		s.gks[g].EndRead(key) // the simulation collects no garbage
-		s.gks[g].Answer(t, func() { w.toClient(c.id, func() { c.snapshotStable(op) }) })
+		s.gks[g].Answer(t, func() {
+			if !w.mayServe(s, g) {
+				w.refuse(c, op, false)
+				return
+			}
+			w.toClient(c.id, func() { c.snapshotStable(op) })
+		})
 		for _, k := range keys {
 			task := &readTask{w: w, s: s, c: c, op: op, key: k}
 			w.submitRead(s, gkNode(g), int(s.dirOf(g).ShardOf(vertexOf(k))), t, task)
@@ -164,7 +179,7 @@ func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
 func (w *world) submitRead(s *server, from, i int, t vclock.Stamp, task *readTask) {
 	n := s.shards[i]
 	w.after(w.linkDelay(from, shardID(n.id)), func() {
-		if w.srv != s {
+		if !w.up(s) {
 			return
 		}
 		// Registered at the snapshot's gatekeeper while it runs, as the
@@ -241,8 +256,23 @@ func (r *readTask) done(n *shardNode, t vclock.Stamp, res readResult, err error)
 	case err != nil:
 		panic(fmt.Sprintf("sim: read of %s at %s: %v", vertexOf(r.key), t, err))
 	default:
-		c, op, k := r.c, r.op, r.key
-		r.w.toClient(c.id, func() { c.readDone(op, k, res) })
+		// The answer goes through the snapshot's gatekeeper, which answers
+		// only inside its lease.
+		w, s, c, op, k := r.w, r.s, r.c, r.op, r.key
+		if s.leases == nil {
+			w.toClient(c.id, func() { c.readDone(op, k, res) })
+			return
+		}
+		w.after(w.linkDelay(shardID(n.id), gkNode(int(t.Owner))), func() {
+			if !w.up(s) {
+				return
+			}
+			if !w.mayServe(s, int(t.Owner)) {
+				w.refuse(c, op, false)
+				return
+			}
+			w.toClient(c.id, func() { c.readDone(op, k, res) })
+		})
 	}
 }
 
@@ -318,6 +348,10 @@ func (c *client) readDone(op int, k int64, res readResult) {
 // writes are handed to the shards.
 func (w *world) commit(s *server, g int, c *client, op int, reads []txn.Read, ops []txn.Op, out check.Txn) {
 	reply := func(t check.Type) { w.toClient(c.id, func() { c.committed(op, t, out) }) }
+	if !w.mayServe(s, g) {
+		w.refuse(c, op, false)
+		return
+	}
 	s.gks[g].Commit(ctx, reads, ops, func(vclock.Stamp) { w.durable(s) }, func(_ *txn.Result, _ vclock.Stamp, err error) {
 		if err != nil {
 			if errors.Is(err, store.ErrFailed) {
@@ -330,6 +364,10 @@ func (w *world) commit(s *server, g int, c *client, op int, reads []txn.Read, op
 			}
 			w.aborted(err)
 			reply(check.Fail)
+			return
+		}
+		if !w.mayServe(s, g) {
+			w.refuse(c, op, true) // durable, answered only inside the lease
 			return
 		}
 		reply(check.OK)

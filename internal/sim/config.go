@@ -112,6 +112,16 @@ type Config struct {
 	PostgresTombstones int
 	PostgresUnknown    float64
 
+	// Leases, in cluster mode (lease.go): gatekeepers answer only inside a
+	// lease of LeaseTicks from the simulated coordinator, their clocks
+	// running up to LeaseDrift fast or slow; a reconfiguration cuts the
+	// epoch's members off from the coordinator, which replaces them once
+	// their leases certainly expired while they linger on, with half the
+	// clients pinned to them. Ignored in one process.
+	Leases     bool
+	LeaseTicks int
+	LeaseDrift float64
+
 	// Planted bugs, for showing that the checkers catch them.
 	//
 	// PlantSkipRefine makes shards order concurrent stamps by gatekeeper
@@ -163,6 +173,11 @@ type Config struct {
 	// see it while the store, and the transactions of the gatekeepers
 	// that go on, do.
 	PlantUnknownAsAbort bool
+	// PlantIgnoreLease lets members serve on after their lease lapsed
+	// (coord.LeaseState.PlantIgnoreExpiry); PlantEarlyReplace lets the
+	// coordinator start the new epoch without waiting for
+	// coord.LeaseRule.ReplaceAt (leases only).
+	PlantIgnoreLease, PlantEarlyReplace bool
 }
 
 // Draw returns the configuration seed chooses (swarm testing: every seed
@@ -220,6 +235,7 @@ func Draw(seed uint64, ops int) Config {
 		c.PostgresTombstones = []int{1, 4, 1 << 20}[r.IntN(3)]
 		c.PostgresUnknown = []float64{0, 0.002, 0.01}[r.IntN(3)]
 	}
+	c.Leases, c.LeaseTicks, c.LeaseDrift = r.IntN(2) == 0, 40+r.IntN(160), []float64{0, 0.05, 0.2}[r.IntN(3)]
 	return c
 }
 
@@ -240,6 +256,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sim: CommitDelayMax, ResolveDelayMax, GCEvery and RetentionTicks must not be negative")
 	case c.PostgresTombstones < 0 || c.PostgresUnknown < 0 || c.PostgresUnknown > 1:
 		return fmt.Errorf("sim: PostgresTombstones must not be negative, PostgresUnknown must be in [0, 1]")
+	case c.validLeases() != nil:
+		return c.validLeases()
 	case c.MoveEvery < 0 || c.MoveEvery > 0 && c.ReconfigEvery > 0:
 		return fmt.Errorf("sim: MoveEvery must not be negative, nor set with ReconfigEvery")
 	}
@@ -247,7 +265,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d resolve-delay≤%d gc/%d retention=%d read-after-ack=%.1f cache=%d postgres=%v tombstones=%d unknown=%.3f",
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d resolve-delay≤%d gc/%d retention=%d read-after-ack=%.1f cache=%d postgres=%v tombstones=%d unknown=%.3f leases=%v lease=%d drift=%.2f",
 		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.AnnounceEvery, c.Duplicate,
-		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax, c.GCEvery, c.RetentionTicks, c.ReadAfterAck, c.OracleCacheMax, c.Postgres, c.PostgresTombstones, c.PostgresUnknown)
+		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax, c.GCEvery, c.RetentionTicks, c.ReadAfterAck, c.OracleCacheMax, c.Postgres, c.PostgresTombstones, c.PostgresUnknown, c.Leases, c.LeaseTicks, c.LeaseDrift)
 }

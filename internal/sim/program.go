@@ -106,6 +106,10 @@ func (w *world) setup() error {
 // shell (stamped at a read point or fresh, its batches run by the shards'
 // runners, gathered and answered there).
 func (w *world) startProgram(s *server, g int, c *client, op int) {
+	if !w.mayServe(s, g) {
+		w.refuse(c, op, false)
+		return
+	}
 	params := json.RawMessage(`{"start":"` + vertexOf(0) + `"}`)
 	comp, err := registry.Compile("chain_read", params)
 	if err != nil {
@@ -121,6 +125,10 @@ func (w *world) startProgram(s *server, g int, c *client, op int) {
 			panic(fmt.Sprintf("sim: chain_read failed: %v", err))
 		}
 		got := res.([]chainEmit)
+		if !w.mayServe(s, g) {
+			w.refuse(c, op, false)
+			return
+		}
 		w.toClient(c.id, func() { c.programDone(op, got) })
 	})
 	if err != nil {

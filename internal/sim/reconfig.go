@@ -85,6 +85,13 @@ func (w *world) reconfigNow() {
 		return
 	}
 	w.reconfigArmed = false
+	if w.leasesOn() {
+		if !old.cut {
+			w.stats.Reconfigs++
+			w.cutFromCoordinator()
+		}
+		return
+	}
 	w.stats.Reconfigs++
 	// The old gatekeepers stop: a commit not yet at the store drains (its
 	// critical section runs now, before the fence) or is left undecided.

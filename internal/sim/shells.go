@@ -40,7 +40,7 @@ func (e gkEnv) Go(p gatekeeper.Point, _, _ int, next gatekeeper.Step) {
 	w, s := e.w, e.s
 	fn := next.Run
 	live := func() {
-		if w.srv == s {
+		if w.up(s) {
 			fn()
 		}
 	}
@@ -101,7 +101,7 @@ func (e gkEnv) Finish(sh int, prog nodeprog.ProgID) {
 	w, s := e.w, e.s
 	n := s.shards[sh]
 	w.after(w.linkDelay(gkNode(e.g), shardID(sh)), func() {
-		if w.srv == s {
+		if w.up(s) {
 			n.Push(shard.FinishMsg{Prog: prog})
 			w.stepShard(s, n)
 		}
@@ -123,7 +123,7 @@ func (e gkEnv) Noted(sh int, c *vclock.Clock) {
 		}
 		w.stats.Notes++
 		w.after(w.linkDelay(gkNode(e.g), shardID(n.id)), func() {
-			if w.srv == s {
+			if w.up(s) {
 				n.notes[e.g] = c
 				w.stepShard(s, n)
 			}
@@ -259,7 +259,7 @@ func (w *world) newShells(s *server) {
 func (w *world) sendBatch(s *server, from int, m shard.ProgMsg) {
 	n := s.shards[m.Batch.Shard]
 	w.after(w.linkDelay(from, shardID(n.id)), func() {
-		if w.srv == s {
+		if w.up(s) {
 			n.Push(m)
 			w.stepShard(s, n)
 		}

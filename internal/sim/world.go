@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/weft-db/weft/internal/check"
+	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/graph"
 	"github.com/weft-db/weft/internal/kronos"
@@ -72,6 +73,9 @@ type world struct {
 
 	// pgVersion counts commits through the PostgreSQL model (pgstore.go).
 	pgVersion int
+	// lingering are ended epochs' servers whose processes run on
+	// (lease.go).
+	lingering []*server
 
 	// Reconfiguration (reconfig.go): old-epoch commits still on their way
 	// to the store, whether clients are held for a graph check, the
@@ -130,6 +134,11 @@ type Stats struct {
 	// hook ran, ambiguous COMMITs retried, commits refused as too old,
 	// outcomes unknown (each followed by a restart).
 	PgRetries, PgAmbiguous, PgTooOld, PgUnknown int
+	// Leases (lease.go): epochs cut off from the coordinator, answers
+	// refused because a lease lapsed, and answers given by a gatekeeper of
+	// an epoch that had ended (0 unless a lease bug is planted), and
+	// refusals by those (clients pinned to an ended epoch turned away).
+	LeaseCuts, LeaseRefusals, LingerAnswers, LingerRefusals int
 }
 
 // server is the process: it dies with a crash and comes back in a new epoch.
@@ -161,6 +170,12 @@ type server struct {
 	// stores are what each gatekeeper commits on: the Pebble store, or
 	// with Config.Postgres the PostgreSQL model over it (pgstore.go).
 	stores []gatekeeper.Beginner
+	// Leases (lease.go): each gatekeeper's lease and the coordinator's
+	// instant of its last grant; cut: the members are cut off from the
+	// coordinator; lingering: the epoch ended and its processes run on.
+	leases         []*coord.LeaseState
+	lastGrant      []int64
+	cut, lingering bool
 	shards []*shardNode
 	// inTransit counts entries sent and not yet delivered, per
 	// (gatekeeper, shard): a note may only be sent on an empty channel.
@@ -200,7 +215,7 @@ func newWorld(cfg Config) (*world, error) {
 		return nil, err
 	}
 	for i := 0; i < cfg.Clients; i++ {
-		c := &client{w: w, id: i}
+		c := &client{w: w, id: i, pinned: i%2 == 1}
 		w.clients = append(w.clients, c)
 		w.after(int64(w.rng.IntN(5)), c.next)
 	}
@@ -361,6 +376,7 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 	}
 	w.retire(w.srv)
 	w.srv, w.st = s, st
+	w.startLeases(s)
 	w.scheduleGC(s)
 	if w.cfg.AnnounceEvery > 0 {
 		for g := range s.gks {
@@ -374,7 +390,7 @@ func (w *world) boot(st *pstore.Store, oracle *order.Local) error {
 // its own link, so they arrive at different times), every AnnounceEvery
 // ticks while its process lives.
 func (w *world) announce(s *server, g int) {
-	if w.srv != s {
+	if !w.up(s) {
 		return
 	}
 	w.announceAll(s, g, false)
@@ -396,7 +412,7 @@ func (w *world) announceTo(s *server, g, j int, reply bool) {
 	w.stats.Announces++
 	c := s.gks[g].Clock()
 	w.after(w.linkDelay(gkNode(g), gkNode(j)), func() {
-		if w.srv != s {
+		if !w.up(s) {
 			return
 		}
 		s.gks[j].PeerClock(uint32(g), c)
@@ -414,7 +430,7 @@ func (w *world) announceSoon(s *server, g int) {
 	}
 	s.announcing[g] = true
 	w.after(1, func() {
-		if w.srv == s {
+		if w.up(s) {
 			s.announcing[g] = false
 			w.announceAll(s, g, true)
 		}
@@ -439,6 +455,7 @@ func (w *world) crash() {
 	clone := w.fs.CrashClone(vfs.CrashCloneCfg{UnsyncedDataPercent: w.rng.IntN(101),
 		RNG: rand.New(rand.NewPCG(w.rng.Uint64(), 0))})
 	_ = w.srv.st.Close() // its goroutines stop; what it wrote after the clone is gone with it
+	w.endLingering()
 	w.retire(w.srv)
 	w.srv, w.st, w.fs = nil, nil, clone
 	w.after(20+int64(w.rng.IntN(100)), w.restart)
@@ -527,10 +544,20 @@ func (w *world) toServer(c int, fn func(s *server)) {
 	if w.partitioned[c] {
 		return
 	}
+	if cl := w.clients[c]; cl.pinned && w.up(cl.srv) && cl.srv != w.srv {
+		s := cl.srv // pinned to an epoch that ended without its knowing (lease.go)
+		w.after(w.delay(), func() {
+			if w.up(s) {
+				fn(s)
+			}
+		})
+		return
+	}
 	epoch := w.epoch
 	w.after(w.delay(), func() {
-		if w.srv != nil && w.srv.epoch == epoch {
-			fn(w.srv)
+		if s := w.srv; s != nil && s.epoch == epoch {
+			w.clients[c].srv = s
+			fn(s)
 		}
 	})
 }
@@ -552,7 +579,7 @@ func (w *world) sendEntry(s *server, g int, d gatekeeper.Delivery) {
 	key := [2]int{g, int(d.Shard)}
 	s.inTransit[key]++
 	deliver := func(first bool) {
-		if w.srv != s {
+		if !w.up(s) {
 			return
 		}
 		if first {
@@ -590,7 +617,7 @@ func (h shardHost) RequestNop(gk, _ int, c vclock.Clock) bool {
 	w, s, n := h.w, h.s, h.n
 	w.stats.NopRequests++
 	w.after(w.linkDelay(shardID(n.id), gkNode(gk)), func() {
-		if w.srv == s {
+		if w.up(s) {
 			w.nopRequest(s, gk, n, c)
 		}
 	})
@@ -604,7 +631,7 @@ func (h shardHost) Report(gk int, rep nodeprog.Report, sentTo []nodeprog.Batch) 
 	w, s, n := h.w, h.s, h.n
 	g := s.gks[gk]
 	w.after(w.linkDelay(shardID(n.id), gkNode(gk)), func() {
-		if w.srv == s {
+		if w.up(s) {
 			g.Report(rep, sentTo)
 		}
 	})
