@@ -172,7 +172,7 @@ func TestPlantedNoPeerAckIsCaught(t *testing.T) {
 		c.Gatekeepers, c.Shards, c.Clients, c.CrashEvery, c.PartitionEvery, c.Programs = 3, 2, 5, 0, 0, 0.3
 		c.ReconfigEvery = 0 // TestPlantedNoFenceIsCaught plants with reconfigurations
 		c.AnnounceEvery, c.Notes, c.PlantNoPeerAck = 100, false, true
-		c.Leases = false // not the subject: refusals before the first grant space the answers out
+		c.Leases = false     // not the subject: refusals before the first grant space the answers out
 		c.CommitDelayMax = 0 // slow commits space the answers out: the race it needs gets rarer
 		return c
 	})

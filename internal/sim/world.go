@@ -176,7 +176,7 @@ type server struct {
 	leases         []*coord.LeaseState
 	lastGrant      []int64
 	cut, lingering bool
-	shards []*shardNode
+	shards         []*shardNode
 	// inTransit counts entries sent and not yet delivered, per
 	// (gatekeeper, shard): a note may only be sent on an empty channel.
 	inTransit map[[2]int]int
