@@ -153,6 +153,9 @@ func (c *client) keys() []int64 {
 // snapshot may be answered (at once in one process; with PeerAck once
 // every peer merged it).
 func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
+	if s.gkDown(g) {
+		return // lost with the process
+	}
 	if !w.mayServe(s, g) {
 		w.refuse(c, op, false)
 		return
@@ -178,10 +181,7 @@ func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
 // unit moved away at t forwards it.
 func (w *world) submitRead(s *server, from, i int, t vclock.Stamp, task *readTask) {
 	n := s.shards[i]
-	w.after(w.linkDelay(from, shardID(n.id)), func() {
-		if !w.up(s) {
-			return
-		}
+	w.link(s, from, shardID(n.id), func() {
 		// Registered at the snapshot's gatekeeper while it runs, as the
 		// engine's reads at a snapshot are (refused once the watermark
 		// passed the snapshot).
@@ -259,14 +259,11 @@ func (r *readTask) done(n *shardNode, t vclock.Stamp, res readResult, err error)
 		// The answer goes through the snapshot's gatekeeper, which answers
 		// only inside its lease.
 		w, s, c, op, k := r.w, r.s, r.c, r.op, r.key
-		if s.leases == nil {
+		if s.leases == nil && w.cfg.RoleFailEvery == 0 {
 			w.toClient(c.id, func() { c.readDone(op, k, res) })
 			return
 		}
-		w.after(w.linkDelay(shardID(n.id), gkNode(int(t.Owner))), func() {
-			if !w.up(s) {
-				return
-			}
+		w.link(s, shardID(n.id), gkNode(int(t.Owner)), func() {
 			if !w.mayServe(s, int(t.Owner)) {
 				w.refuse(c, op, false)
 				return
@@ -348,6 +345,9 @@ func (c *client) readDone(op int, k int64, res readResult) {
 // writes are handed to the shards.
 func (w *world) commit(s *server, g int, c *client, op int, reads []txn.Read, ops []txn.Op, out check.Txn) {
 	reply := func(t check.Type) { w.toClient(c.id, func() { c.committed(op, t, out) }) }
+	if s.gkDown(g) {
+		return // lost with the process
+	}
 	if !w.mayServe(s, g) {
 		w.refuse(c, op, false)
 		return

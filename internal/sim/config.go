@@ -121,6 +121,12 @@ type Config struct {
 	Leases     bool
 	LeaseTicks int
 	LeaseDrift float64
+	// RoleFailEvery, in cluster mode, is the mean number of ticks between
+	// failures of a single role while the rest of its epoch runs on (0:
+	// none; rolefail.go): a gatekeeper or a shard crashing alone, or a
+	// gatekeeper and a shard cut from each other; the coordinator
+	// replaces the member in a new epoch. Not with MoveEvery.
+	RoleFailEvery int
 
 	// Planted bugs, for showing that the checkers catch them.
 	//
@@ -178,6 +184,11 @@ type Config struct {
 	// coordinator start the new epoch without waiting for
 	// coord.LeaseRule.ReplaceAt (leases only).
 	PlantIgnoreLease, PlantEarlyReplace bool
+	// PlantNoUnreachableReport: a gatekeeper that cannot reach a shard
+	// does not report it, so the coordinator, hearing every heartbeat,
+	// replaces no one (the availability gap of item 2 of the issue "One
+	// shell per role"; RoleFailEvery only).
+	PlantNoUnreachableReport bool
 }
 
 // Draw returns the configuration seed chooses (swarm testing: every seed
@@ -236,6 +247,9 @@ func Draw(seed uint64, ops int) Config {
 		c.PostgresUnknown = []float64{0, 0.002, 0.01}[r.IntN(3)]
 	}
 	c.Leases, c.LeaseTicks, c.LeaseDrift = r.IntN(2) == 0, 40+r.IntN(160), []float64{0, 0.05, 0.2}[r.IntN(3)]
+	if r.IntN(3) == 0 && c.MoveEvery == 0 {
+		c.RoleFailEvery = 400 + r.IntN(2000)
+	}
 	return c
 }
 
@@ -258,6 +272,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sim: PostgresTombstones must not be negative, PostgresUnknown must be in [0, 1]")
 	case c.validLeases() != nil:
 		return c.validLeases()
+	case c.RoleFailEvery < 0 || c.RoleFailEvery > 0 && c.MoveEvery > 0:
+		return fmt.Errorf("sim: RoleFailEvery must not be negative, nor set with MoveEvery")
 	case c.MoveEvery < 0 || c.MoveEvery > 0 && c.ReconfigEvery > 0:
 		return fmt.Errorf("sim: MoveEvery must not be negative, nor set with ReconfigEvery")
 	}
@@ -265,7 +281,7 @@ func (c Config) Validate() error {
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d resolve-delay≤%d gc/%d retention=%d read-after-ack=%.1f cache=%d postgres=%v tombstones=%d unknown=%.3f leases=%v lease=%d drift=%.2f",
+	return fmt.Sprintf("seed=%d gatekeepers=%d shards=%d clients=%d keys=%d ops=%d readonly=%.1f programs=%.1f delay≤%d lag≤%d announce/%d dup=%.1f crash/%d partition/%d clog/%d reconfig/%d move/%d notes=%v points=%v commit-delay≤%d resolve-delay≤%d gc/%d retention=%d read-after-ack=%.1f cache=%d postgres=%v tombstones=%d unknown=%.3f leases=%v lease=%d drift=%.2f role-fail/%d",
 		c.Seed, c.Gatekeepers, c.Shards, c.Clients, c.Keys, c.Ops, c.ReadOnly, c.Programs, c.DelayMax, c.SyncLagMax, c.AnnounceEvery, c.Duplicate,
-		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax, c.GCEvery, c.RetentionTicks, c.ReadAfterAck, c.OracleCacheMax, c.Postgres, c.PostgresTombstones, c.PostgresUnknown, c.Leases, c.LeaseTicks, c.LeaseDrift)
+		c.CrashEvery, c.PartitionEvery, c.ClogEvery, c.ReconfigEvery, c.MoveEvery, c.Notes, c.ReadPoints, c.CommitDelayMax, c.ResolveDelayMax, c.GCEvery, c.RetentionTicks, c.ReadAfterAck, c.OracleCacheMax, c.Postgres, c.PostgresTombstones, c.PostgresUnknown, c.Leases, c.LeaseTicks, c.LeaseDrift, c.RoleFailEvery)
 }

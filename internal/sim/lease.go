@@ -81,23 +81,23 @@ func (w *world) heartbeatEvery() int64 { return max(1, int64(w.cfg.LeaseTicks/4)
 // heartbeat is gatekeeper g's heartbeat to the coordinator, and the next
 // one scheduled while its process runs.
 func (w *world) heartbeat(s *server, g int) {
-	if !w.up(s) {
+	if !w.up(s) || s.gkDown(g) {
 		return
 	}
 	defer w.after(w.heartbeatEvery(), func() { w.heartbeat(s, g) })
-	if s.cut {
+	if s.cut || s.condemned == g+1 {
 		return
 	}
 	st := s.leases[g]
 	sent := st.Now()
 	w.after(w.delay(), func() {
-		if s.cut {
-			return // lost: the members are cut off from the coordinator
+		if s.cut || s.condemned == g+1 {
+			return // lost (the members are cut off from the coordinator), or no grant for the condemned
 		}
 		s.lastGrant[g] = w.now // the coordinator's instant, after it heard the heartbeat
 		d := leaseRule(w.cfg).Lease
 		w.after(w.delay(), func() {
-			if !s.cut {
+			if !s.cut && !s.gkDown(g) {
 				st.Granted(sent, d)
 			}
 		})

@@ -106,6 +106,9 @@ func (w *world) setup() error {
 // shell (stamped at a read point or fresh, its batches run by the shards'
 // runners, gathered and answered there).
 func (w *world) startProgram(s *server, g int, c *client, op int) {
+	if s.gkDown(g) {
+		return // lost with the process
+	}
 	if !w.mayServe(s, g) {
 		w.refuse(c, op, false)
 		return

@@ -93,6 +93,12 @@ func (w *world) reconfigNow() {
 		return
 	}
 	w.stats.Reconfigs++
+	w.replaceEpoch(old, true)
+}
+
+// replaceEpoch ends old's epoch, whose members all heard of it, and starts
+// the next (with a shard more, sometimes, when mayAdd).
+func (w *world) replaceEpoch(old *server, mayAdd bool) {
 	// The old gatekeepers stop: a commit not yet at the store drains (its
 	// critical section runs now, before the fence) or is left undecided.
 	for _, p := range old.pending {
@@ -112,7 +118,7 @@ func (w *world) reconfigNow() {
 		})
 	}
 	old.pending = nil
-	w.newEpoch(old, w.nshards < min(64, w.cfg.Shards+shardsAddMax) && w.rng.IntN(2) == 0)
+	w.newEpoch(old, mayAdd && w.nshards < min(64, w.cfg.Shards+shardsAddMax) && w.rng.IntN(2) == 0)
 	// Once every zombie is decided, check the graphs against the store.
 	w.after(zombieDelayMax+1, w.quiesce)
 }

@@ -40,7 +40,7 @@ func (e gkEnv) Go(p gatekeeper.Point, _, _ int, next gatekeeper.Step) {
 	w, s := e.w, e.s
 	fn := next.Run
 	live := func() {
-		if w.up(s) {
+		if w.up(s) && !s.gkDown(e.g) {
 			fn()
 		}
 	}
@@ -100,11 +100,9 @@ func (e gkEnv) Batch(stamp vclock.Stamp, b nodeprog.Batch) {
 func (e gkEnv) Finish(sh int, prog nodeprog.ProgID) {
 	w, s := e.w, e.s
 	n := s.shards[sh]
-	w.after(w.linkDelay(gkNode(e.g), shardID(sh)), func() {
-		if w.up(s) {
-			n.Push(shard.FinishMsg{Prog: prog})
-			w.stepShard(s, n)
-		}
+	w.link(s, gkNode(e.g), shardID(sh), func() {
+		n.Push(shard.FinishMsg{Prog: prog})
+		w.stepShard(s, n)
 	})
 }
 
@@ -122,11 +120,9 @@ func (e gkEnv) Noted(sh int, c *vclock.Clock) {
 			continue
 		}
 		w.stats.Notes++
-		w.after(w.linkDelay(gkNode(e.g), shardID(n.id)), func() {
-			if w.up(s) {
-				n.notes[e.g] = c
-				w.stepShard(s, n)
-			}
+		w.link(s, gkNode(e.g), shardID(n.id), func() {
+			n.notes[e.g] = c
+			w.stepShard(s, n)
 		})
 	}
 }
@@ -258,11 +254,9 @@ func (w *world) newShells(s *server) {
 // sendBatch delivers a program batch to its shard.
 func (w *world) sendBatch(s *server, from int, m shard.ProgMsg) {
 	n := s.shards[m.Batch.Shard]
-	w.after(w.linkDelay(from, shardID(n.id)), func() {
-		if w.up(s) {
-			n.Push(m)
-			w.stepShard(s, n)
-		}
+	w.link(s, from, shardID(n.id), func() {
+		n.Push(m)
+		w.stepShard(s, n)
 	})
 }
 

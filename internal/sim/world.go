@@ -139,6 +139,9 @@ type Stats struct {
 	// an epoch that had ended (0 unless a lease bug is planted), and
 	// refusals by those (clients pinned to an ended epoch turned away).
 	LeaseCuts, LeaseRefusals, LingerAnswers, LingerRefusals int
+	// Single roles failing in cluster mode (rolefail.go), and the
+	// members the coordinator replaced for them.
+	GatekeeperCrashes, ShardCrashes, LinkCuts, Replacements int
 }
 
 // server is the process: it dies with a crash and comes back in a new epoch.
@@ -176,7 +179,14 @@ type server struct {
 	leases         []*coord.LeaseState
 	lastGrant      []int64
 	cut, lingering bool
-	shards         []*shardNode
+	// Single roles failing (rolefail.go): nodes crashed alone, links cut
+	// (by node ids), a replacement under way, and the gatekeeper (+1) the
+	// coordinator condemned (0: none).
+	down      map[int]bool
+	cuts      map[[2]int]bool
+	replacing bool
+	condemned int
+	shards    []*shardNode
 	// inTransit counts entries sent and not yet delivered, per
 	// (gatekeeper, shard): a note may only be sent on an empty channel.
 	inTransit map[[2]int]int
@@ -254,6 +264,20 @@ func (w *world) linkDelay(a, b int) int64 {
 		d = until - w.now + int64(w.rng.IntN(w.cfg.DelayMax))
 	}
 	return d
+}
+
+// link runs fn on node b of s after a message from node a took its
+// delay, unless s's processes stopped or the message was lost: either
+// node crashed alone, or the link between them is cut (rolefail.go).
+func (w *world) link(s *server, a, b int, fn func()) { w.linkAt(s, a, b, w.linkDelay(a, b), fn) }
+
+// linkAt is link with the message's delay given.
+func (w *world) linkAt(s *server, a, b int, delay int64, fn func()) {
+	w.after(delay, func() {
+		if w.up(s) && !s.linkDown(a, b) {
+			fn()
+		}
+	})
 }
 
 // swizzle is FoundationDB's swizzle-clog: clog a random subset of the
@@ -411,10 +435,7 @@ func (w *world) announceAll(s *server, g int, reply bool) {
 func (w *world) announceTo(s *server, g, j int, reply bool) {
 	w.stats.Announces++
 	c := s.gks[g].Clock()
-	w.after(w.linkDelay(gkNode(g), gkNode(j)), func() {
-		if !w.up(s) {
-			return
-		}
+	w.link(s, gkNode(g), gkNode(j), func() {
 		s.gks[j].PeerClock(uint32(g), c)
 		if reply {
 			w.announceTo(s, j, g, false)
@@ -490,6 +511,7 @@ func (w *world) scheduleFaults() {
 	if w.cfg.ReconfigEvery > 0 {
 		w.scheduleReconfig()
 	}
+	w.scheduleRoleFault()
 }
 
 func (w *world) scheduleCrashOnly() {
@@ -579,9 +601,6 @@ func (w *world) sendEntry(s *server, g int, d gatekeeper.Delivery) {
 	key := [2]int{g, int(d.Shard)}
 	s.inTransit[key]++
 	deliver := func(first bool) {
-		if !w.up(s) {
-			return
-		}
 		if first {
 			s.inTransit[key]--
 		}
@@ -589,10 +608,10 @@ func (w *world) sendEntry(s *server, g int, d gatekeeper.Delivery) {
 		n.Push(d.Entry)
 		w.stepShard(s, n)
 	}
-	w.after(w.linkDelay(gkNode(g), shardID(int(d.Shard))), func() { deliver(true) })
+	w.link(s, gkNode(g), shardID(int(d.Shard)), func() { deliver(true) })
 	if w.rng.Float64() < w.cfg.Duplicate {
 		w.stats.Duplicates++
-		w.after(w.linkDelay(gkNode(g), shardID(int(d.Shard)))+int64(w.rng.IntN(w.cfg.DelayMax)), func() { deliver(false) })
+		w.linkAt(s, gkNode(g), shardID(int(d.Shard)), w.linkDelay(gkNode(g), shardID(int(d.Shard)))+int64(w.rng.IntN(w.cfg.DelayMax)), func() { deliver(false) })
 	}
 }
 
@@ -616,11 +635,7 @@ type shardHost struct {
 func (h shardHost) RequestNop(gk, _ int, c vclock.Clock) bool {
 	w, s, n := h.w, h.s, h.n
 	w.stats.NopRequests++
-	w.after(w.linkDelay(shardID(n.id), gkNode(gk)), func() {
-		if w.up(s) {
-			w.nopRequest(s, gk, n, c)
-		}
-	})
+	w.link(s, shardID(n.id), gkNode(gk), func() { w.nopRequest(s, gk, n, c) })
 	return false
 }
 
@@ -630,11 +645,7 @@ func (h shardHost) Notes(gk, _ int) (*vclock.Clock, *vclock.Clock) { return nil,
 func (h shardHost) Report(gk int, rep nodeprog.Report, sentTo []nodeprog.Batch) {
 	w, s, n := h.w, h.s, h.n
 	g := s.gks[gk]
-	w.after(w.linkDelay(shardID(n.id), gkNode(gk)), func() {
-		if w.up(s) {
-			g.Report(rep, sentTo)
-		}
-	})
+	w.link(s, shardID(n.id), gkNode(gk), func() { g.Report(rep, sentTo) })
 }
 
 // SendHop carries a batch to its shard.
