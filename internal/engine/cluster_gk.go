@@ -199,6 +199,7 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 		Failed: func(err error) {
 			g.fail(fmt.Errorf("the outcome of a commit is unknown (a new epoch rebuilds the shards from the store): %w", err))
 		},
+		Serving: g.leaseOK, // commits taken and acknowledged only inside the lease
 	})
 	for i, addr := range cfg.ShardAddrs {
 		conn, err := dialCluster(addr)
@@ -839,17 +840,17 @@ func (g *ClusterGatekeeper) commitOnce(ctx context.Context, reads []txn.Read, op
 			return nil, fmt.Errorf("%w: the gatekeeper stopped after the commit was durable: %v", ErrClosed, g.Err())
 		}
 	}
+	if errors.Is(o.err, gatekeeper.ErrUnacknowledged) {
+		// Durable, but acknowledged only inside the lease (the shell
+		// asked): an answer sent now might follow a new epoch's writes.
+		// The outcome is unknown to the client: unavailable.
+		return nil, fmt.Errorf("%w: %v", ErrClosed, o.err)
+	}
 	if o.err != nil {
 		if !o.ts.IsZero() {
 			g.aborts.Add(1)
 		}
 		return nil, mapClusterErr(o.err)
-	}
-	if err := g.leaseOK(); err != nil {
-		// Durable, but acknowledged only inside the lease: an answer sent
-		// now might follow a new epoch's writes. The outcome is unknown to
-		// the client: unavailable.
-		return nil, fmt.Errorf("%w: committed on the store but not acknowledged: %v", ErrClosed, err)
 	}
 	g.commits.Add(1)
 	return &CommitResult{Handles: o.res.Handles, Snapshot: encodeSnapshot(o.ts)}, nil

@@ -3,6 +3,7 @@ package gatekeeper
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -162,6 +163,25 @@ type ShellConfig struct {
 	// must stop serving, and its configuration epoch end, before anything
 	// after that commit may be read.
 	Failed func(error)
+	// Serving, if set, says whether the process may answer now (a
+	// cluster member's lease, docs/cluster.md "Leases"): the shell asks it
+	// before it takes a commit or a move and before it acknowledges a
+	// commit (ErrUnacknowledged when it refuses then); the process asks
+	// it (Shell.Serving) before it answers a read or a program.
+	Serving func() error
+}
+
+// ErrUnacknowledged: a commit durable on the store whose acknowledgement
+// ShellConfig.Serving refused (the lease lapsed meanwhile). Its outcome is
+// unknown to the client.
+var ErrUnacknowledged = errors.New("gatekeeper: committed on the store but not acknowledged")
+
+// Serving is ShellConfig.Serving's answer (nil without one).
+func (s *Shell) Serving() error {
+	if s.cfg.Serving == nil {
+		return nil
+	}
+	return s.cfg.Serving()
 }
 
 // Beginner begins transactions on the backing store.
@@ -525,6 +545,10 @@ func (s *Shell) beginCommit(done func(vclock.Stamp, error)) {
 // many transactions in flight; store and txn errors come as they are.
 func (s *Shell) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op, durable func(ts vclock.Stamp),
 	done func(res *txn.Result, ts vclock.Stamp, err error)) {
+	if err := s.Serving(); err != nil {
+		done(nil, vclock.Stamp{}, err)
+		return
+	}
 	st, err := s.cfg.Store.Begin()
 	if err != nil {
 		done(nil, vclock.Stamp{}, err)
@@ -572,7 +596,13 @@ func (s *Shell) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op, dura
 				durable(ts)
 			}
 			s.cfg.Env.Go(PointResolve, s.id, 0, StepFunc(func() {
-				s.resolve(ts, res.Ops, func() { done(res, ts, nil) })
+				s.resolve(ts, res.Ops, func() {
+					if err := s.Serving(); err != nil {
+						done(nil, ts, fmt.Errorf("%w: %w", ErrUnacknowledged, err))
+						return
+					}
+					done(res, ts, nil)
+				})
 			}))
 		}))
 	})
@@ -666,6 +696,11 @@ func (s *Shell) abort(ts vclock.Stamp) {
 // unit's home in it (its read set then holds the directory record); Move
 // discards it.
 func (s *Shell) Move(ctx context.Context, st store.Txn, mv *txn.UnitMove, home txn.Home, read func() (MoveSeen, error), done func(ts vclock.Stamp, err error)) {
+	if err := s.Serving(); err != nil {
+		st.Discard()
+		done(vclock.Stamp{}, err)
+		return
+	}
 	base := s.cfg.Placement.Dir().Base()
 	s.beginCommit(func(ts vclock.Stamp, err error) {
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/weft-db/weft/internal/check"
+	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/shard"
 	"github.com/weft-db/weft/internal/store"
@@ -156,14 +157,14 @@ func (w *world) begin(s *server, g int, c *client, op int, keys []int64) {
 	if s.gkDown(g) {
 		return // lost with the process
 	}
-	if !w.mayServe(s, g) {
+	if s.gks[g].Serving() != nil {
 		w.refuse(c, op, false)
 		return
 	}
 	s.gks[g].StampRead(func(t vclock.Stamp, key uint64) {
 		s.gks[g].EndRead(key) // the simulation collects no garbage
 		s.gks[g].Answer(t, func() {
-			if !w.mayServe(s, g) {
+			if s.gks[g].Serving() != nil {
 				w.refuse(c, op, false)
 				return
 			}
@@ -264,7 +265,7 @@ func (r *readTask) done(n *shardNode, t vclock.Stamp, res readResult, err error)
 			return
 		}
 		w.link(s, shardID(n.id), gkNode(int(t.Owner)), func() {
-			if !w.mayServe(s, int(t.Owner)) {
+			if s.gks[t.Owner].Serving() != nil {
 				w.refuse(c, op, false)
 				return
 			}
@@ -348,12 +349,18 @@ func (w *world) commit(s *server, g int, c *client, op int, reads []txn.Read, op
 	if s.gkDown(g) {
 		return // lost with the process
 	}
-	if !w.mayServe(s, g) {
-		w.refuse(c, op, false)
-		return
-	}
+	// The shell asks the lease (ShellConfig.Serving) before it takes the
+	// commit and before it acknowledges it.
 	s.gks[g].Commit(ctx, reads, ops, func(vclock.Stamp) { w.durable(s) }, func(_ *txn.Result, _ vclock.Stamp, err error) {
 		if err != nil {
+			switch {
+			case errors.Is(err, gatekeeper.ErrUnacknowledged):
+				w.refuse(c, op, true) // durable, answered only inside the lease
+				return
+			case errors.Is(err, coord.ErrLeaseExpired):
+				w.refuse(c, op, false)
+				return
+			}
 			if errors.Is(err, store.ErrFailed) {
 				// INTERNAL to the client (api.CodeOf): may have committed.
 				reply(check.Info)
@@ -364,10 +371,6 @@ func (w *world) commit(s *server, g int, c *client, op int, reads []txn.Read, op
 			}
 			w.aborted(err)
 			reply(check.Fail)
-			return
-		}
-		if !w.mayServe(s, g) {
-			w.refuse(c, op, true) // durable, answered only inside the lease
 			return
 		}
 		reply(check.OK)

@@ -28,8 +28,10 @@ import (
 // linger, their gatekeepers, shards, NOPs and announces running on, and
 // clients pinned to them keep sending there. A gatekeeper answers —
 // takes a request, answers a read, acknowledges a commit, a program's
-// result — only while its lease holds, as a cluster's gatekeeper does
-// (engine.ClusterGatekeeper's lease checks at the same three places). If
+// result — only while its lease holds: the shell asks it for commits
+// (gatekeeper.ShellConfig.Serving, set to the lease by a cluster's
+// gatekeeper too), the reads and programs here ask Shell.Serving where
+// engine.ClusterGatekeeper's read paths ask the lease. If
 // the rule is right, no lingering gatekeeper answers once the new epoch
 // has started (Stats.LingerAnswers stays 0) and the checkers find nothing;
 // PlantIgnoreLease (coord.LeaseState.PlantIgnoreExpiry) and
@@ -122,6 +124,20 @@ func (w *world) mayServe(s *server, g int) bool {
 		w.stats.LingerAnswers++
 	}
 	return true
+}
+
+// serving is gatekeeper g's ShellConfig.Serving: its lease (lease.go), or
+// nil without leases.
+func (w *world) serving(s *server, g int) func() error {
+	if !w.leasesOn() {
+		return nil
+	}
+	return func() error {
+		if w.mayServe(s, g) {
+			return nil
+		}
+		return coord.ErrLeaseExpired
+	}
 }
 
 // up: s's processes run — the current epoch's, or an ended one's that

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/shard"
 	"github.com/weft-db/weft/internal/store"
@@ -97,6 +98,8 @@ func (w *world) move() {
 			// the next move will do
 		case errors.Is(err, store.ErrFailed):
 			// outcome unknown: the restart's rebuild decides
+		case errors.Is(err, coord.ErrLeaseExpired):
+			// refused outside the lease: nothing done
 		default:
 			w.stats.MoveAborts++
 			w.aborted(err)

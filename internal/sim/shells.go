@@ -245,7 +245,7 @@ func (w *world) newShells(s *server) {
 			Core: gatekeeper.Config{ID: uint32(i), Gatekeepers: w.cfg.Gatekeepers, Shards: s.nshards, Epoch: s.epoch,
 				InflightMax: 64, PeerAck: !onePro && !w.cfg.PlantNoPeerAck, ReadPoints: w.cfg.ReadPoints && onePro},
 			Group: s.group, Store: st, Oracle: s.oracle, Env: gkEnv{w: w, s: s, g: i}, Placement: place,
-			Fence: true, Plants: plants, Failed: func(error) { w.storeFailed(s) },
+			Fence: true, Plants: plants, Failed: func(error) { w.storeFailed(s) }, Serving: w.serving(s, i),
 		}))
 		s.announcing = append(s.announcing, false)
 	}
