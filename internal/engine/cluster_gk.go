@@ -948,25 +948,7 @@ func (g *ClusterGatekeeper) Run(ctx context.Context, program string, params json
 // batches go to their shards (clusterEnv.Batch), the shards' reports come
 // back (Report), and the result is gathered there.
 func (g *ClusterGatekeeper) runProgram(ctx context.Context, name string, comp nodeprog.Compiled, params json.RawMessage, s vclock.Stamp) (any, error) {
-	type outcome struct {
-		res any
-		err error
-	}
-	ch := make(chan outcome, 1)
-	id, err := g.shell.RunProgram(name, comp, params, &s, func(res any, err error) { ch <- outcome{res, err} })
-	if err != nil {
-		return nil, ErrOverloaded
-	}
-	for cancel := ctx.Done(); ; cancel = nil {
-		select {
-		case o := <-ch:
-			return o.res, o.err
-		case <-cancel:
-			g.shell.Cancel(id, ctx.Err())
-		case <-g.stop:
-			return nil, g.check()
-		}
-	}
+	return awaitProgram(ctx, g.shell, name, comp, params, &s, g.stop, g.check)
 }
 
 // Report implements a shard's report on a program batch (cluster.proto).

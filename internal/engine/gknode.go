@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,12 +177,20 @@ func mapStoreErr(err error) error {
 // runProgram runs a node program at stamp at (nil: a read point or a fresh
 // stamp, registered with the program) and waits for its result.
 func (g *gkNode) runProgram(ctx context.Context, name string, comp nodeprog.Compiled, params json.RawMessage, at *vclock.Stamp) (any, error) {
+	return awaitProgram(ctx, g.shell, name, comp, params, at, g.db.stopped, func() error { return cmp.Or(g.db.check(), ErrClosed) })
+}
+
+// awaitProgram runs a node program through a gatekeeper shell and waits
+// for its result: ctx's end cancels it (the shell answers), and stopped
+// closing ends the wait with stoppedErr's error.
+func awaitProgram(ctx context.Context, sh *gatekeeper.Shell, name string, comp nodeprog.Compiled, params json.RawMessage, at *vclock.Stamp,
+	stopped <-chan struct{}, stoppedErr func() error) (any, error) {
 	type outcome struct {
 		res any
 		err error
 	}
 	ch := make(chan outcome, 1)
-	id, err := g.shell.RunProgram(name, comp, params, at, func(res any, err error) { ch <- outcome{res, err} })
+	id, err := sh.RunProgram(name, comp, params, at, func(res any, err error) { ch <- outcome{res, err} })
 	if err != nil {
 		return nil, ErrOverloaded
 	}
@@ -190,11 +199,9 @@ func (g *gkNode) runProgram(ctx context.Context, name string, comp nodeprog.Comp
 		case o := <-ch:
 			return o.res, o.err
 		case <-cancel:
-			g.shell.Cancel(id, ctx.Err())
-		case <-g.db.done:
-			return nil, ErrClosed
-		case <-g.db.failed:
-			return nil, g.db.check()
+			sh.Cancel(id, ctx.Err())
+		case <-stopped:
+			return nil, stoppedErr()
 		}
 	}
 }
