@@ -135,7 +135,9 @@ func (t *pgTxn) Commit(ctx context.Context, hook func(c store.Critical) error) e
 			return err
 		}
 	}
-	unknown := hook != nil && w.faultsOn && w.rng.Float64() < w.cfg.PostgresUnknown
+	// Not in the setup's commit (before the clients exist): a world that
+	// cannot start is no run.
+	unknown := hook != nil && w.faultsOn && w.clients != nil && w.rng.Float64() < w.cfg.PostgresUnknown
 	if unknown && w.rng.IntN(2) == 0 {
 		// The connection broke before COMMIT reached the server: nothing
 		// landed, and the committer could not learn so.
