@@ -43,9 +43,16 @@ func (l *shardLink) noteRead(err error) {
 // gatekeeper has failed to reach it — the first FIFO message it has not
 // acknowledged, or the first of an unbroken run of failed reads — or the
 // zero time if it reaches it. Lock-free: a FIFO stream blocked under the
-// gatekeeper's lock does not block the report.
+// gatekeeper's lock does not block the report. A gatekeeper that stopped
+// reports nothing: its streams ended by its own choice, and a report would
+// condemn shards that are fine (CI saw a gatekeeper stopped by one killed
+// shard report another, which had no backup, and the cluster never served
+// again).
 func (g *ClusterGatekeeper) ShardStalls() []time.Time {
 	out := make([]time.Time, len(g.shards))
+	if g.alive() != nil {
+		return out
+	}
 	for i, l := range g.shards {
 		since := int64(0)
 		for _, t := range []int64{l.unacked.Load(), l.readFailing.Load()} {
