@@ -185,12 +185,11 @@ func NewClusterGatekeeper(cfg GatekeeperConfig) (*ClusterGatekeeper, error) {
 		return nil, err
 	}
 	cfg.Oracle = &order.Counting{Oracle: cfg.Oracle} // Status reports this gatekeeper's Kronos calls
-	dir, err := readStoreDirectory(cfg.Store, cfg.Shards)
-	if err != nil {
+	g := &ClusterGatekeeper{cfg: cfg, log: log.With("role", "gatekeeper", "gatekeeper", cfg.ID), reg: nodeprog.Builtins(),
+		stop: make(chan struct{}), finishes: make(chan finishReq, finishQueue), place: gatekeeper.NewDirCopy(nil, cfg.plants)}
+	if err := g.reloadDirectory(); err != nil {
 		return nil, fmt.Errorf("engine: reading the placement directory: %w", err)
 	}
-	g := &ClusterGatekeeper{cfg: cfg, log: log.With("role", "gatekeeper", "gatekeeper", cfg.ID), reg: nodeprog.Builtins(),
-		stop: make(chan struct{}), finishes: make(chan finishReq, finishQueue), place: gatekeeper.NewDirCopy(dir, cfg.plants)}
 	g.shell = gatekeeper.NewShell(gatekeeper.ShellConfig{
 		Core: gatekeeper.Config{ID: uint32(cfg.ID), Gatekeepers: cfg.Gatekeepers, Shards: cfg.Shards,
 			Epoch: cfg.Epoch, InflightMax: cfg.InflightMax, PeerAck: true},

@@ -49,16 +49,6 @@ func (g *ClusterGatekeeper) reloadDirectory() error {
 	return g.place.Reload(t, g.cfg.Shards)
 }
 
-// readStoreDirectory reads the placement directory from st.
-func readStoreDirectory(st store.Store, shards int) (*txn.Directory, error) {
-	t, err := st.Begin()
-	if err != nil {
-		return nil, err
-	}
-	defer t.Discard()
-	return gatekeeper.ReadDirectory(t, shards)
-}
-
 // Directory returns the placement directory as this gatekeeper knows it.
 func (g *ClusterGatekeeper) Directory() *txn.Directory { return g.place.Dir() }
 

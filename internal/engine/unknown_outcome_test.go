@@ -38,13 +38,10 @@ func TestUnknownOutcomeStopsTheEngine(t *testing.T) {
 	ctx := context.Background()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	db, err := Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openTest(t, cfg)
 	commit(t, db, txn.Op{Kind: txn.CreateVertex, Vertex: "a"})
 	db.st = lostAnswerStore{db.st}
-	_, err = db.Commit(ctx, nil, []txn.Op{{Kind: txn.SetVertexProp, Vertex: "a", Key: "k", Value: value.I64(1)}})
+	_, err := db.Commit(ctx, nil, []txn.Op{{Kind: txn.SetVertexProp, Vertex: "a", Key: "k", Value: value.I64(1)}})
 	if !errors.Is(err, store.ErrFailed) {
 		t.Fatalf("commit with its answer lost: %v, want store.ErrFailed", err)
 	}

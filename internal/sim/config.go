@@ -255,6 +255,9 @@ func Draw(seed uint64, ops int) Config {
 
 // Validate checks the configuration.
 func (c Config) Validate() error {
+	if err := c.validLeases(); err != nil {
+		return err
+	}
 	switch {
 	case c.Gatekeepers < 1 || c.Gatekeepers > 16:
 		return fmt.Errorf("sim: %d gatekeepers, want 1–16", c.Gatekeepers)
@@ -270,8 +273,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sim: CommitDelayMax, ResolveDelayMax, GCEvery and RetentionTicks must not be negative")
 	case c.PostgresTombstones < 0 || c.PostgresUnknown < 0 || c.PostgresUnknown > 1:
 		return fmt.Errorf("sim: PostgresTombstones must not be negative, PostgresUnknown must be in [0, 1]")
-	case c.validLeases() != nil:
-		return c.validLeases()
 	case c.RoleFailEvery < 0 || c.RoleFailEvery > 0 && c.MoveEvery > 0:
 		return fmt.Errorf("sim: RoleFailEvery must not be negative, nor set with MoveEvery")
 	case c.MoveEvery < 0 || c.MoveEvery > 0 && c.ReconfigEvery > 0:

@@ -78,15 +78,14 @@ func (w *world) roleFault() {
 		w.stats.LinkCuts++
 		what = fmt.Sprintf("cut gatekeeper %d from shard %d", g, sh)
 		detect = unreachableTicks
-		if w.cfg.PlantNoUnreachableReport {
-			w.rec.Record(check.Op{Process: check.Nemesis, Type: check.Info, F: what, Time: w.now})
-			return // every heartbeat still arrives: the coordinator sees no failure
-		}
 		if w.rng.IntN(2) == 0 {
 			condemned = g // the coordinator replaces the gatekeeper, else the shard
 		}
 	}
 	w.rec.Record(check.Op{Process: check.Nemesis, Type: check.Info, F: what, Time: w.now})
+	if w.cfg.PlantNoUnreachableReport && detect == unreachableTicks {
+		return // every heartbeat still arrives: the coordinator sees no failure
+	}
 	w.after(detect+int64(w.rng.IntN(w.cfg.DelayMax+1)), func() {
 		if w.srv != s {
 			return // crashed or replaced meanwhile

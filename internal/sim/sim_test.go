@@ -494,14 +494,21 @@ func TestSimulationLeases(t *testing.T) {
 // lapsed answer clients pinned to them after the new epoch started; the
 // simulation must notice below seed 500.
 func TestPlantedIgnoreLeaseIsCaught(t *testing.T) {
+	leasePlantCaught(t, "members ignoring their leases", func(c *Config) { c.PlantIgnoreLease = true })
+}
+
+// leasePlantCaught requires the lease bug plant sets to be caught below
+// seed 500.
+func leasePlantCaught(t *testing.T, what string, plant func(*Config)) {
+	t.Helper()
 	got := firstCaught(t, 499, func(seed uint64) Config {
 		c := leaseConfig(seed, 1500)
 		c.CrashEvery, c.PartitionEvery, c.ReadOnly = 0, 0, 0.5
-		c.PlantIgnoreLease = true
+		plant(&c)
 		return c
 	})
 	if got == "" {
-		t.Fatal("499 seeds of members ignoring their leases went unnoticed")
+		t.Fatalf("499 seeds of %s went unnoticed", what)
 	}
 	t.Logf("caught: %s", got)
 }
@@ -510,16 +517,7 @@ func TestPlantedIgnoreLeaseIsCaught(t *testing.T) {
 // without waiting for the old members' leases to expire
 // (coord.LeaseRule.ReplaceAt) lets them answer while it serves.
 func TestPlantedEarlyReplaceIsCaught(t *testing.T) {
-	got := firstCaught(t, 499, func(seed uint64) Config {
-		c := leaseConfig(seed, 1500)
-		c.CrashEvery, c.PartitionEvery, c.ReadOnly = 0, 0, 0.5
-		c.PlantEarlyReplace = true
-		return c
-	})
-	if got == "" {
-		t.Fatal("499 seeds of a coordinator replacing members early went unnoticed")
-	}
-	t.Logf("caught: %s", got)
+	leasePlantCaught(t, "a coordinator replacing members early", func(c *Config) { c.PlantEarlyReplace = true })
 }
 
 // TestSimulationRoleFailures: in cluster mode, a gatekeeper or a shard
