@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weft-db/weft/internal/query/schema"
+	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/value"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weft-db/weft/internal/query/schema"
+	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/engine"
-	"github.com/weft-db/weft/internal/query/schema"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"

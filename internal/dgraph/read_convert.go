@@ -1,7 +1,7 @@
 package dgraph
 
 import (
-	"github.com/weft-db/weft/internal/query/schema"
+	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/value"
 )
 

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/engine"
-	"github.com/weft-db/weft/internal/query/schema"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/engine"
-	"github.com/weft-db/weft/internal/query/schema"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )

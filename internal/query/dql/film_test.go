@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weft-db/weft/internal/query/schema"
+	"github.com/weft-db/weft/internal/dgraph/schema"
 )
 
 // filmDir holds Dgraph's film data set and its schemas, shared by the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weft-db/weft/internal/query/schema"
+	"github.com/weft-db/weft/internal/dgraph/schema"
 )
 
 // FuzzParse: any text either fails with a positioned *Error inside the

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/weft-db/weft/internal/query/schema"
+	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/rdf"
 )
 

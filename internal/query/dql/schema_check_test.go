@@ -3,7 +3,7 @@ package dql
 import (
 	"testing"
 
-	"github.com/weft-db/weft/internal/query/schema"
+	"github.com/weft-db/weft/internal/dgraph/schema"
 )
 
 const testSchema = `
