@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/weft-db/weft/internal/dgraph"
-	"github.com/weft-db/weft/internal/query/dql"
+	"github.com/weft-db/weft/internal/dgraph/dql"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/value"
 	api "github.com/weft-db/weft/internal/wire/dgraphpb"

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/weft-db/weft/internal/dgraph"
-	"github.com/weft-db/weft/internal/query/dql"
+	"github.com/weft-db/weft/internal/dgraph/dql"
 	"github.com/weft-db/weft/internal/query/dqlexec"
 )
 

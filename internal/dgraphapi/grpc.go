@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/weft-db/weft/internal/query/dql"
+	"github.com/weft-db/weft/internal/dgraph/dql"
 	api "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 

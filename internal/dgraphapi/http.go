@@ -15,7 +15,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/weft-db/weft/internal/query/dql"
+	"github.com/weft-db/weft/internal/dgraph/dql"
 	api "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 

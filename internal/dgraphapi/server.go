@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraph/dql"
 	"github.com/weft-db/weft/internal/engine"
-	"github.com/weft-db/weft/internal/query/dql"
 	"github.com/weft-db/weft/internal/txn"
 	api "github.com/weft-db/weft/internal/wire/dgraphpb"
 )

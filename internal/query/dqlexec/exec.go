@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraph/dql"
 	"github.com/weft-db/weft/internal/dgraph/schema"
-	"github.com/weft-db/weft/internal/query/dql"
 	"github.com/weft-db/weft/internal/value"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraph/dql"
 	"github.com/weft-db/weft/internal/engine"
-	"github.com/weft-db/weft/internal/query/dql"
 	"github.com/weft-db/weft/internal/rdf"
 )
 

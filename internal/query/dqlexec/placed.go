@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraph/dql"
 	"github.com/weft-db/weft/internal/engine"
-	"github.com/weft-db/weft/internal/query/dql"
 )
 
 // The predicate placement (dgraph.PlacementPredicate) keeps node u's data

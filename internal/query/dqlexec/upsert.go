@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraph/dql"
 	"github.com/weft-db/weft/internal/dgraph/schema"
-	"github.com/weft-db/weft/internal/query/dql"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/value"
 )

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
-	"github.com/weft-db/weft/internal/query/dql"
+	"github.com/weft-db/weft/internal/dgraph/dql"
 	"github.com/weft-db/weft/internal/value"
 )
 

@@ -29,7 +29,7 @@ const spielberg = `{
 }`
 
 // BenchmarkParse parses a typical query. go test -bench Parse -benchmem
-// ./internal/query/dql
+// ./internal/dgraph/dql
 func BenchmarkParse(b *testing.B) {
 	b.SetBytes(int64(len(spielberg)))
 	b.ReportAllocs()
