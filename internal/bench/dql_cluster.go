@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraph/exec"
 	"github.com/weft-db/weft/internal/engine"
-	"github.com/weft-db/weft/internal/query/dqlexec"
 	"github.com/weft-db/weft/internal/rdf"
 	pb "github.com/weft-db/weft/internal/wire/clusterpb"
 )
@@ -83,7 +83,7 @@ func (b *dqlBench) shardRPCs() (reads, batches uint64) {
 func (b *dqlBench) clusterQueries(ctx context.Context) error {
 	o := b.opts
 	gks := b.lc.Gatekeepers
-	in := &inprocDQL{db: gks[0], exec: dqlexec.New(b.g)}
+	in := &inprocDQL{db: gks[0], exec: exec.New(b.g)}
 	var be dqlBackend = in
 	var fronts []*httpDQL
 	if o.Mode == "http" {

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraph/exec"
 	"github.com/weft-db/weft/internal/dgraphapi"
 	"github.com/weft-db/weft/internal/engine"
-	"github.com/weft-db/weft/internal/query/dqlexec"
 	"github.com/weft-db/weft/internal/rdf"
 )
 
@@ -111,7 +111,7 @@ func TestRunDQLTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := res.Results.(dqlResults)
-	in := &inprocDQL{db: db, exec: dqlexec.New(g)}
+	in := &inprocDQL{db: db, exec: exec.New(g)}
 	for _, q := range DQLQueries {
 		want, err := findRoots(ctx, in, q.RootsPred)
 		if err != nil {

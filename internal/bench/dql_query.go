@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraph/exec"
 	"github.com/weft-db/weft/internal/dgraphapi"
 	"github.com/weft-db/weft/internal/engine"
-	"github.com/weft-db/weft/internal/query/dqlexec"
 )
 
 // DQLQuery is one of the report's two 2-hop queries, adapted to the film
@@ -75,7 +75,7 @@ type dqlBackend interface {
 // a read-only query, without HTTP.
 type inprocDQL struct {
 	db   engine.API
-	exec *dqlexec.Executor
+	exec *exec.Executor
 }
 
 func (b *inprocDQL) query(ctx context.Context, text string) (dqlAnswer, error) {
@@ -92,7 +92,7 @@ func (b *inprocDQL) data(ctx context.Context, text string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := b.exec.Query(ctx, dqlexec.NewSnapshotReader(b.db, snap, false), text, nil)
+	res, err := b.exec.Query(ctx, exec.NewSnapshotReader(b.db, snap, false), text, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +260,7 @@ func countAnswer(data []byte, roots int) dqlAnswer {
 }
 
 // dqlCalls is the internal work of one query, counted in process on a
-// sample of roots: engine read requests (dqlexec.SnapshotReader.Calls: a
+// sample of roots: engine read requests (exec.SnapshotReader.Calls: a
 // GetVertex is one, a batched read one per shard it asks — vertex
 // placement: about one per node a level visits; predicate placement: per
 // level, one per shard holding the level's node vertices plus one per
@@ -287,7 +287,7 @@ type dqlCalls struct {
 
 // countCalls runs q on the first n roots of a seeded shuffle through a
 // counting reader.
-func countCalls(ctx context.Context, db engine.API, exec *dqlexec.Executor, q DQLQuery, roots []string, n int, seed uint64) (dqlCalls, error) {
+func countCalls(ctx context.Context, db engine.API, ex *exec.Executor, q DQLQuery, roots []string, n int, seed uint64) (dqlCalls, error) {
 	r := newRand(seed, 77)
 	sample := slices.Clone(roots)
 	r.Shuffle(len(sample), func(i, j int) { sample[i], sample[j] = sample[j], sample[i] })
@@ -299,8 +299,8 @@ func countCalls(ctx context.Context, db engine.API, exec *dqlexec.Executor, q DQ
 		if err != nil {
 			return c, err
 		}
-		rd := dqlexec.NewSnapshotReader(db, snap, false)
-		res, err := exec.Query(ctx, rd, fmt.Sprintf(q.Text, root), nil)
+		rd := exec.NewSnapshotReader(db, snap, false)
+		res, err := ex.Query(ctx, rd, fmt.Sprintf(q.Text, root), nil)
 		if err != nil {
 			return c, fmt.Errorf("%s on %s: %w", q.Name, root, err)
 		}
@@ -318,7 +318,7 @@ func countCalls(ctx context.Context, db engine.API, exec *dqlexec.Executor, q DQ
 			c.EmptyAnswers++
 		}
 	}
-	c.Roots, c.Placement = len(sample), exec.Placement()
+	c.Roots, c.Placement = len(sample), ex.Placement()
 	if k := float64(len(sample)); k > 0 {
 		c.GetVertexMean = roundTo(float64(calls)/k, 2)
 		c.BatchesMean = roundTo(float64(batches)/k, 2)

@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/weft-db/weft/internal/query/dqlexec"
+	"github.com/weft-db/weft/internal/dgraph/exec"
 )
 
 // dqlResults is the measurements of a run.
@@ -46,7 +46,7 @@ const dqlTargetPerSec = 5000
 // its cells through the chosen front end.
 func (b *dqlBench) queries(ctx context.Context) error {
 	o := b.opts
-	in := &inprocDQL{db: b.db, exec: dqlexec.New(b.g)}
+	in := &inprocDQL{db: b.db, exec: exec.New(b.g)}
 	var be dqlBackend = in
 	var hb *httpDQL
 	if o.Mode == "http" {
@@ -174,7 +174,7 @@ func (b *dqlBench) result() *Result {
 func dqlNotes(o DQLOptions) []string {
 	front := "Queries are POSTed (application/dql, ?ro=true: a read-only transaction, as pydgraph's txn(read_only=True)) to Dgraph's HTTP /query served in this process on 127.0.0.1 by the handler weft serve --dgraph-http runs; each answer is decoded (encoding/json) and its name@en values counted. Answer bytes are the whole HTTP body."
 	if o.Mode == "inproc" {
-		front = "Queries call the DQL executor in process at a fresh snapshot (engine Begin, dqlexec.Query), as the HTTP handler does after parsing the request; each answer is decoded (encoding/json) and its name@en values counted."
+		front = "Queries call the DQL executor in process at a fresh snapshot (engine Begin, exec.Query), as the HTTP handler does after parsing the request; each answer is decoded (encoding/json) and its name@en values counted."
 	}
 	return []string{
 		"Load: dgraph.LoadRDF (the loader behind weft load) streams the gzipped file through the N-Quads parser, XID resolution and index/reverse upkeep into engine transactions of load_batch_quads quads, after the schema is applied with Alter; the rate counts every committed N-Quad, as the report counts the film data's triples (names included) as edges.",

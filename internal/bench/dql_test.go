@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weft-db/weft/internal/query/dqlexec"
+	"github.com/weft-db/weft/internal/dgraph/exec"
 	"github.com/weft-db/weft/internal/rdf"
 )
 
 // dqlFilmDir holds Dgraph's film data set (the first 200k lines of
-// goldendata.rdf.gz) and its schema, as the dgraph and dqlexec tests find it.
+// goldendata.rdf.gz) and its schema, as the dgraph and dgraph/exec tests find it.
 const dqlFilmDir = "../../testdata/film" // a copy of the film data in the checkout
 
 func dqlFilm(t *testing.T) string {
@@ -126,7 +126,7 @@ func TestDQLQueryAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := dqlOracleOf(t, path, lines)
-	in := &inprocDQL{db: b.db, exec: dqlexec.New(b.g)}
+	in := &inprocDQL{db: b.db, exec: exec.New(b.g)}
 	uids := xidUIDs(t, ctx, in)
 	for _, q := range DQLQueries {
 		roots, err := findRoots(ctx, in, q.RootsPred)

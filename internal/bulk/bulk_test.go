@@ -20,8 +20,8 @@ import (
 
 	"github.com/weft-db/weft/internal/bulk"
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraph/exec"
 	"github.com/weft-db/weft/internal/engine"
-	"github.com/weft-db/weft/internal/query/dqlexec"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/txn"
 )
@@ -362,14 +362,14 @@ func queryAll(t *testing.T, dir string, queries []string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := dqlexec.New(g)
+	e := exec.New(g)
 	var out []string
 	for _, q := range queries {
 		snap, err := db.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := e.Query(ctx, dqlexec.NewSnapshotReader(g.Engine(), snap, false), q, nil)
+		res, err := e.Query(ctx, exec.NewSnapshotReader(g.Engine(), snap, false), q, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -434,7 +434,7 @@ func compareQueries(t *testing.T, onlineDir, bulkDir string, onlineNames, bulkNa
 	}
 }
 
-// filmQueries are the film tests' two-hop queries (dqlexec film_test.go)
+// filmQueries are the film tests' two-hop queries (dgraph/exec film_test.go)
 // for a few terms, and the counts and order queries.
 func filmQueries() []string {
 	var qs []string
@@ -638,13 +638,13 @@ func servedAfterBulk(t *testing.T, direct bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := dqlexec.New(g)
+	e := exec.New(g)
 	uids := func() map[string]string { // xid → uid
 		snap, err := db.Begin(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := e.Query(ctx, dqlexec.NewSnapshotReader(db, snap, false), `{ q(func: has(xid)) { uid xid } }`, nil)
+		res, err := e.Query(ctx, exec.NewSnapshotReader(db, snap, false), `{ q(func: has(xid)) { uid xid } }`, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

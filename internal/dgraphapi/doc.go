@@ -6,7 +6,7 @@
 // HTTP endpoints /query, /mutate, /commit, /alter, /login, /admin (only
 // the addNamespace and deleteNamespace mutations) and /health, with
 // Dgraph's request and response shapes and error wording (docs/dgraph.md). Data goes through package
-// dgraph (the model), queries through an Executor (package dqlexec).
+// dgraph (the model), queries through an Executor (package exec).
 //
 // # Transactions
 //

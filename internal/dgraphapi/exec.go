@@ -6,14 +6,14 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/dgraph/dql"
-	"github.com/weft-db/weft/internal/query/dqlexec"
+	"github.com/weft-db/weft/internal/dgraph/exec"
 )
 
-// NewExecutor returns the DQL executor of package dqlexec over g as an
+// NewExecutor returns the DQL executor of package exec over g as an
 // Executor.
-func NewExecutor(g *dgraph.Graph) Executor { return execAdapter{dqlexec.New(g)} }
+func NewExecutor(g *dgraph.Graph) Executor { return execAdapter{exec.New(g)} }
 
-type execAdapter struct{ e *dqlexec.Executor }
+type execAdapter struct{ e *exec.Executor }
 
 func (a execAdapter) Query(ctx context.Context, r Reader, text string, vars map[string]string) (json.RawMessage, error) {
 	res, err := a.e.Query(ctx, r, text, vars)

@@ -55,7 +55,7 @@ func (o *overlayReader) GetVertex(ctx context.Context, ref engine.VertexRef, opt
 }
 
 // GetVertices is GetVertex for many refs, in one batched read of the base
-// when it batches (dqlexec.BatchReader).
+// when it batches (exec.BatchReader).
 func (o *overlayReader) GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error) {
 	rs := make([]engine.VertexRef, len(refs))
 	for i, r := range refs {

@@ -9,7 +9,7 @@ import (
 )
 
 // Reader reads vertices at one snapshot; the executor reads only through
-// it. Its method set is dqlexec.Reader's, so a *snapshotReader is one.
+// it. Its method set is exec.Reader's, so a *snapshotReader is one.
 type Reader interface {
 	GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error)
 }
@@ -48,7 +48,7 @@ func (s *snapshotReader) GetVertex(ctx context.Context, v engine.VertexRef, opts
 	return out, nil
 }
 
-// batchReader is dqlexec.BatchReader: a Reader that reads many vertices in
+// batchReader is exec.BatchReader: a Reader that reads many vertices in
 // one go (one engine request per shard), which the executor uses for the
 // predicate placement's batches.
 type batchReader interface {

@@ -21,7 +21,7 @@ import (
 )
 
 // Executor runs DQL for the endpoints, reading through r (which records
-// the reads of a transaction). *dqlexec.Executor fits through
+// the reads of a transaction). *exec.Executor fits through
 // NewExecutor.
 type Executor interface {
 	// Query answers a query: the JSON object of its blocks, without a

@@ -1,4 +1,4 @@
-package dqlexec
+package exec
 
 import (
 	"bytes"
@@ -36,8 +36,8 @@ type fixture struct {
 
 // placementFlag runs the package's tests in another placement:
 //
-//	go test ./internal/query/dqlexec -dqlexec.placement=predicate
-var placementFlag = flag.String("dqlexec.placement", "", "the placement of the graphs tests open (vertex or predicate)")
+//	go test ./internal/dgraph/exec -exec.placement=predicate
+var placementFlag = flag.String("exec.placement", "", "the placement of the graphs tests open (vertex or predicate)")
 
 // placements are the placements the film and OCC tests run in.
 var placements = []string{dgraph.PlacementVertex, dgraph.PlacementPredicate}

@@ -1,4 +1,4 @@
-package dqlexec
+package exec
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 // Sub-benchmarks "parallel" run the same from about 10 goroutines (10
 // clients) and report queries/s.
 //
-//	go test ./internal/query/dqlexec -run '^$' -bench Film2Hop -benchtime 2000x
+//	go test ./internal/dgraph/exec -run '^$' -bench Film2Hop -benchtime 2000x
 func BenchmarkFilm2Hop(b *testing.B) {
 	f, data := loadFilm(b, *placementFlag, 0)
 	o := newOracle(b, data)

@@ -1,4 +1,4 @@
-package dqlexec
+package exec
 
 import (
 	"context"
@@ -15,7 +15,8 @@ import (
 
 // Errors. A query the executor cannot run fails with an error wrapping one
 // of these (or dgraph's ErrNoIndex, ErrBusy, ErrLimit from its lookups, or a
-// dql parse error).
+// dql parse error). Their messages keep the prefix "dqlexec:" that the
+// Dgraph face's clients have always seen.
 var (
 	// ErrInvalid is a query that parses but cannot run as written (a value
 	// that does not convert to its predicate's type, a bad variable use).

@@ -1,4 +1,4 @@
-// Package dqlexec executes DQL, Dgraph's query language, over the Dgraph
+// Package exec executes DQL, Dgraph's query language, over the Dgraph
 // model of package dgraph: query blocks answer Dgraph's JSON ("data"
 // object), and upsert blocks turn into the mutations dgraph.Graph.Mutate
 // applies. It parses with package dql and reads through a Reader.
@@ -146,4 +146,4 @@
 // An Executor is safe for concurrent use; each query has its own state,
 // and only its batch reads run concurrently. A SnapshotReader is safe for
 // concurrent use.
-package dqlexec
+package exec

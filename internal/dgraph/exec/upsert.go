@@ -1,4 +1,4 @@
-package dqlexec
+package exec
 
 import (
 	"context"

@@ -1,5 +1,5 @@
 //go:build !invariants && !race
 
-package dqlexec
+package exec
 
 const slowBuild = false

@@ -1,4 +1,4 @@
-package dqlexec
+package exec
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // FuzzQuery runs arbitrary query text over the people graph: it may fail,
 // but never panics, and what it answers is valid JSON.
 //
-//	go test ./internal/query/dqlexec -run '^$' -fuzz FuzzQuery -fuzztime 60s
+//	go test ./internal/dgraph/exec -run '^$' -fuzz FuzzQuery -fuzztime 60s
 func FuzzQuery(f *testing.F) {
 	for _, c := range cases {
 		f.Add(c.q)

@@ -1,6 +1,6 @@
 //go:build invariants || race
 
-package dqlexec
+package exec
 
 // slowBuild is set in -tags invariants builds, where the engine checks
 // itself after every step, and in -race builds: large loads are too slow
