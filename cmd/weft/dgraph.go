@@ -17,7 +17,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/weft-db/weft/internal/dgraph"
-	"github.com/weft-db/weft/internal/dgraphapi"
+	dgraphapi "github.com/weft-db/weft/internal/dgraph/api"
 	"github.com/weft-db/weft/internal/engine"
 )
 

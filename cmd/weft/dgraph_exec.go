@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/weft-db/weft/internal/dgraph"
-	"github.com/weft-db/weft/internal/dgraphapi"
+	dgraphapi "github.com/weft-db/weft/internal/dgraph/api"
 )
 
 // dgraphExecutor is the DQL executor behind Dgraph's API.

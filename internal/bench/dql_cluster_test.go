@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
+	dgraphapi "github.com/weft-db/weft/internal/dgraph/api"
 	"github.com/weft-db/weft/internal/dgraph/exec"
-	"github.com/weft-db/weft/internal/dgraphapi"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/rdf"
 )

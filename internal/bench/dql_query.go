@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
+	dgraphapi "github.com/weft-db/weft/internal/dgraph/api"
 	"github.com/weft-db/weft/internal/dgraph/exec"
-	"github.com/weft-db/weft/internal/dgraphapi"
 	"github.com/weft-db/weft/internal/engine"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
-	"github.com/weft-db/weft/internal/dgraphapi"
+	dgraphapi "github.com/weft-db/weft/internal/dgraph/api"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/store/postgres/pgtest"
 	"github.com/weft-db/weft/internal/testproc"

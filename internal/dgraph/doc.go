@@ -166,7 +166,7 @@
 // commit. Conflicts are retried with backoff (Config.AttemptsMax).
 // Prepare and Commit (txn.go) evaluate a batch of mutations at a given
 // snapshot without committing and commit it later with extra reads, for
-// Dgraph transactions that span requests (internal/dgraphapi); Reads
+// Dgraph transactions that span requests (internal/dgraph/api); Reads
 // (read_reader.go) routes the lookups through a recording reader, so a
 // query's index and schema reads join the transaction's read set.
 //

@@ -81,7 +81,7 @@ func NamespaceView(db engine.API, ns uint64) engine.API {
 // Namespace returns the Graph of namespace ns over g's engine, with g's
 // configuration: Open over NamespaceView. Opening a namespace for the
 // first time creates its schema (Dgraph's initial one); a caller must
-// check that the namespace exists before (package dgraphapi keeps the
+// check that the namespace exists before (package dgraph/api keeps the
 // registry).
 func (g *Graph) Namespace(ctx context.Context, ns uint64) (*Graph, error) {
 	return Open(ctx, NamespaceView(g.db, ns), g.cfg)

@@ -1,5 +1,5 @@
 // Dgraph's public gRPC API (package api, service Dgraph), reproduced for
-// Weft's Dgraph-compatible face (internal/dgraphapi) so that Dgraph's own
+// Weft's Dgraph-compatible face (internal/dgraph/api) so that Dgraph's own
 // clients (pydgraph, dgo, dgraph4j) work unchanged. Message names, field
 // names and field numbers are those of pydgraph 25.2.0's api.proto (checked
 // against its api_pb2 descriptor); the only liberty taken is go_package.

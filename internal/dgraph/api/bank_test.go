@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
 // TestBankTransfersConserveTotal is Jepsen's bank workload through the
@@ -33,7 +33,7 @@ func TestBankTransfersConserveTotal(t *testing.T) {
 		Acct    int    `json:"acct"`
 		Balance int    `json:"balance"`
 	}
-	readAll := func(req *api.Request) ([]row, *api.Response, error) {
+	readAll := func(req *pb.Request) ([]row, *pb.Response, error) {
 		resp, err := f.cli.Query(ctx, req)
 		if err != nil {
 			return nil, nil, err
@@ -46,7 +46,7 @@ func TestBankTransfersConserveTotal(t *testing.T) {
 	}
 	transfer := func(rng *rand.Rand) error {
 		from, to := rng.IntN(accounts), rng.IntN(accounts)
-		rows, resp, err := readAll(&api.Request{Query: fmt.Sprintf(`{ q(func: eq(acct, [%d, %d])) { uid acct balance } }`, from, to)})
+		rows, resp, err := readAll(&pb.Request{Query: fmt.Sprintf(`{ q(func: eq(acct, [%d, %d])) { uid acct balance } }`, from, to)})
 		if err != nil {
 			return err
 		}
@@ -62,10 +62,10 @@ func TestBankTransfersConserveTotal(t *testing.T) {
 			}
 			nq += fmt.Sprintf("<%s> <balance> \"%d\" .\n", r.UID, b)
 		}
-		if _, err := f.cli.Query(ctx, &api.Request{StartTs: resp.Txn.StartTs, Mutations: []*api.Mutation{{SetNquads: []byte(nq)}}}); err != nil {
+		if _, err := f.cli.Query(ctx, &pb.Request{StartTs: resp.Txn.StartTs, Mutations: []*pb.Mutation{{SetNquads: []byte(nq)}}}); err != nil {
 			return err
 		}
-		_, err = f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: resp.Txn.StartTs})
+		_, err = f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: resp.Txn.StartTs})
 		return err
 	}
 	var writers, reader sync.WaitGroup
@@ -96,7 +96,7 @@ func TestBankTransfersConserveTotal(t *testing.T) {
 	go func() {
 		defer reader.Done()
 		for {
-			rows, _, err := readAll(&api.Request{ReadOnly: true, Query: `{ q(func: has(acct)) { uid acct balance } }`})
+			rows, _, err := readAll(&pb.Request{ReadOnly: true, Query: `{ q(func: has(acct)) { uid acct balance } }`})
 			if err != nil {
 				errc <- err
 				return
@@ -124,7 +124,7 @@ func TestBankTransfersConserveTotal(t *testing.T) {
 	for err := range errc {
 		t.Fatal(err)
 	}
-	rows, _, err := readAll(&api.Request{ReadOnly: true, Query: `{ q(func: has(acct)) { uid acct balance } }`})
+	rows, _, err := readAll(&pb.Request{ReadOnly: true, Query: `{ q(func: has(acct)) { uid acct balance } }`})
 	if err != nil {
 		t.Fatal(err)
 	}

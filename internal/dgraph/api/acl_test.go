@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"context"
@@ -8,21 +8,21 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
 func TestACLLoginAndTokens(t *testing.T) {
 	f := newFixture(t, accountsSchema, withACL)
 	ctx := context.Background()
 	// Without a token nothing but Login and CheckVersion works.
-	_, err := f.cli.Query(ctx, &api.Request{Query: `{ q(func: has(name)) { name } }`})
+	_, err := f.cli.Query(ctx, &pb.Request{Query: `{ q(func: has(name)) { name } }`})
 	wantCode(t, err, codes.Unauthenticated, "no accessJwt")
-	if _, err := f.cli.CheckVersion(ctx, &api.Check{}); err != nil {
+	if _, err := f.cli.CheckVersion(ctx, &pb.Check{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.cli.Login(ctx, &api.LoginRequest{Userid: Groot, Password: "wrong-password"})
+	_, err = f.cli.Login(ctx, &pb.LoginRequest{Userid: Groot, Password: "wrong-password"})
 	wantCode(t, err, codes.Unauthenticated, "invalid username or password")
-	_, err = f.cli.Login(ctx, &api.LoginRequest{Userid: "nobody", Password: "password"})
+	_, err = f.cli.Login(ctx, &pb.LoginRequest{Userid: "nobody", Password: "password"})
 	wantCode(t, err, codes.Unauthenticated, "invalid username or password")
 
 	jwt := f.login(t, Groot, "password")
@@ -35,29 +35,29 @@ func TestACLLoginAndTokens(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 	// A refresh token is not an access token, and a forged one fails.
-	_, err = f.cli.Query(withToken(ctx, jwt.RefreshJwt), &api.Request{Query: `{ q(func: has(name)) { name } }`})
+	_, err = f.cli.Query(withToken(ctx, jwt.RefreshJwt), &pb.Request{Query: `{ q(func: has(name)) { name } }`})
 	wantCode(t, err, codes.Unauthenticated, "refresh token")
 	forged := jwt.AccessJwt[:len(jwt.AccessJwt)-4] + "AAAA"
-	_, err = f.cli.Query(withToken(ctx, forged), &api.Request{Query: `{ q(func: has(name)) { name } }`})
+	_, err = f.cli.Query(withToken(ctx, forged), &pb.Request{Query: `{ q(func: has(name)) { name } }`})
 	wantCode(t, err, codes.Unauthenticated, "signature")
 
 	// Past the access token's lifetime: "Token is expired" (pydgraph then
 	// logs in again with its refresh token), and the refresh token works.
 	f.clock.advance(DefaultConfig().ACL.AccessTTL + time.Second)
-	_, err = f.cli.Query(actx, &api.Request{Query: `{ q(func: has(name)) { name } }`})
+	_, err = f.cli.Query(actx, &pb.Request{Query: `{ q(func: has(name)) { name } }`})
 	wantCode(t, err, codes.Unauthenticated, "Token is expired")
-	resp, err := f.cli.Login(ctx, &api.LoginRequest{RefreshToken: jwt.RefreshJwt})
+	resp, err := f.cli.Login(ctx, &pb.LoginRequest{RefreshToken: jwt.RefreshJwt})
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwt2 := &api.Jwt{}
+	jwt2 := &pb.Jwt{}
 	if err := protoUnmarshal(resp.Json, jwt2); err != nil {
 		t.Fatal(err)
 	}
 	f.query(withToken(ctx, jwt2.AccessJwt), t, `{ q(func: has(name)) { name } }`, nil)
 	// Past the refresh token's lifetime, only the password helps.
 	f.clock.advance(DefaultConfig().ACL.RefreshTTL)
-	_, err = f.cli.Login(ctx, &api.LoginRequest{RefreshToken: jwt.RefreshJwt})
+	_, err = f.cli.Login(ctx, &pb.LoginRequest{RefreshToken: jwt.RefreshJwt})
 	wantCode(t, err, codes.Unauthenticated, "Token is expired")
 }
 
@@ -68,13 +68,13 @@ func TestACLGuardiansOnlyAlter(t *testing.T) {
 		t.Fatal(err)
 	}
 	actx := withToken(ctx, f.login(t, "alice", "alicepw").AccessJwt)
-	_, err := f.cli.Alter(actx, &api.Operation{Schema: `x: int .`})
+	_, err := f.cli.Alter(actx, &pb.Operation{Schema: `x: int .`})
 	wantCode(t, err, codes.PermissionDenied, "guardians")
-	_, err = f.cli.AllocateIDs(actx, &api.AllocateIDsRequest{HowMany: 1, LeaseType: api.LeaseType_UID})
+	_, err = f.cli.AllocateIDs(actx, &pb.AllocateIDsRequest{HowMany: 1, LeaseType: pb.LeaseType_UID})
 	wantCode(t, err, codes.PermissionDenied, "guardians")
 	// Alice may mutate; her transaction is hers: groot cannot commit it,
 	// nor can she with a wrong hash.
-	r, err := f.cli.Query(actx, &api.Request{Mutations: []*api.Mutation{{SetNquads: []byte(`_:a <name> "A" .`)}}})
+	r, err := f.cli.Query(actx, &pb.Request{Mutations: []*pb.Mutation{{SetNquads: []byte(`_:a <name> "A" .`)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,11 +82,11 @@ func TestACLGuardiansOnlyAlter(t *testing.T) {
 		t.Fatal("no hash in the transaction context with ACL on")
 	}
 	gctx := withToken(ctx, f.login(t, Groot, "password").AccessJwt)
-	_, err = f.cli.CommitOrAbort(gctx, &api.TxnContext{StartTs: r.Txn.StartTs, Hash: r.Txn.Hash})
+	_, err = f.cli.CommitOrAbort(gctx, &pb.TxnContext{StartTs: r.Txn.StartTs, Hash: r.Txn.Hash})
 	wantCode(t, err, codes.PermissionDenied, "another user")
-	_, err = f.cli.CommitOrAbort(actx, &api.TxnContext{StartTs: r.Txn.StartTs, Hash: "00"})
+	_, err = f.cli.CommitOrAbort(actx, &pb.TxnContext{StartTs: r.Txn.StartTs, Hash: "00"})
 	wantCode(t, err, codes.PermissionDenied, "hash mismatch")
-	if _, err := f.cli.CommitOrAbort(actx, &api.TxnContext{StartTs: r.Txn.StartTs, Hash: r.Txn.Hash}); err != nil {
+	if _, err := f.cli.CommitOrAbort(actx, &pb.TxnContext{StartTs: r.Txn.StartTs, Hash: r.Txn.Hash}); err != nil {
 		t.Fatal(err)
 	}
 	// Re-running Init keeps a changed groot password.
@@ -96,7 +96,7 @@ func TestACLGuardiansOnlyAlter(t *testing.T) {
 	if err := f.s.Init(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.cli.Login(ctx, &api.LoginRequest{Userid: Groot, Password: "password"})
+	_, err = f.cli.Login(ctx, &pb.LoginRequest{Userid: Groot, Password: "password"})
 	wantCode(t, err, codes.Unauthenticated, "invalid")
 	f.login(t, Groot, "newsecret")
 }

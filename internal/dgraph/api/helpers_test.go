@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/engine"
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
 // testSecret is an ACL secret for tests (32 bytes).
@@ -42,7 +42,7 @@ type fixture struct {
 	s     *Server
 	g     *dgraph.Graph
 	clock *clock
-	cli   api.DgraphClient
+	cli   pb.DgraphClient
 }
 
 // newFixture starts a Server over an in-memory engine with the real
@@ -104,7 +104,7 @@ func newFixtureWith(t testing.TB, schemaText string, edit func(*Config), gedit f
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &fixture{s: s, g: g, clock: ck, cli: api.NewDgraphClient(conn)}
+	return &fixture{s: s, g: g, clock: ck, cli: pb.NewDgraphClient(conn)}
 }
 
 func withACL(c *Config) { c.ACL.Secret = testSecret }
@@ -114,13 +114,13 @@ func withToken(ctx context.Context, tok string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "accessjwt", tok)
 }
 
-func (f *fixture) login(t *testing.T, user, password string) *api.Jwt {
+func (f *fixture) login(t *testing.T, user, password string) *pb.Jwt {
 	t.Helper()
-	resp, err := f.cli.Login(context.Background(), &api.LoginRequest{Userid: user, Password: password})
+	resp, err := f.cli.Login(context.Background(), &pb.LoginRequest{Userid: user, Password: password})
 	if err != nil {
 		t.Fatalf("login %s: %v", user, err)
 	}
-	jwt := &api.Jwt{}
+	jwt := &pb.Jwt{}
 	if err := protoUnmarshal(resp.Json, jwt); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func (f *fixture) login(t *testing.T, user, password string) *api.Jwt {
 // setJSON commits one JSON mutation at once and returns the blank-node UIDs.
 func (f *fixture) setJSON(ctx context.Context, t testing.TB, js string) map[string]string {
 	t.Helper()
-	resp, err := f.cli.Query(ctx, &api.Request{CommitNow: true, Mutations: []*api.Mutation{{SetJson: []byte(js)}}})
+	resp, err := f.cli.Query(ctx, &pb.Request{CommitNow: true, Mutations: []*pb.Mutation{{SetJson: []byte(js)}}})
 	if err != nil {
 		t.Fatalf("mutation %s: %v", js, err)
 	}
@@ -140,7 +140,7 @@ func (f *fixture) setJSON(ctx context.Context, t testing.TB, js string) map[stri
 // query runs a read-only query and decodes its JSON.
 func (f *fixture) query(ctx context.Context, t *testing.T, q string, vars map[string]string) map[string]any {
 	t.Helper()
-	resp, err := f.cli.Query(ctx, &api.Request{Query: q, Vars: vars, ReadOnly: true})
+	resp, err := f.cli.Query(ctx, &pb.Request{Query: q, Vars: vars, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("query %s: %v", q, err)
 	}
@@ -178,4 +178,4 @@ func names(m map[string]any, block string) []string {
 	return out
 }
 
-func protoUnmarshal(b []byte, m *api.Jwt) error { return proto.Unmarshal(b, m) }
+func protoUnmarshal(b []byte, m *pb.Jwt) error { return proto.Unmarshal(b, m) }

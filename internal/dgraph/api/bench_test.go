@@ -1,11 +1,11 @@
-package dgraphapi
+package api
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
 // BenchmarkGRPCMutateCommitNow: one JSON node per request, a whole
@@ -16,8 +16,8 @@ func BenchmarkGRPCMutateCommitNow(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		_, err := f.cli.Query(ctx, &api.Request{CommitNow: true,
-			Mutations: []*api.Mutation{{SetJson: []byte(fmt.Sprintf(`{"name":"n%d","balance":%d}`, i, i))}}})
+		_, err := f.cli.Query(ctx, &pb.Request{CommitNow: true,
+			Mutations: []*pb.Mutation{{SetJson: []byte(fmt.Sprintf(`{"name":"n%d","balance":%d}`, i, i))}}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -32,16 +32,16 @@ func BenchmarkGRPCTxnQueryMutateCommit(b *testing.B) {
 	uid := f.setJSON(ctx, b, `{"uid":"_:a","name":"acct","balance":0}`)["a"]
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r, err := f.cli.Query(ctx, &api.Request{Query: `{ q(func: eq(name, "acct")) { uid balance } }`})
+		r, err := f.cli.Query(ctx, &pb.Request{Query: `{ q(func: eq(name, "acct")) { uid balance } }`})
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, err = f.cli.Query(ctx, &api.Request{StartTs: r.Txn.StartTs,
-			Mutations: []*api.Mutation{{SetNquads: []byte(fmt.Sprintf("<%s> <balance> \"%d\" .", uid, i))}}})
+		_, err = f.cli.Query(ctx, &pb.Request{StartTs: r.Txn.StartTs,
+			Mutations: []*pb.Mutation{{SetNquads: []byte(fmt.Sprintf("<%s> <balance> \"%d\" .", uid, i))}}})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: r.Txn.StartTs}); err != nil {
+		if _, err := f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: r.Txn.StartTs}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -54,7 +54,7 @@ func BenchmarkGRPCReadOnlyQuery(b *testing.B) {
 	f.setJSON(ctx, b, `{"name":"root","friend":[{"name":"f1"},{"name":"f2"},{"name":"f3"}]}`)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := f.cli.Query(ctx, &api.Request{ReadOnly: true,
+		if _, err := f.cli.Query(ctx, &pb.Request{ReadOnly: true,
 			Query: `{ q(func: eq(name, "root")) { name friend { name } } }`}); err != nil {
 			b.Fatal(err)
 		}
@@ -67,18 +67,18 @@ func BenchmarkGRPCReadOnlyQuery(b *testing.B) {
 func BenchmarkGRPCReadOnlyQueryNamespace(b *testing.B) {
 	f := newFixture(b, "", withACL)
 	galaxy := f.benchLogin(b, 0)
-	if _, err := f.cli.CreateNamespace(galaxy, &api.CreateNamespaceRequest{}); err != nil {
+	if _, err := f.cli.CreateNamespace(galaxy, &pb.CreateNamespaceRequest{}); err != nil {
 		b.Fatal(err)
 	}
 	for _, ns := range []uint64{0, 1} {
 		ctx := f.benchLogin(b, ns)
-		if _, err := f.cli.Alter(ctx, &api.Operation{Schema: accountsSchema}); err != nil {
+		if _, err := f.cli.Alter(ctx, &pb.Operation{Schema: accountsSchema}); err != nil {
 			b.Fatal(err)
 		}
 		f.setJSON(ctx, b, `{"name":"root","friend":[{"name":"f1"},{"name":"f2"},{"name":"f3"}]}`)
 		b.Run(fmt.Sprintf("ns%d", ns), func(b *testing.B) {
 			for b.Loop() {
-				r, err := f.cli.Query(ctx, &api.Request{ReadOnly: true,
+				r, err := f.cli.Query(ctx, &pb.Request{ReadOnly: true,
 					Query: `{ q(func: eq(name, "root")) { name friend { name } } }`})
 				if err != nil || len(r.Json) < 40 {
 					b.Fatal(err, string(r.GetJson()))
@@ -89,11 +89,11 @@ func BenchmarkGRPCReadOnlyQueryNamespace(b *testing.B) {
 }
 
 func (f *fixture) benchLogin(b *testing.B, ns uint64) context.Context {
-	resp, err := f.cli.Login(context.Background(), &api.LoginRequest{Userid: Groot, Password: "password", Namespace: ns})
+	resp, err := f.cli.Login(context.Background(), &pb.LoginRequest{Userid: Groot, Password: "password", Namespace: ns})
 	if err != nil {
 		b.Fatal(err)
 	}
-	jwt := &api.Jwt{}
+	jwt := &pb.Jwt{}
 	if err := protoUnmarshal(resp.Json, jwt); err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package dgraphapi serves Dgraph's client API on a Weft engine, so that
+// Package api serves Dgraph's client API on a Weft engine, so that
 // Dgraph's own clients (pydgraph, dgo, curl scripts) work unchanged: the
 // gRPC service api.Dgraph (Login, Query, Alter, CommitOrAbort,
 // CheckVersion, RunDQL, AllocateIDs, CreateNamespace, DropNamespace,
@@ -83,4 +83,4 @@
 // A Server is safe for concurrent use. Requests of one transaction are
 // serialized by its lock; the table of transactions has its own lock,
 // never held while the engine is called.
-package dgraphapi
+package api

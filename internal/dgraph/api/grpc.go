@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"context"
@@ -11,18 +11,18 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/weft-db/weft/internal/dgraph/dql"
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
-// grpcService is the gRPC service api.Dgraph over a Server.
+// grpcService is the gRPC service pb.Dgraph over a Server.
 type grpcService struct {
-	api.UnimplementedDgraphServer
+	pb.UnimplementedDgraphServer
 	s *Server
 }
 
-// RegisterGRPC registers the service api.Dgraph on g.
+// RegisterGRPC registers the service pb.Dgraph on g.
 func (s *Server) RegisterGRPC(g *grpc.Server) {
-	api.RegisterDgraphServer(g, &grpcService{s: s})
+	pb.RegisterDgraphServer(g, &grpcService{s: s})
 }
 
 // grpcError turns an error into a gRPC status with Dgraph's codes.
@@ -48,28 +48,28 @@ func (g *grpcService) principal(ctx context.Context) (principal, error) {
 	return g.s.acl.authorize(tok)
 }
 
-func (g *grpcService) Login(ctx context.Context, req *api.LoginRequest) (*api.Response, error) {
+func (g *grpcService) Login(ctx context.Context, req *pb.LoginRequest) (*pb.Response, error) {
 	t, err := g.s.acl.login(ctx, req.Userid, req.Password, req.RefreshToken, req.Namespace, g.s.live)
 	if err != nil {
 		g.s.log.Info("dgraph login refused", "user", req.Userid, "err", err)
 		return nil, grpcError(err)
 	}
 	// Dgraph answers the tokens as a serialized Jwt message in Response.json.
-	b, err := proto.Marshal(&api.Jwt{AccessJwt: t.access, RefreshJwt: t.refresh})
+	b, err := proto.Marshal(&pb.Jwt{AccessJwt: t.access, RefreshJwt: t.refresh})
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	return &api.Response{Json: b}, nil
+	return &pb.Response{Json: b}, nil
 }
 
-func (g *grpcService) Query(ctx context.Context, req *api.Request) (*api.Response, error) {
+func (g *grpcService) Query(ctx context.Context, req *pb.Request) (*pb.Response, error) {
 	p, err := g.principal(ctx)
 	if err != nil {
 		return nil, grpcError(err)
 	}
 	rq := &request{startTs: req.StartTs, hash: req.Hash, readOnly: req.ReadOnly, bestEffort: req.BestEffort,
 		commitNow: req.CommitNow, query: req.Query, vars: req.Vars}
-	if req.RespFormat == api.Request_RDF {
+	if req.RespFormat == pb.Request_RDF {
 		return nil, grpcError(errorf(CodeUnimplemented, "resp_format RDF is not supported"))
 	}
 	for i, m := range req.Mutations {
@@ -90,20 +90,20 @@ func (g *grpcService) Query(ctx context.Context, req *api.Request) (*api.Respons
 	return g.response(out), nil
 }
 
-func (g *grpcService) response(out *outcome) *api.Response {
-	resp := &api.Response{Json: out.data, Txn: out.txn, Latency: out.latency, Uids: out.uids}
+func (g *grpcService) response(out *outcome) *pb.Response {
+	resp := &pb.Response{Json: out.data, Txn: out.txn, Latency: out.latency, Uids: out.uids}
 	if len(resp.Json) == 0 {
 		resp.Json = []byte("{}")
 	}
 	return resp
 }
 
-func (g *grpcService) RunDQL(ctx context.Context, req *api.RunDQLRequest) (*api.Response, error) {
+func (g *grpcService) RunDQL(ctx context.Context, req *pb.RunDQLRequest) (*pb.Response, error) {
 	p, err := g.principal(ctx)
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	if req.RespFormat == api.Request_RDF {
+	if req.RespFormat == pb.Request_RDF {
 		return nil, grpcError(errorf(CodeUnimplemented, "resp_format RDF is not supported"))
 	}
 	rq, err := dqlRequest(req.DqlQuery, req.Vars)
@@ -148,7 +148,7 @@ func looksLikeMutation(text string) bool {
 	return false
 }
 
-func (g *grpcService) Alter(ctx context.Context, op *api.Operation) (*api.Payload, error) {
+func (g *grpcService) Alter(ctx context.Context, op *pb.Operation) (*pb.Payload, error) {
 	p, err := g.principal(ctx)
 	if err != nil {
 		return nil, grpcError(err)
@@ -156,10 +156,10 @@ func (g *grpcService) Alter(ctx context.Context, op *api.Operation) (*api.Payloa
 	if err := g.s.alter(ctx, p, op); err != nil {
 		return nil, grpcError(err)
 	}
-	return &api.Payload{Data: []byte(`{"code":"Success","message":"Done"}`)}, nil
+	return &pb.Payload{Data: []byte(`{"code":"Success","message":"Done"}`)}, nil
 }
 
-func (g *grpcService) CommitOrAbort(ctx context.Context, tc *api.TxnContext) (*api.TxnContext, error) {
+func (g *grpcService) CommitOrAbort(ctx context.Context, tc *pb.TxnContext) (*pb.TxnContext, error) {
 	p, err := g.principal(ctx)
 	if err != nil {
 		return nil, grpcError(err)
@@ -168,11 +168,11 @@ func (g *grpcService) CommitOrAbort(ctx context.Context, tc *api.TxnContext) (*a
 	return out, grpcError(err)
 }
 
-func (g *grpcService) CheckVersion(context.Context, *api.Check) (*api.Version, error) {
-	return &api.Version{Tag: g.s.cfg.Version}, nil
+func (g *grpcService) CheckVersion(context.Context, *pb.Check) (*pb.Version, error) {
+	return &pb.Version{Tag: g.s.cfg.Version}, nil
 }
 
-func (g *grpcService) AllocateIDs(ctx context.Context, req *api.AllocateIDsRequest) (*api.AllocateIDsResponse, error) {
+func (g *grpcService) AllocateIDs(ctx context.Context, req *pb.AllocateIDsRequest) (*pb.AllocateIDsResponse, error) {
 	p, err := g.principal(ctx)
 	if err != nil {
 		return nil, grpcError(err)
@@ -181,13 +181,13 @@ func (g *grpcService) AllocateIDs(ctx context.Context, req *api.AllocateIDsReque
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	return &api.AllocateIDsResponse{Start: start, End: end}, nil
+	return &pb.AllocateIDsResponse{Start: start, End: end}, nil
 }
 
 // CreateNamespace is Dgraph v25's namespace creation (pydgraph's
 // create_namespace): for guardians of the galaxy; groot of the new
 // namespace gets DefaultNamespacePassword.
-func (g *grpcService) CreateNamespace(ctx context.Context, _ *api.CreateNamespaceRequest) (*api.CreateNamespaceResponse, error) {
+func (g *grpcService) CreateNamespace(ctx context.Context, _ *pb.CreateNamespaceRequest) (*pb.CreateNamespaceResponse, error) {
 	p, err := g.principal(ctx)
 	if err != nil {
 		return nil, grpcError(err)
@@ -196,11 +196,11 @@ func (g *grpcService) CreateNamespace(ctx context.Context, _ *api.CreateNamespac
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	return &api.CreateNamespaceResponse{Namespace: ns}, nil
+	return &pb.CreateNamespaceResponse{Namespace: ns}, nil
 }
 
 // DropNamespace deletes a namespace (guardians of the galaxy).
-func (g *grpcService) DropNamespace(ctx context.Context, req *api.DropNamespaceRequest) (*api.DropNamespaceResponse, error) {
+func (g *grpcService) DropNamespace(ctx context.Context, req *pb.DropNamespaceRequest) (*pb.DropNamespaceResponse, error) {
 	p, err := g.principal(ctx)
 	if err != nil {
 		return nil, grpcError(err)
@@ -208,12 +208,12 @@ func (g *grpcService) DropNamespace(ctx context.Context, req *api.DropNamespaceR
 	if err := g.s.deleteNamespace(ctx, p, req.Namespace); err != nil {
 		return nil, grpcError(err)
 	}
-	return &api.DropNamespaceResponse{}, nil
+	return &pb.DropNamespaceResponse{}, nil
 }
 
 // ListNamespaces lists the live namespaces, 0 included (guardians of the
 // galaxy).
-func (g *grpcService) ListNamespaces(ctx context.Context, _ *api.ListNamespacesRequest) (*api.ListNamespacesResponse, error) {
+func (g *grpcService) ListNamespaces(ctx context.Context, _ *pb.ListNamespacesRequest) (*pb.ListNamespacesResponse, error) {
 	p, err := g.principal(ctx)
 	if err != nil {
 		return nil, grpcError(err)
@@ -222,9 +222,9 @@ func (g *grpcService) ListNamespaces(ctx context.Context, _ *api.ListNamespacesR
 	if err != nil {
 		return nil, grpcError(err)
 	}
-	out := &api.ListNamespacesResponse{Namespaces: map[uint64]*api.Namespace{}}
+	out := &pb.ListNamespacesResponse{Namespaces: map[uint64]*pb.Namespace{}}
 	for _, id := range ids {
-		out.Namespaces[id] = &api.Namespace{Id: id}
+		out.Namespaces[id] = &pb.Namespace{Id: id}
 	}
 	return out, nil
 }
@@ -232,7 +232,7 @@ func (g *grpcService) ListNamespaces(ctx context.Context, _ *api.ListNamespacesR
 // checkQuadNamespaces refuses NQuads naming another namespace than the
 // caller's (Dgraph lets a guardian of the galaxy write into any namespace
 // that way; Weft does not).
-func checkQuadNamespaces(p principal, m *api.Mutation) error {
+func checkQuadNamespaces(p principal, m *pb.Mutation) error {
 	for _, nq := range append(slices.Clone(m.Set), m.Del...) {
 		if nq.Namespace != 0 && nq.Namespace != p.ns {
 			return errorf(CodeUnimplemented, "NQuad namespace %d: a mutation writes into its caller's namespace (%d) only", nq.Namespace, p.ns)

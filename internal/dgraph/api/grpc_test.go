@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
 const accountsSchema = `
@@ -40,7 +40,7 @@ func TestGRPCMutateCommitNowThenQuery(t *testing.T) {
 		t.Fatalf("friends %v, want [Bob]", fr)
 	}
 	// A read-only response still carries a start_ts (pydgraph merges it).
-	resp, err := f.cli.Query(ctx, &api.Request{Query: `{ q(func: eq(name, "Bob")) { name } }`})
+	resp, err := f.cli.Query(ctx, &pb.Request{Query: `{ q(func: eq(name, "Bob")) { name } }`})
 	if err != nil || resp.Txn.GetStartTs() == 0 {
 		t.Fatalf("query: %v, txn %v: want a start_ts", err, resp.GetTxn())
 	}
@@ -49,19 +49,19 @@ func TestGRPCMutateCommitNowThenQuery(t *testing.T) {
 func TestGRPCEmptyAndBadRequests(t *testing.T) {
 	f := newFixture(t, accountsSchema, nil)
 	ctx := context.Background()
-	_, err := f.cli.Query(ctx, &api.Request{})
+	_, err := f.cli.Query(ctx, &pb.Request{})
 	wantCode(t, err, codes.InvalidArgument, "empty request")
-	_, err = f.cli.Query(ctx, &api.Request{Query: `{ q(func: has(name)) { name } }`, BestEffort: true})
+	_, err = f.cli.Query(ctx, &pb.Request{Query: `{ q(func: has(name)) { name } }`, BestEffort: true})
 	wantCode(t, err, codes.InvalidArgument, "best effort")
-	_, err = f.cli.Query(ctx, &api.Request{ReadOnly: true, Mutations: []*api.Mutation{{SetNquads: []byte(`_:a <name> "x" .`)}}})
+	_, err = f.cli.Query(ctx, &pb.Request{ReadOnly: true, Mutations: []*pb.Mutation{{SetNquads: []byte(`_:a <name> "x" .`)}}})
 	wantCode(t, err, codes.InvalidArgument, "Readonly")
-	_, err = f.cli.Query(ctx, &api.Request{CommitNow: true, Mutations: []*api.Mutation{{SetNquads: []byte(`_:a <balance> "ten" .`)}}})
+	_, err = f.cli.Query(ctx, &pb.Request{CommitNow: true, Mutations: []*pb.Mutation{{SetNquads: []byte(`_:a <balance> "ten" .`)}}})
 	wantCode(t, err, codes.InvalidArgument, "balance")
-	_, err = f.cli.CommitOrAbort(ctx, &api.TxnContext{})
+	_, err = f.cli.CommitOrAbort(ctx, &pb.TxnContext{})
 	wantCode(t, err, codes.InvalidArgument, "StartTs cannot be zero")
-	_, err = f.cli.Query(ctx, &api.Request{Query: `{ q(func: ) { name } }`})
+	_, err = f.cli.Query(ctx, &pb.Request{Query: `{ q(func: ) { name } }`})
 	wantCode(t, err, codes.InvalidArgument, "dql")
-	_, err = f.cli.Query(ctx, &api.Request{Mutations: []*api.Mutation{{SetNquads: []byte(`_:a <balance> "ten" .`)}}})
+	_, err = f.cli.Query(ctx, &pb.Request{Mutations: []*pb.Mutation{{SetNquads: []byte(`_:a <balance> "ten" .`)}}})
 	wantCode(t, err, codes.InvalidArgument, "balance")
 	if n := f.s.OpenTxns(); n != 0 {
 		t.Fatalf("failed first requests left %d transactions behind", n)
@@ -73,7 +73,7 @@ func TestGRPCEmptyAndBadRequests(t *testing.T) {
 func TestTxnBuffersUntilCommit(t *testing.T) {
 	f := newFixture(t, accountsSchema, nil)
 	ctx := context.Background()
-	r1, err := f.cli.Query(ctx, &api.Request{Mutations: []*api.Mutation{{SetNquads: []byte(`_:a <name> "Ann" .`)}}})
+	r1, err := f.cli.Query(ctx, &pb.Request{Mutations: []*pb.Mutation{{SetNquads: []byte(`_:a <name> "Ann" .`)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestTxnBuffersUntilCommit(t *testing.T) {
 	if tc.StartTs == 0 || len(tc.Keys) == 0 || !slices.Contains(tc.Preds, "0-name") || tc.CommitTs != 0 {
 		t.Fatalf("txn context %v: want start_ts, keys, preds [0-name], no commit_ts", tc)
 	}
-	r2, err := f.cli.Query(ctx, &api.Request{StartTs: tc.StartTs, Mutations: []*api.Mutation{{SetNquads: []byte(`_:a <name> "Ann" .`)}}})
+	r2, err := f.cli.Query(ctx, &pb.Request{StartTs: tc.StartTs, Mutations: []*pb.Mutation{{SetNquads: []byte(`_:a <name> "Ann" .`)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestTxnBuffersUntilCommit(t *testing.T) {
 	if got := f.query(ctx, t, q, nil); len(got["q"].([]any)) != 0 {
 		t.Fatalf("before commit another reader sees %v", got)
 	}
-	out, err := f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: tc.StartTs})
+	out, err := f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: tc.StartTs})
 	if err != nil || out.CommitTs <= tc.StartTs {
 		t.Fatalf("commit: %v %v: want commit_ts > start_ts", out, err)
 	}
@@ -108,18 +108,18 @@ func TestTxnBuffersUntilCommit(t *testing.T) {
 		t.Fatalf("after commit: %v, want %v", seen, want)
 	}
 	// The transaction is over: committing again aborts.
-	_, err = f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: tc.StartTs})
+	_, err = f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: tc.StartTs})
 	wantCode(t, err, codes.Aborted, "Please retry")
 }
 
 func TestTxnAbortDiscards(t *testing.T) {
 	f := newFixture(t, accountsSchema, nil)
 	ctx := context.Background()
-	r, err := f.cli.Query(ctx, &api.Request{Mutations: []*api.Mutation{{SetNquads: []byte(`_:a <name> "Gone" .`)}}})
+	r, err := f.cli.Query(ctx, &pb.Request{Mutations: []*pb.Mutation{{SetNquads: []byte(`_:a <name> "Gone" .`)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: r.Txn.StartTs, Aborted: true})
+	out, err := f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: r.Txn.StartTs, Aborted: true})
 	if err != nil || !out.Aborted {
 		t.Fatalf("abort: %v %v: want aborted without error", out, err)
 	}
@@ -140,22 +140,22 @@ func TestTxnConflictAborts(t *testing.T) {
 	uid := f.setJSON(ctx, t, `{"uid":"_:a","name":"acct","balance":100}`)["a"]
 	q := `{ q(func: eq(name, "acct")) { uid balance } }`
 	begin := func(newBalance string) uint64 {
-		r, err := f.cli.Query(ctx, &api.Request{Query: q})
+		r, err := f.cli.Query(ctx, &pb.Request{Query: q})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = f.cli.Query(ctx, &api.Request{StartTs: r.Txn.StartTs,
-			Mutations: []*api.Mutation{{SetNquads: []byte("<" + uid + "> <balance> \"" + newBalance + "\" .")}}})
+		_, err = f.cli.Query(ctx, &pb.Request{StartTs: r.Txn.StartTs,
+			Mutations: []*pb.Mutation{{SetNquads: []byte("<" + uid + "> <balance> \"" + newBalance + "\" .")}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r.Txn.StartTs
 	}
 	t1, t2 := begin("90"), begin("80")
-	if _, err := f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: t2}); err != nil {
+	if _, err := f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: t2}); err != nil {
 		t.Fatalf("first commit: %v", err)
 	}
-	_, err := f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: t1})
+	_, err := f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: t1})
 	wantCode(t, err, codes.Aborted, "Transaction has been aborted. Please retry")
 	got := f.query(ctx, t, q, nil)
 	if b := got["q"].([]any)[0].(map[string]any)["balance"]; b != float64(80) {
@@ -172,25 +172,25 @@ func TestTxnWriteSkewAborts(t *testing.T) {
 	uids := f.setJSON(ctx, t, `[{"uid":"_:x","name":"x","balance":50},{"uid":"_:y","name":"y","balance":50}]`)
 	q := `{ q(func: eq(name, ["x", "y"])) { uid balance } }`
 	begin := func(acct string) uint64 {
-		r, err := f.cli.Query(ctx, &api.Request{Query: q})
+		r, err := f.cli.Query(ctx, &pb.Request{Query: q})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if n := len(decode(t, r.Json)["q"].([]any)); n != 2 {
 			t.Fatalf("read %d accounts, want 2", n)
 		}
-		_, err = f.cli.Query(ctx, &api.Request{StartTs: r.Txn.StartTs,
-			Mutations: []*api.Mutation{{SetNquads: []byte("<" + uids[acct] + "> <balance> \"-40\" .")}}})
+		_, err = f.cli.Query(ctx, &pb.Request{StartTs: r.Txn.StartTs,
+			Mutations: []*pb.Mutation{{SetNquads: []byte("<" + uids[acct] + "> <balance> \"-40\" .")}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return r.Txn.StartTs
 	}
 	tx, ty := begin("x"), begin("y")
-	if _, err := f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: tx}); err != nil {
+	if _, err := f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: tx}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: ty})
+	_, err := f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: ty})
 	wantCode(t, err, codes.Aborted, "Please retry")
 }
 
@@ -208,11 +208,11 @@ func TestRunDQLUpsert(t *testing.T) {
 	  mutation @if(eq(len(v), 1)) { set { uid(v) <balance> "2" . } }
 	}`
 	for i := 0; i < 2; i++ {
-		if _, err := f.cli.RunDQL(ctx, &api.RunDQLRequest{DqlQuery: up}); err != nil {
+		if _, err := f.cli.RunDQL(ctx, &pb.RunDQLRequest{DqlQuery: up}); err != nil {
 			t.Fatalf("run %d: %v", i+1, err)
 		}
 	}
-	resp, err := f.cli.RunDQL(ctx, &api.RunDQLRequest{DqlQuery: `query q($n: string) { q(func: eq(name, $n)) { balance } }`,
+	resp, err := f.cli.RunDQL(ctx, &pb.RunDQLRequest{DqlQuery: `query q($n: string) { q(func: eq(name, $n)) { balance } }`,
 		Vars: map[string]string{"$n": "Zed"}, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -228,8 +228,8 @@ func TestRunDQLUpsert(t *testing.T) {
 func TestRequestUpsertInTxn(t *testing.T) {
 	f := newFixture(t, accountsSchema, nil)
 	ctx := context.Background()
-	req := &api.Request{Query: `{ v as var(func: eq(name, "Yan")) }`,
-		Mutations: []*api.Mutation{{Cond: `@if(eq(len(v), 0))`, SetNquads: []byte(`_:n <name> "Yan" .`)}}}
+	req := &pb.Request{Query: `{ v as var(func: eq(name, "Yan")) }`,
+		Mutations: []*pb.Mutation{{Cond: `@if(eq(len(v), 0))`, SetNquads: []byte(`_:n <name> "Yan" .`)}}}
 	r, err := f.cli.Query(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func TestRequestUpsertInTxn(t *testing.T) {
 	if r.Uids["n"] == "" && r.Uids["uid(v)"] == "" {
 		t.Fatalf("uids %v: want the new node's uid", r.Uids)
 	}
-	if _, err := f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: r.Txn.StartTs}); err != nil {
+	if _, err := f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: r.Txn.StartTs}); err != nil {
 		t.Fatal(err)
 	}
 	req.CommitNow = true
@@ -253,14 +253,14 @@ func TestRequestUpsertInTxn(t *testing.T) {
 func TestAlterDropAttrAndCheckVersion(t *testing.T) {
 	f := newFixture(t, "", nil)
 	ctx := context.Background()
-	if _, err := f.cli.Alter(ctx, &api.Operation{Schema: `nick: string @index(exact) .`}); err != nil {
+	if _, err := f.cli.Alter(ctx, &pb.Operation{Schema: `nick: string @index(exact) .`}); err != nil {
 		t.Fatal(err)
 	}
 	f.setJSON(ctx, t, `{"nick":"zz"}`)
 	if got := f.query(ctx, t, `{ q(func: eq(nick, "zz")) { nick } }`, nil); len(got["q"].([]any)) != 1 {
 		t.Fatalf("got %v, want the node", got)
 	}
-	if _, err := f.cli.Alter(ctx, &api.Operation{DropOp: api.Operation_ATTR, DropValue: "nick"}); err != nil {
+	if _, err := f.cli.Alter(ctx, &pb.Operation{DropOp: pb.Operation_ATTR, DropValue: "nick"}); err != nil {
 		t.Fatal(err)
 	}
 	sch, err := f.g.Schema(ctx)
@@ -270,9 +270,9 @@ func TestAlterDropAttrAndCheckVersion(t *testing.T) {
 	if _, ok := sch.Predicate("nick"); ok {
 		t.Fatal("nick still in the schema after drop_attr")
 	}
-	_, err = f.cli.Alter(ctx, &api.Operation{})
+	_, err = f.cli.Alter(ctx, &pb.Operation{})
 	wantCode(t, err, codes.InvalidArgument, "empty")
-	v, err := f.cli.CheckVersion(ctx, &api.Check{})
+	v, err := f.cli.CheckVersion(ctx, &pb.Check{})
 	if err != nil || v.Tag != DefaultConfig().Version {
 		t.Fatalf("version %v %v", v, err)
 	}
@@ -281,18 +281,18 @@ func TestAlterDropAttrAndCheckVersion(t *testing.T) {
 func TestAllocateIDs(t *testing.T) {
 	f := newFixture(t, "", nil)
 	ctx := context.Background()
-	a, err := f.cli.AllocateIDs(ctx, &api.AllocateIDsRequest{HowMany: 10, LeaseType: api.LeaseType_UID})
+	a, err := f.cli.AllocateIDs(ctx, &pb.AllocateIDsRequest{HowMany: 10, LeaseType: pb.LeaseType_UID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := f.cli.AllocateIDs(ctx, &api.AllocateIDsRequest{HowMany: 5, LeaseType: api.LeaseType_UID})
+	b, err := f.cli.AllocateIDs(ctx, &pb.AllocateIDsRequest{HowMany: 5, LeaseType: pb.LeaseType_UID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.End-a.Start+1 != 10 || b.End-b.Start+1 != 5 || b.Start <= a.End {
 		t.Fatalf("leases %v and %v: want 10 then 5 ids, disjoint, end inclusive", a, b)
 	}
-	_, err = f.cli.AllocateIDs(ctx, &api.AllocateIDsRequest{HowMany: 1, LeaseType: api.LeaseType_NS})
+	_, err = f.cli.AllocateIDs(ctx, &pb.AllocateIDsRequest{HowMany: 1, LeaseType: pb.LeaseType_NS})
 	wantCode(t, err, codes.Unimplemented, "namespace")
 }
 
@@ -301,7 +301,7 @@ func TestAlterDropDataAndAll(t *testing.T) {
 	ctx := context.Background()
 	f.setJSON(ctx, t, `{"name":"dropme","balance":3}`)
 	q := `{ q(func: eq(name, "dropme")) { name } }`
-	if _, err := f.cli.Alter(ctx, &api.Operation{DropOp: api.Operation_DATA}); err != nil {
+	if _, err := f.cli.Alter(ctx, &pb.Operation{DropOp: pb.Operation_DATA}); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.query(ctx, t, q, nil); len(names(got, "q")) != 0 {
@@ -315,7 +315,7 @@ func TestAlterDropDataAndAll(t *testing.T) {
 		t.Fatalf("DROP DATA lost the schema of name: %+v %v", P, ok)
 	}
 	f.setJSON(ctx, t, `{"name":"dropme"}`)
-	if _, err := f.cli.Alter(ctx, &api.Operation{DropAll: true}); err != nil {
+	if _, err := f.cli.Alter(ctx, &pb.Operation{DropAll: true}); err != nil {
 		t.Fatal(err)
 	}
 	if sch, err = f.g.Schema(ctx); err != nil {
@@ -324,7 +324,7 @@ func TestAlterDropDataAndAll(t *testing.T) {
 	if _, ok := sch.Predicate("name"); ok {
 		t.Fatal("DROP ALL kept the predicate name")
 	}
-	_, err = f.cli.Query(ctx, &api.Request{Query: `{ q(func: eq(name, "dropme")) { name } }`})
+	_, err = f.cli.Query(ctx, &pb.Request{Query: `{ q(func: eq(name, "dropme")) { name } }`})
 	if err == nil {
 		if got := f.query(ctx, t, q, nil); len(names(got, "q")) != 0 {
 			t.Fatalf("after DROP ALL: %v", got)
@@ -337,14 +337,14 @@ func TestAlterDropDataAndAll(t *testing.T) {
 func TestTxnSeesOwnWrites(t *testing.T) {
 	f := newFixture(t, accountsSchema, nil)
 	ctx := context.Background()
-	r, err := f.cli.Query(ctx, &api.Request{Mutations: []*api.Mutation{{
+	r, err := f.cli.Query(ctx, &pb.Request{Mutations: []*pb.Mutation{{
 		SetJson: []byte(`{"uid":"_:a","name":"Own","balance":5,"nick":"o","friend":{"uid":"_:b","name":"Pal"}}`)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := r.Txn.StartTs
 	q := `{ q(func: eq(name, "Own")) { name balance nick friend { name ~friend { name } } } }`
-	in, err := f.cli.Query(ctx, &api.Request{StartTs: start, Query: q})
+	in, err := f.cli.Query(ctx, &pb.Request{StartTs: start, Query: q})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,12 +356,12 @@ func TestTxnSeesOwnWrites(t *testing.T) {
 		t.Fatalf("outside the transaction: %v", got)
 	}
 	// An upsert in the same transaction finds the node it created.
-	up := &api.Request{StartTs: start, Query: `{ v as var(func: eq(name, "Own")) }`,
-		Mutations: []*api.Mutation{{Cond: `@if(eq(len(v), 0))`, SetNquads: []byte(`_:n <name> "Own" .`)}}}
+	up := &pb.Request{StartTs: start, Query: `{ v as var(func: eq(name, "Own")) }`,
+		Mutations: []*pb.Mutation{{Cond: `@if(eq(len(v), 0))`, SetNquads: []byte(`_:n <name> "Own" .`)}}}
 	if _, err := f.cli.Query(ctx, up); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: start}); err != nil {
+	if _, err := f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: start}); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.query(ctx, t, `{ q(func: eq(name, "Own")) { uid } }`, nil); len(got["q"].([]any)) != 1 {
@@ -390,9 +390,9 @@ func TestConcurrentUpsertsCreateOne(t *testing.T) {
 	errc := make(chan error, workers)
 	for w := range workers {
 		go func() {
-			_, err := f.cli.Query(ctx, &api.Request{CommitNow: true,
+			_, err := f.cli.Query(ctx, &pb.Request{CommitNow: true,
 				Query: `{ v as var(func: eq(email, "k@x")) }`,
-				Mutations: []*api.Mutation{
+				Mutations: []*pb.Mutation{
 					{Cond: `@if(eq(len(v), 0))`, SetNquads: []byte(fmt.Sprintf("_:n <email> \"k@x\" .\n_:n <hits> \"%d\" .", w))},
 					{Cond: `@if(eq(len(v), 1))`, SetNquads: []byte(fmt.Sprintf("uid(v) <hits> \"%d\" .", w))},
 				}})

@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/weft-db/weft/internal/dgraph"
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
 const tenantSchema = `
@@ -26,18 +26,18 @@ type Person { name email friend }
 // access token.
 func (f *fixture) loginNS(t *testing.T, user, password string, ns uint64) context.Context {
 	t.Helper()
-	resp, err := f.cli.Login(context.Background(), &api.LoginRequest{Userid: user, Password: password, Namespace: ns})
+	resp, err := f.cli.Login(context.Background(), &pb.LoginRequest{Userid: user, Password: password, Namespace: ns})
 	if err != nil {
 		t.Fatalf("login %s into %d: %v", user, ns, err)
 	}
-	jwt := &api.Jwt{}
+	jwt := &pb.Jwt{}
 	if err := protoUnmarshal(resp.Json, jwt); err != nil {
 		t.Fatal(err)
 	}
 	return withToken(context.Background(), jwt.AccessJwt)
 }
 
-func (f *fixture) mustAlter(ctx context.Context, t *testing.T, op *api.Operation) {
+func (f *fixture) mustAlter(ctx context.Context, t *testing.T, op *pb.Operation) {
 	t.Helper()
 	if _, err := f.cli.Alter(ctx, op); err != nil {
 		t.Fatalf("alter %v: %v", op, err)
@@ -72,11 +72,11 @@ func TestNamespacesIsolateQueriesAndSchema(t *testing.T) {
 
 func testNamespacesIsolate(t *testing.T, f *fixture) {
 	galaxy := f.loginNS(t, Groot, "password", 0)
-	r1, err := f.cli.CreateNamespace(galaxy, &api.CreateNamespaceRequest{})
+	r1, err := f.cli.CreateNamespace(galaxy, &pb.CreateNamespaceRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := f.cli.CreateNamespace(galaxy, &api.CreateNamespaceRequest{})
+	r2, err := f.cli.CreateNamespace(galaxy, &pb.CreateNamespaceRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +85,9 @@ func testNamespacesIsolate(t *testing.T, f *fixture) {
 	}
 	ctxs := []context.Context{galaxy, f.loginNS(t, Groot, "password", 1), f.loginNS(t, Groot, "password", 2)}
 	whos := []string{"zero", "one", "two"}
-	f.mustAlter(ctxs[0], t, &api.Operation{Schema: tenantSchema})
-	f.mustAlter(ctxs[1], t, &api.Operation{Schema: tenantSchema})
-	f.mustAlter(ctxs[2], t, &api.Operation{Schema: tenantSchema + "only2: int .\n"})
+	f.mustAlter(ctxs[0], t, &pb.Operation{Schema: tenantSchema})
+	f.mustAlter(ctxs[1], t, &pb.Operation{Schema: tenantSchema})
+	f.mustAlter(ctxs[2], t, &pb.Operation{Schema: tenantSchema + "only2: int .\n"})
 	for i, ctx := range ctxs {
 		f.fill(ctx, t, whos[i])
 	}
@@ -128,10 +128,10 @@ func testNamespacesIsolate(t *testing.T, f *fixture) {
 	// An upsert keyed on email finds only its namespace's node.
 	up := `upsert { query { v as var(func: eq(email, "a@x")) }
 		mutation @if(eq(len(v), 1)) { set { uid(v) <name> "alice-upserted" . } } }`
-	if _, err := f.cli.Query(ctxs[1], &api.Request{Query: "", CommitNow: true, Mutations: nil}); err == nil {
+	if _, err := f.cli.Query(ctxs[1], &pb.Request{Query: "", CommitNow: true, Mutations: nil}); err == nil {
 		t.Fatal("an empty request succeeded")
 	}
-	if _, err := f.cli.RunDQL(ctxs[1], &api.RunDQLRequest{DqlQuery: up}); err != nil {
+	if _, err := f.cli.RunDQL(ctxs[1], &pb.RunDQLRequest{DqlQuery: up}); err != nil {
 		t.Fatal(err)
 	}
 	for i, ctx := range ctxs {
@@ -145,7 +145,7 @@ func testNamespacesIsolate(t *testing.T, f *fixture) {
 		}
 	}
 	// drop_all in namespace 2 drops only its data.
-	f.mustAlter(ctxs[2], t, &api.Operation{DropAll: true})
+	f.mustAlter(ctxs[2], t, &pb.Operation{DropAll: true})
 	for i, ctx := range ctxs {
 		got := names(f.query(ctx, t, `{ q(func: has(email)) { name } }`, nil), "q")
 		if (i == 2) != (len(got) == 0) {
@@ -157,7 +157,7 @@ func testNamespacesIsolate(t *testing.T, f *fixture) {
 		t.Errorf("ns 2's schema after its drop_all: %v", sch)
 	}
 	// drop_all by the galaxy's guardian drops every namespace's data.
-	f.mustAlter(ctxs[0], t, &api.Operation{DropAll: true})
+	f.mustAlter(ctxs[0], t, &pb.Operation{DropAll: true})
 	for i, ctx := range ctxs {
 		if got := names(f.query(ctx, t, `{ q(func: has(email)) { name } }`, nil), "q"); len(got) != 0 {
 			t.Errorf("ns %d after the galaxy's drop_all: %v", i, got)
@@ -170,12 +170,12 @@ func testNamespacesIsolate(t *testing.T, f *fixture) {
 func TestNamespaceTransactionsAndPreds(t *testing.T) {
 	f := newFixture(t, "", withACL)
 	galaxy := f.loginNS(t, Groot, "password", 0)
-	if _, err := f.cli.CreateNamespace(galaxy, &api.CreateNamespaceRequest{}); err != nil {
+	if _, err := f.cli.CreateNamespace(galaxy, &pb.CreateNamespaceRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	ns1 := f.loginNS(t, Groot, "password", 1)
-	f.mustAlter(ns1, t, &api.Operation{Schema: tenantSchema})
-	resp, err := f.cli.Query(ns1, &api.Request{Mutations: []*api.Mutation{{SetJson: []byte(`{"name":"t1","email":"t@x"}`)}}})
+	f.mustAlter(ns1, t, &pb.Operation{Schema: tenantSchema})
+	resp, err := f.cli.Query(ns1, &pb.Request{Mutations: []*pb.Mutation{{SetJson: []byte(`{"name":"t1","email":"t@x"}`)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,11 +183,11 @@ func TestNamespaceTransactionsAndPreds(t *testing.T) {
 		t.Fatalf("preds %v, want 1-name", resp.Txn.Preds)
 	}
 	// NQuads naming another namespace are refused.
-	_, err = f.cli.Query(ns1, &api.Request{CommitNow: true, Mutations: []*api.Mutation{{Set: []*api.NQuad{
-		{Subject: "_:x", Predicate: "name", ObjectValue: &api.Value{Val: &api.Value_StrVal{StrVal: "n"}}, Namespace: 2}}}}})
+	_, err = f.cli.Query(ns1, &pb.Request{CommitNow: true, Mutations: []*pb.Mutation{{Set: []*pb.NQuad{
+		{Subject: "_:x", Predicate: "name", ObjectValue: &pb.Value{Val: &pb.Value_StrVal{StrVal: "n"}}, Namespace: 2}}}}})
 	wantCode(t, err, codes.Unimplemented, "NQuad namespace 2")
 	// The transaction sees its own write, in its namespace.
-	own, err := f.cli.Query(ns1, &api.Request{StartTs: resp.Txn.StartTs, Hash: resp.Txn.Hash,
+	own, err := f.cli.Query(ns1, &pb.Request{StartTs: resp.Txn.StartTs, Hash: resp.Txn.Hash,
 		Query: `{ q(func: eq(name, "t1")) { name } }`})
 	if err != nil || fmt.Sprint(decode(t, own.Json)) != "map[q:[map[name:t1]]]" {
 		t.Fatalf("own write in namespace 1: %v, %v", own, err)
@@ -205,7 +205,7 @@ func TestNamespaceTransactionsAndPreds(t *testing.T) {
 	if got := names(f.query(ns1, t, `{ q(func: eq(name, "t1")) { name } }`, nil), "q"); len(got) != 1 {
 		t.Fatalf("after commit: %v", got)
 	}
-	f.mustAlter(galaxy, t, &api.Operation{Schema: tenantSchema})
+	f.mustAlter(galaxy, t, &pb.Operation{Schema: tenantSchema})
 	if got := names(f.query(galaxy, t, `{ q(func: eq(name, "t1")) { name } }`, nil), "q"); len(got) != 0 {
 		t.Fatalf("namespace 0 sees namespace 1's data: %v", got)
 	}
@@ -215,8 +215,8 @@ func TestNamespaceTransactionsAndPreds(t *testing.T) {
 	if got := f.query(galaxy, t, `{ q(func: uid(`+t1+`)) { name email } }`, nil); fmt.Sprint(got) != "map[q:[]]" {
 		t.Fatalf("namespace 0 reads namespace 1's node %s as %v", t1, got)
 	}
-	if _, err := f.cli.Query(galaxy, &api.Request{CommitNow: true,
-		Mutations: []*api.Mutation{{SetNquads: []byte(`<` + t1 + `> <name> "zero's" .`)}}}); err != nil {
+	if _, err := f.cli.Query(galaxy, &pb.Request{CommitNow: true,
+		Mutations: []*pb.Mutation{{SetNquads: []byte(`<` + t1 + `> <name> "zero's" .`)}}}); err != nil {
 		t.Fatal(err)
 	}
 	for c, want := range map[context.Context]string{galaxy: "zero's", ns1: "t1"} {
@@ -227,10 +227,10 @@ func TestNamespaceTransactionsAndPreds(t *testing.T) {
 	}
 	// Reads in a namespace join the read set: of two transactions that
 	// read t1's email and both write it, the second to commit aborts.
-	var txns []*api.TxnContext
+	var txns []*pb.TxnContext
 	for _, v := range []string{"x", "y"} {
-		r, err := f.cli.Query(ns1, &api.Request{Query: `{ q(func: eq(name, "t1")) { v as uid email } }`,
-			Mutations: []*api.Mutation{{SetNquads: []byte(`uid(v) <email> "` + v + `@x" .`)}}})
+		r, err := f.cli.Query(ns1, &pb.Request{Query: `{ q(func: eq(name, "t1")) { v as uid email } }`,
+			Mutations: []*pb.Mutation{{SetNquads: []byte(`uid(v) <email> "` + v + `@x" .`)}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +271,7 @@ func TestNamespaceAccessControl(t *testing.T) {
 		t.Fatalf("addNamespace answered %v", out)
 	}
 	ns1 := f.loginNS(t, Groot, "secret-one", 1)
-	_, err := f.cli.Login(ctx, &api.LoginRequest{Userid: Groot, Password: "password", Namespace: 1})
+	_, err := f.cli.Login(ctx, &pb.LoginRequest{Userid: Groot, Password: "password", Namespace: 1})
 	wantCode(t, err, codes.Unauthenticated, "invalid username or password")
 	f.loginNS(t, Groot, "password", 2)
 	// A user of namespace 1 cannot log into namespace 2 (nor 0).
@@ -280,10 +280,10 @@ func TestNamespaceAccessControl(t *testing.T) {
 	}
 	alice := f.loginNS(t, "alice", "alice-pw", 1)
 	for _, ns := range []uint64{0, 2} {
-		_, err := f.cli.Login(ctx, &api.LoginRequest{Userid: "alice", Password: "alice-pw", Namespace: ns})
+		_, err := f.cli.Login(ctx, &pb.LoginRequest{Userid: "alice", Password: "alice-pw", Namespace: ns})
 		wantCode(t, err, codes.Unauthenticated, "invalid username or password")
 	}
-	_, err = f.cli.Login(ctx, &api.LoginRequest{Userid: Groot, Password: "password", Namespace: 9})
+	_, err = f.cli.Login(ctx, &pb.LoginRequest{Userid: Groot, Password: "password", Namespace: 9})
 	wantCode(t, err, codes.InvalidArgument, "does not exist")
 	// Only guardians of the galaxy manage namespaces.
 	if err := f.s.SetUser(ctx, "bob", "bob-pw", []string{"dev"}); err != nil {
@@ -291,19 +291,19 @@ func TestNamespaceAccessControl(t *testing.T) {
 	}
 	bob := f.loginNS(t, "bob", "bob-pw", 0)
 	for name, c := range map[string]context.Context{"a non-guardian of 0": bob, "groot of 1": ns1, "a user of 1": alice} {
-		_, err := f.cli.CreateNamespace(c, &api.CreateNamespaceRequest{})
+		_, err := f.cli.CreateNamespace(c, &pb.CreateNamespaceRequest{})
 		wantCode(t, err, codes.PermissionDenied, "guardians of the galaxy")
-		_, err = f.cli.DropNamespace(c, &api.DropNamespaceRequest{Namespace: 2})
+		_, err = f.cli.DropNamespace(c, &pb.DropNamespaceRequest{Namespace: 2})
 		wantCode(t, err, codes.PermissionDenied, "guardians of the galaxy")
 		_ = name
 	}
 	// A guardian of namespace 1 alters its own namespace; alice may not.
-	f.mustAlter(ns1, t, &api.Operation{Schema: tenantSchema})
-	_, err = f.cli.Alter(alice, &api.Operation{Schema: tenantSchema})
+	f.mustAlter(ns1, t, &pb.Operation{Schema: tenantSchema})
+	_, err = f.cli.Alter(alice, &pb.Operation{Schema: tenantSchema})
 	wantCode(t, err, codes.PermissionDenied, "alter")
 	f.setJSON(alice, t, `{"name":"by-alice"}`)
 	// Delete namespace 1 over /admin while alice has a transaction open.
-	open, err := f.cli.Query(alice, &api.Request{Mutations: []*api.Mutation{{SetJson: []byte(`{"name":"late"}`)}}})
+	open, err := f.cli.Query(alice, &pb.Request{Mutations: []*pb.Mutation{{SetJson: []byte(`{"name":"late"}`)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,20 +313,20 @@ func TestNamespaceAccessControl(t *testing.T) {
 	}
 	_, err = f.cli.CommitOrAbort(alice, open.Txn)
 	wantCode(t, err, codes.InvalidArgument, "namespace 0x1 was deleted")
-	_, err = f.cli.Login(ctx, &api.LoginRequest{Userid: Groot, Password: "secret-one", Namespace: 1})
+	_, err = f.cli.Login(ctx, &pb.LoginRequest{Userid: Groot, Password: "secret-one", Namespace: 1})
 	wantCode(t, err, codes.InvalidArgument, "was deleted")
-	_, err = f.cli.Query(ns1, &api.Request{Query: `{ q(func: has(name)) { name } }`})
+	_, err = f.cli.Query(ns1, &pb.Request{Query: `{ q(func: has(name)) { name } }`})
 	wantCode(t, err, codes.InvalidArgument, "was deleted")
-	_, err = f.cli.DropNamespace(galaxy, &api.DropNamespaceRequest{Namespace: 1})
+	_, err = f.cli.DropNamespace(galaxy, &pb.DropNamespaceRequest{Namespace: 1})
 	wantCode(t, err, codes.InvalidArgument, "was deleted")
-	_, err = f.cli.DropNamespace(galaxy, &api.DropNamespaceRequest{Namespace: 0})
+	_, err = f.cli.DropNamespace(galaxy, &pb.DropNamespaceRequest{Namespace: 0})
 	wantCode(t, err, codes.InvalidArgument, "cannot be deleted")
 	// Ids are never reused; the list shows the live ones.
-	r, err := f.cli.CreateNamespace(galaxy, &api.CreateNamespaceRequest{})
+	r, err := f.cli.CreateNamespace(galaxy, &pb.CreateNamespaceRequest{})
 	if err != nil || r.Namespace != 3 {
 		t.Fatalf("create after a delete: %v, %v; want namespace 3", r, err)
 	}
-	list, err := f.cli.ListNamespaces(galaxy, &api.ListNamespacesRequest{})
+	list, err := f.cli.ListNamespaces(galaxy, &pb.ListNamespacesRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestAdminGraphQLErrors(t *testing.T) {
 	}
 
 	off := newFixture(t, "", nil)
-	_, err := off.cli.CreateNamespace(context.Background(), &api.CreateNamespaceRequest{})
+	_, err := off.cli.CreateNamespace(context.Background(), &pb.CreateNamespaceRequest{})
 	wantCode(t, err, codes.InvalidArgument, "access control")
 }
 
@@ -399,7 +399,7 @@ func TestNamespaceIDsConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := f.cli.CreateNamespace(galaxy, &api.CreateNamespaceRequest{})
+			r, err := f.cli.CreateNamespace(galaxy, &pb.CreateNamespaceRequest{})
 			ids[i], errs[i] = r.GetNamespace(), err
 		}()
 	}

@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"errors"
@@ -6,19 +6,19 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/rdf"
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
 func TestConvertNQuad(t *testing.T) {
 	for _, tc := range []struct {
-		in   *api.NQuad
+		in   *pb.NQuad
 		want string // rdf.NQuad.String()
 	}{
-		{&api.NQuad{Subject: "_:a", Predicate: "name", ObjectValue: &api.Value{Val: &api.Value_StrVal{StrVal: "Ann"}}}, `_:a <name> "Ann"^^<xs:string> .`},
-		{&api.NQuad{Subject: "0x1f", Predicate: "age", ObjectValue: &api.Value{Val: &api.Value_IntVal{IntVal: 7}}}, `<0x1f> <age> "7"^^<xs:int> .`},
-		{&api.NQuad{Subject: "uid(v)", Predicate: "friend", ObjectId: "_:b"}, `uid(v) <friend> _:b .`},
-		{&api.NQuad{Subject: "m.0abc", Predicate: "name", Lang: "en", ObjectValue: &api.Value{Val: &api.Value_DefaultVal{DefaultVal: "x"}}}, `<m.0abc> <name> "x"@en .`},
-		{&api.NQuad{Subject: "0x1", Predicate: starAll, ObjectValue: &api.Value{Val: &api.Value_DefaultVal{DefaultVal: starAll}}}, `<0x1> * * .`},
+		{&pb.NQuad{Subject: "_:a", Predicate: "name", ObjectValue: &pb.Value{Val: &pb.Value_StrVal{StrVal: "Ann"}}}, `_:a <name> "Ann"^^<xs:string> .`},
+		{&pb.NQuad{Subject: "0x1f", Predicate: "age", ObjectValue: &pb.Value{Val: &pb.Value_IntVal{IntVal: 7}}}, `<0x1f> <age> "7"^^<xs:int> .`},
+		{&pb.NQuad{Subject: "uid(v)", Predicate: "friend", ObjectId: "_:b"}, `uid(v) <friend> _:b .`},
+		{&pb.NQuad{Subject: "m.0abc", Predicate: "name", Lang: "en", ObjectValue: &pb.Value{Val: &pb.Value_DefaultVal{DefaultVal: "x"}}}, `<m.0abc> <name> "x"@en .`},
+		{&pb.NQuad{Subject: "0x1", Predicate: starAll, ObjectValue: &pb.Value{Val: &pb.Value_DefaultVal{DefaultVal: starAll}}}, `<0x1> * * .`},
 	} {
 		got, err := convertNQuad(tc.in)
 		if err != nil {
@@ -29,11 +29,11 @@ func TestConvertNQuad(t *testing.T) {
 			t.Errorf("%v: got %s, want %s", tc.in, s, tc.want)
 		}
 	}
-	_, err := convertNQuad(&api.NQuad{Subject: "_:a", Predicate: "p"})
+	_, err := convertNQuad(&pb.NQuad{Subject: "_:a", Predicate: "p"})
 	if !errors.Is(err, dgraph.ErrInvalid) {
 		t.Errorf("no object: %v, want ErrInvalid", err)
 	}
-	_, err = convertNQuad(&api.NQuad{Subject: "_:a", Predicate: "p", ObjectValue: &api.Value{Val: &api.Value_GeoVal{GeoVal: []byte{1}}}})
+	_, err = convertNQuad(&pb.NQuad{Subject: "_:a", Predicate: "p", ObjectValue: &pb.Value{Val: &pb.Value_GeoVal{GeoVal: []byte{1}}}})
 	if !errors.Is(err, dgraph.ErrUnsupported) {
 		t.Errorf("geo: %v, want ErrUnsupported", err)
 	}
@@ -44,7 +44,7 @@ func TestConvertNQuad(t *testing.T) {
 func TestConvertMutationJSONBlanksPerMutation(t *testing.T) {
 	var got []string
 	for i := 0; i < 2; i++ {
-		m, err := convertMutation(&api.Mutation{SetJson: []byte(`{"name": "n"}`), Cond: "@if(eq(len(v), 0))"}, i)
+		m, err := convertMutation(&pb.Mutation{SetJson: []byte(`{"name": "n"}`), Cond: "@if(eq(len(v), 0))"}, i)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestConvertMutationJSONBlanksPerMutation(t *testing.T) {
 	if got[0] == got[1] {
 		t.Fatalf("blank nodes %v collide", got)
 	}
-	if _, err := convertMutation(&api.Mutation{SetNquads: []byte(`_:a <name> "unterminated .`)}, 0); err == nil {
+	if _, err := convertMutation(&pb.Mutation{SetNquads: []byte(`_:a <name> "unterminated .`)}, 0); err == nil {
 		t.Fatal("bad N-Quads accepted")
 	}
 }
@@ -103,6 +103,6 @@ func FuzzConvertMutation(f *testing.F) {
 	f.Add([]byte(`{"name":"x","friend":{"uid":"_:b"}}`), []byte(`_:a <name> "x" .`), "@if(eq(len(v), 0))")
 	f.Add([]byte(`[]`), []byte(`<0x1> * * .`), "")
 	f.Fuzz(func(t *testing.T, js, nq []byte, cond string) {
-		_, _ = convertMutation(&api.Mutation{SetJson: js, DelNquads: nq, Cond: cond}, 1)
+		_, _ = convertMutation(&pb.Mutation{SetJson: js, DelNquads: nq, Cond: cond}, 1)
 	})
 }

@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/weft-db/weft/internal/dgraph/dql"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/txn"
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
 // Executor runs DQL for the endpoints, reading through r (which records
@@ -100,8 +100,8 @@ func (rq *request) mutating() bool {
 type outcome struct {
 	data    json.RawMessage
 	uids    map[string]string
-	txn     *api.TxnContext
-	latency *api.Latency
+	txn     *pb.TxnContext
+	latency *pb.Latency
 }
 
 // do runs one request for p.
@@ -126,7 +126,7 @@ func (s *Server) do(ctx context.Context, p principal, rq *request) (*outcome, er
 		return nil, classify(err)
 	}
 	total := uint64(time.Since(start).Nanoseconds())
-	out.latency = &api.Latency{ProcessingNs: total, TotalNs: total}
+	out.latency = &pb.Latency{ProcessingNs: total, TotalNs: total}
 	return out, nil
 }
 
@@ -164,7 +164,7 @@ func (s *Server) oneAttempt(ctx context.Context, p principal, rq *request, memo 
 	if err != nil {
 		return nil, err
 	}
-	out := &outcome{data: data, txn: &api.TxnContext{StartTs: s.txns.newID()}}
+	out := &outcome{data: data, txn: &pb.TxnContext{StartTs: s.txns.newID()}}
 	if len(muts) > 0 {
 		prep, err := sp.g.Prepare(ctx, snap, muts, memo)
 		if err != nil {
@@ -267,7 +267,7 @@ func (s *Server) step(ctx context.Context, sp *space, t *txnState, rq *request) 
 		return nil, errorf(CodeInvalid, "transaction %d read %d vertices, more than one transaction may validate (%d)",
 			t.id, len(t.reads)+len(reads), txn.ReadsMax)
 	}
-	out := &outcome{data: data, txn: &api.TxnContext{}}
+	out := &outcome{data: data, txn: &pb.TxnContext{}}
 	if len(muts) > 0 {
 		all := append(slices.Clone(t.muts), muts...)
 		prep, err := sp.g.Prepare(ctx, t.snap, all, nil)
@@ -443,14 +443,14 @@ func (s *Server) evaluate(ctx context.Context, sp *space, r Reader, rq *request)
 }
 
 // commitOrAbort ends transaction startTs: Dgraph's CommitOrAbort and /commit.
-func (s *Server) commitOrAbort(ctx context.Context, p principal, startTs uint64, hash string, abort bool) (*api.TxnContext, error) {
+func (s *Server) commitOrAbort(ctx context.Context, p principal, startTs uint64, hash string, abort bool) (*pb.TxnContext, error) {
 	if startTs == 0 {
 		return nil, errorf(CodeInvalid, "StartTs cannot be zero while committing a transaction")
 	}
 	t, err := s.txns.get(startTs)
 	if err != nil {
 		if abort {
-			return &api.TxnContext{StartTs: startTs, Aborted: true}, nil
+			return &pb.TxnContext{StartTs: startTs, Aborted: true}, nil
 		}
 		return nil, err
 	}
@@ -463,7 +463,7 @@ func (s *Server) commitOrAbort(ctx context.Context, p principal, startTs uint64,
 		t.done = true
 		s.txns.remove(t.id)
 		if abort {
-			return &api.TxnContext{StartTs: startTs, Aborted: true}, nil
+			return &pb.TxnContext{StartTs: startTs, Aborted: true}, nil
 		}
 		return nil, errAborted(fmt.Errorf("transaction %d is finished", t.id))
 	}
@@ -475,12 +475,12 @@ func (s *Server) commitOrAbort(ctx context.Context, p principal, startTs uint64,
 	if err != nil {
 		return nil, classify(err)
 	}
-	return &api.TxnContext{StartTs: startTs, CommitTs: ts}, nil
+	return &pb.TxnContext{StartTs: startTs, CommitTs: ts}, nil
 }
 
 // alter applies a schema change or a drop (guardians only) in p's
 // namespace.
-func (s *Server) alter(ctx context.Context, p principal, op *api.Operation) error {
+func (s *Server) alter(ctx context.Context, p principal, op *pb.Operation) error {
 	if !p.guardian() {
 		return errorf(CodePermission, "only members of %s may alter the schema", Guardians)
 	}
@@ -493,29 +493,29 @@ func (s *Server) alter(ctx context.Context, p principal, op *api.Operation) erro
 	}
 	drop := op.DropOp
 	if op.DropAll {
-		drop = api.Operation_ALL
+		drop = pb.Operation_ALL
 	}
 	if op.DropAttr != "" {
-		drop, op.DropValue = api.Operation_ATTR, op.DropAttr
+		drop, op.DropValue = pb.Operation_ATTR, op.DropAttr
 	}
 	switch drop {
-	case api.Operation_NONE:
+	case pb.Operation_NONE:
 		if strings.TrimSpace(op.Schema) == "" {
 			return errorf(CodeInvalid, "operation is empty: no schema and no drop")
 		}
 		_, err := sp.g.Alter(ctx, op.Schema)
 		return wrap(err)
-	case api.Operation_ATTR:
+	case pb.Operation_ATTR:
 		if op.DropValue == "" {
 			return errorf(CodeInvalid, "drop_op ATTR needs drop_value, the predicate")
 		}
 		return wrap(sp.g.DropPredicate(ctx, op.DropValue))
-	case api.Operation_ALL:
+	case pb.Operation_ALL:
 		if p.ns == 0 {
 			return s.dropGalaxy(ctx)
 		}
 		return s.dropData(ctx, sp, true, false)
-	case api.Operation_DATA:
+	case pb.Operation_DATA:
 		return s.dropData(ctx, sp, false, false)
 	}
 	return errorf(CodeUnimplemented, "drop_op %v is not supported", drop)
@@ -575,7 +575,7 @@ func (s *Server) dropGalaxy(ctx context.Context) error {
 
 // allocate leases IDs: UIDs from the graph, timestamps from the
 // transaction counter; namespaces do not exist. end is inclusive.
-func (s *Server) allocate(ctx context.Context, p principal, n uint64, kind api.LeaseType) (start, end uint64, err error) {
+func (s *Server) allocate(ctx context.Context, p principal, n uint64, kind pb.LeaseType) (start, end uint64, err error) {
 	if !p.guardian() {
 		return 0, 0, errorf(CodePermission, "only members of %s may allocate IDs", Guardians)
 	}
@@ -583,13 +583,13 @@ func (s *Server) allocate(ctx context.Context, p principal, n uint64, kind api.L
 		return 0, 0, errorf(CodeInvalid, "how_many must be positive")
 	}
 	switch kind {
-	case api.LeaseType_UID:
+	case pb.LeaseType_UID:
 		start, end, err := s.g.Lease(ctx, n)
 		if err != nil {
 			return 0, 0, classify(err)
 		}
 		return start, end - 1, nil
-	case api.LeaseType_TS:
+	case pb.LeaseType_TS:
 		if n > 1<<20 {
 			return 0, 0, errorf(CodeInvalid, "at most %d timestamps at once", 1<<20)
 		}

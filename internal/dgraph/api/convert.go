@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/weft-db/weft/internal/dgraph/dql"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/value"
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
 // Conversions from Dgraph's wire mutations to DQL mutations.
@@ -16,11 +16,11 @@ import (
 // starAll is how Dgraph's NQuad messages spell the * of deletes.
 const starAll = "_STAR_ALL"
 
-// convertMutation turns one api.Mutation (JSON, N-Quads text and NQuad
+// convertMutation turns one pb.Mutation (JSON, N-Quads text and NQuad
 // messages, in that order, deletions before sets as everywhere) into a DQL
 // mutation. i numbers the mutation in its request, to keep the blank nodes
 // JSON invents for objects without "uid" apart.
-func convertMutation(m *api.Mutation, i int) (*dql.Mutation, error) {
+func convertMutation(m *pb.Mutation, i int) (*dql.Mutation, error) {
 	out := &dql.Mutation{}
 	cond, err := dql.ParseCond(m.Cond)
 	if err != nil {
@@ -59,7 +59,7 @@ func convertMutation(m *api.Mutation, i int) (*dql.Mutation, error) {
 		}
 	}
 	for _, pair := range []struct {
-		src  []*api.NQuad
+		src  []*pb.NQuad
 		dst  *[]rdf.NQuad
 		what string
 	}{{m.Del, &out.Delete, "del"}, {m.Set, &out.Set, "set"}} {
@@ -112,7 +112,7 @@ func nodeTerm(s string) (rdf.Term, error) {
 }
 
 // convertNQuad converts one NQuad message.
-func convertNQuad(nq *api.NQuad) (rdf.NQuad, error) {
+func convertNQuad(nq *pb.NQuad) (rdf.NQuad, error) {
 	var out rdf.NQuad
 	var err error
 	if out.Subject, err = nodeTerm(nq.Subject); err != nil {
@@ -139,7 +139,7 @@ func convertNQuad(nq *api.NQuad) (rdf.NQuad, error) {
 	return out, nil
 }
 
-func literalTerm(v *api.Value) (rdf.Term, error) {
+func literalTerm(v *pb.Value) (rdf.Term, error) {
 	lit := func(x value.Value, t rdf.Datatype) (rdf.Term, error) {
 		return rdf.Term{Kind: rdf.Literal, Value: x, Datatype: t}, nil
 	}
@@ -147,29 +147,29 @@ func literalTerm(v *api.Value) (rdf.Term, error) {
 		return rdf.Term{}, fmt.Errorf("%w: an NQuad needs object_id or object_value", dgraph.ErrInvalid)
 	}
 	switch x := v.Val.(type) {
-	case *api.Value_DefaultVal:
+	case *pb.Value_DefaultVal:
 		if x.DefaultVal == starAll {
 			return rdf.Term{Kind: rdf.Wildcard}, nil
 		}
 		return lit(value.Str(x.DefaultVal), rdf.TypeDefault)
-	case *api.Value_StrVal:
+	case *pb.Value_StrVal:
 		return lit(value.Str(x.StrVal), rdf.TypeString)
-	case *api.Value_IntVal:
+	case *pb.Value_IntVal:
 		return lit(value.I64(x.IntVal), rdf.TypeInt)
-	case *api.Value_DoubleVal:
+	case *pb.Value_DoubleVal:
 		return lit(value.F64(x.DoubleVal), rdf.TypeFloat)
-	case *api.Value_BoolVal:
+	case *pb.Value_BoolVal:
 		return lit(value.Boolean(x.BoolVal), rdf.TypeBool)
-	case *api.Value_PasswordVal:
+	case *pb.Value_PasswordVal:
 		return lit(value.Str(x.PasswordVal), rdf.TypePassword)
-	case *api.Value_UidVal:
+	case *pb.Value_UidVal:
 		return rdf.Term{Kind: rdf.UID, UID: x.UidVal}, nil
-	case *api.Value_DatetimeVal, *api.Value_DateVal:
+	case *pb.Value_DatetimeVal, *pb.Value_DateVal:
 		var s string
-		if d, ok := x.(*api.Value_DatetimeVal); ok {
+		if d, ok := x.(*pb.Value_DatetimeVal); ok {
 			s = string(d.DatetimeVal)
 		} else {
-			s = string(x.(*api.Value_DateVal).DateVal)
+			s = string(x.(*pb.Value_DateVal).DateVal)
 		}
 		t, err := rdf.ParseDatetime(s)
 		if err != nil {
@@ -180,12 +180,12 @@ func literalTerm(v *api.Value) (rdf.Term, error) {
 	return rdf.Term{}, fmt.Errorf("%w: NQuad value of type %T", dgraph.ErrUnsupported, v.Val)
 }
 
-func facetValue(f *api.Facet) (value.Value, error) {
+func facetValue(f *pb.Facet) (value.Value, error) {
 	s := string(f.Value)
 	switch f.ValType {
-	case api.Facet_STRING:
+	case pb.Facet_STRING:
 		return value.Str(s), nil
-	case api.Facet_INT, api.Facet_FLOAT, api.Facet_BOOL, api.Facet_DATETIME:
+	case pb.Facet_INT, pb.Facet_FLOAT, pb.Facet_BOOL, pb.Facet_DATETIME:
 		// Dgraph sends these as binary encodings; accept their text too.
 		v, err := rdf.FacetValue(s)
 		if err != nil {

@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
 // The table of open transactions is bounded: read-only ones are dropped
@@ -15,10 +15,10 @@ import (
 func TestTxnTableBounded(t *testing.T) {
 	f := newFixture(t, accountsSchema, func(c *Config) { c.TxnsMax = 2 })
 	ctx := context.Background()
-	mutate := func(start uint64) (*api.Response, error) {
-		return f.cli.Query(ctx, &api.Request{StartTs: start, Mutations: []*api.Mutation{{SetNquads: []byte(`_:a <name> "n" .`)}}})
+	mutate := func(start uint64) (*pb.Response, error) {
+		return f.cli.Query(ctx, &pb.Request{StartTs: start, Mutations: []*pb.Mutation{{SetNquads: []byte(`_:a <name> "n" .`)}}})
 	}
-	ro, err := f.cli.Query(ctx, &api.Request{Query: `{ q(func: has(name)) { uid } }`, ReadOnly: true})
+	ro, err := f.cli.Query(ctx, &pb.Request{Query: `{ q(func: has(name)) { uid } }`, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,12 +30,12 @@ func TestTxnTableBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.cli.Query(ctx, &api.Request{StartTs: ro.Txn.StartTs, Query: `{ q(func: has(name)) { uid } }`, ReadOnly: true})
+	_, err = f.cli.Query(ctx, &pb.Request{StartTs: ro.Txn.StartTs, Query: `{ q(func: has(name)) { uid } }`, ReadOnly: true})
 	wantCode(t, err, codes.Aborted, "unknown, finished or expired")
 	_, err = mutate(0)
 	wantCode(t, err, codes.ResourceExhausted, "429 Too Many Requests")
-	for _, r := range []*api.Response{a, b} {
-		if _, err := f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: r.Txn.StartTs}); err != nil {
+	for _, r := range []*pb.Response{a, b} {
+		if _, err := f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: r.Txn.StartTs}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,16 +48,16 @@ func TestTxnTableBounded(t *testing.T) {
 func TestTxnIdleExpires(t *testing.T) {
 	f := newFixture(t, accountsSchema, func(c *Config) { c.TxnIdle = time.Minute })
 	ctx := context.Background()
-	r, err := f.cli.Query(ctx, &api.Request{Mutations: []*api.Mutation{{SetNquads: []byte(`_:a <name> "idle" .`)}}})
+	r, err := f.cli.Query(ctx, &pb.Request{Mutations: []*pb.Mutation{{SetNquads: []byte(`_:a <name> "idle" .`)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.clock.advance(30 * time.Second)
-	if _, err := f.cli.Query(ctx, &api.Request{StartTs: r.Txn.StartTs, Query: `{ q(func: has(name)) { uid } }`}); err != nil {
+	if _, err := f.cli.Query(ctx, &pb.Request{StartTs: r.Txn.StartTs, Query: `{ q(func: has(name)) { uid } }`}); err != nil {
 		t.Fatalf("within the idle time: %v", err)
 	}
 	f.clock.advance(61 * time.Second)
-	_, err = f.cli.CommitOrAbort(ctx, &api.TxnContext{StartTs: r.Txn.StartTs})
+	_, err = f.cli.CommitOrAbort(ctx, &pb.TxnContext{StartTs: r.Txn.StartTs})
 	wantCode(t, err, codes.Aborted, "Please retry")
 	if got := f.query(ctx, t, `{ q(func: eq(name, "idle")) { uid } }`, nil); len(got["q"].([]any)) != 0 {
 		t.Fatalf("expired transaction's write visible: %v", got)

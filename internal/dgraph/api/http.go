@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/weft-db/weft/internal/dgraph/dql"
-	api "github.com/weft-db/weft/internal/wire/dgraphpb"
+	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
 
 // Handler returns Dgraph's HTTP API: POST /query, /mutate, /commit,
@@ -259,7 +259,7 @@ func jsonMutation(body []byte, rq *request) error {
 		muts = append([]mut{in.mut}, muts...)
 	}
 	for i, m := range muts {
-		am := &api.Mutation{Cond: m.Cond}
+		am := &pb.Mutation{Cond: m.Cond}
 		if len(m.Set) > 0 && string(m.Set) != "null" {
 			am.SetJson = m.Set
 		}
@@ -310,9 +310,9 @@ func (s *Server) httpAlter(ctx context.Context, r *http.Request, body []byte) (a
 	if err != nil {
 		return nil, nil, err
 	}
-	op := &api.Operation{}
+	op := &pb.Operation{}
 	if err := protojson.Unmarshal(body, op); err != nil || strings.TrimSpace(string(body)) == "" {
-		op = &api.Operation{Schema: string(body)}
+		op = &pb.Operation{Schema: string(body)}
 	}
 	op.RunInBackground = op.RunInBackground || r.URL.Query().Get("runInBackground") == "true"
 	if err := s.alter(ctx, p, op); err != nil {

@@ -1,4 +1,4 @@
-package dgraphapi
+package api
 
 import (
 	"context"
