@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/rdf"
@@ -129,7 +130,7 @@ func planChange(m *meta, c schema.PredicateChange, empty bool) []txn.Op {
 		}
 	}
 	for _, t := range c.IndexBuild {
-		if tokenizers[t.Name] == nil {
+		if index.Get(t.Name) == nil {
 			continue // accepted, not maintained
 		}
 		ops = append(ops, m.newGen(c.Name, t.Name)...)
@@ -355,7 +356,7 @@ func (g *Graph) readAll(ctx context.Context, snap engine.Snapshot, uids []uint64
 // buildIndex adds the entries of index w for every node with a value of
 // w.Pred, skipping entries present (an interrupted build resumed).
 func (g *Graph) buildIndex(ctx context.Context, w workItem, subjects []uint64) error {
-	tk := tokenizers[w.Tok]
+	tk := index.Get(w.Tok)
 	return g.inChunks(ctx, len(subjects), func(snap engine.Snapshot, lo, hi int) ([]txn.Read, []txn.Op, error) {
 		st, err := g.schemaAt(ctx, snap)
 		if err != nil {
@@ -373,7 +374,7 @@ func (g *Graph) buildIndex(ctx context.Context, w workItem, subjects []uint64) e
 					continue
 				}
 				b := storedBucket(v.Props, uid, w.Pred)
-				for _, tok := range valueTokens(tk, v.Props[k]) {
+				for _, tok := range tk.Tokens(v.Props[k]) {
 					iw.add(indexVertex(w.Gen, w.Tok, k, b, tok), v.Handle, v.Handle, dirVertexIn(st.meta.Placement, w.Pred, w.Gen, b), dirEdge(k, tok))
 				}
 			}

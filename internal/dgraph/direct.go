@@ -16,6 +16,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/rdf"
@@ -89,7 +90,7 @@ type dpred struct {
 
 type dindex struct {
 	name string
-	tk   *tokenizer
+	tk   *index.Tokenizer
 	gen  uint64
 }
 
@@ -378,7 +379,7 @@ func (l *directLoad) pred(p string, nq *rdf.NQuad) (*dpred, error) {
 		dp.P, dp.added, dp.addedIn = inferPred(p, nq), true, l.batch
 	}
 	for _, t := range dp.P.Index {
-		tk := tokenizers[t.Name]
+		tk := index.Get(t.Name)
 		if tk == nil {
 			continue // accepted in the schema, not maintained
 		}
@@ -838,7 +839,7 @@ func (w *directWorker) node(facts []dfact) error {
 				continue
 			}
 			for _, ix := range dp.index {
-				for _, tok := range valueTokens(ix.tk, v) {
+				for _, tok := range ix.tk.Tokens(v) {
 					iv := indexVertex(ix.gen, ix.name, k, b, tok)
 					if err := w.internal(iv, dirVertex(ix.gen, b), dirEdge(k, tok)); err != nil {
 						return err

@@ -119,35 +119,10 @@
 // predicate, and for a new token its vertex and directory entry — about 7
 // engine operations per quad on the film data.
 //
-// Maintained tokenizers: exact, hash, term (lower-cased letter/digit runs;
-// Han, Hiragana and Katakana characters one by one), int, float, bool, year,
-// month, day, hour, fulltext and trigram. Schemas may name the others
-// (ngram, geo, bigfloat, hnsw); they are not maintained and lookups on them
-// answer ErrNoIndex.
-//
-// fulltext is Dgraph's (Bleve's) analyzer: words by Unicode segmentation
-// (FulltextWords: letter/digit/mark runs joined across an apostrophe
-// between letters or a '.'/',' between digits; Han, Hiragana, Katakana one
-// by one), NFKC (golang.org/x/text), lower case, the language's Snowball
-// stop words, the language's Snowball stemmer (github.com/kljensen/snowball:
-// en, es, fr, ru, sv, no/nb/nn, hu; untagged values are English; other
-// languages keep their words unstemmed, with no stop words):
-// FulltextTerms(s, lang). Index maintenance hands a tokenizer the value
-// alone, not its language tag, so a value's fulltext tokens are the union
-// of its words' stems in every supported language plus the words
-// themselves (fulltextIndexTokens); the index is lossy and readers check
-// candidates with FulltextTerms in the value's language. A stemmer only
-// sees words with a letter of its script (Latin; Cyrillic for Russian),
-// and a bounded, mutex-guarded memo (stemCacheMax words) keeps each word's
-// index tokens: the Snowball stemmers cost microseconds a word.
-//
-// trigram holds every substring of three runes of the value as stored
-// (TrigramTokens; no case folding). RegexpTrigrams turns a regexp into a
-// boolean trigram query every match satisfies (exact sets of small
-// literals, classes, case variants and alternations; prefixes and suffixes
-// across concatenations), the candidates regexp reads; TrigramAll means the
-// regexp gives no trigram. The index is lossy: readers check candidates
-// with the regexp, or match's edit distance.
+// Tokenizers (which index kinds are maintained, and how fulltext and
+// trigram tokens are made) are package index's; the lookups above are
+// this package's. A schema may name tokenizers package index does not
+// maintain; lookups on them answer ErrNoIndex.
 //
 // # Transactions and why they are correct
 //

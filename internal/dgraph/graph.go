@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/txn"
@@ -221,7 +222,7 @@ func (g *Graph) initStore(ctx context.Context) error {
 		ops = append(ops, txn.Op{Kind: txn.CreateVertex, Vertex: SchemaVertex})
 		for _, p := range sch.Predicates() {
 			for _, t := range p.Index {
-				if _, ok := tokenizers[t.Name]; ok {
+				if index.Get(t.Name) != nil {
 					ops = append(ops, m.newGen(p.Name, t.Name)...)
 				}
 			}

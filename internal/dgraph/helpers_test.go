@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/value"
@@ -285,7 +286,7 @@ func checkConsistency(t testing.TB, g *Graph) {
 			t.Errorf("has(%s) = %v, want %v", P.Name, got, want)
 		}
 		for _, tok := range P.Index {
-			tk := tokenizers[tok.Name]
+			tk := index.Get(tok.Name)
 			if tk == nil {
 				continue
 			}
@@ -294,7 +295,7 @@ func checkConsistency(t testing.TB, g *Graph) {
 			for _, u := range has[P.Name] {
 				for k, v := range nodes[u].Values {
 					if _, p, _, _ := classifyProp(k); p == P.Name {
-						for _, x := range valueTokens(tk, v) {
+						for _, x := range tk.Tokens(v) {
 							h := indexVertex(gen, tok.Name, k, storedBucket(props[u], u, P.Name), x)
 							want[h] = append(want[h], u)
 						}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/value"
@@ -153,7 +154,7 @@ func (g *Graph) indexFor(ctx context.Context, snap engine.Snapshot, pred, tok st
 	if !ok || !P.Indexed(tok) {
 		return P, 0, fmt.Errorf("%w: predicate %s has no %s index", ErrNoIndex, pred, tok)
 	}
-	if tokenizers[tok] == nil {
+	if index.Get(tok) == nil {
 		return P, 0, fmt.Errorf("%w: the %s index of %s is not maintained by this version", ErrNoIndex, tok, pred)
 	}
 	if st.meta.busy(pred) {
@@ -164,6 +165,21 @@ func (g *Graph) indexFor(ctx context.Context, snap engine.Snapshot, pred, tok st
 		return P, 0, fmt.Errorf("%w: index %s(%s) has no generation", ErrCorrupt, pred, tok)
 	}
 	return P, gen, nil
+}
+
+// Tokenize returns the tokens tokenizer name gives value v, converted first
+// to the tokenizer's type (so Tokenize("int", "42") works). The executor
+// uses it for allofterms/anyofterms with Lookup.
+func Tokenize(name string, v value.Value) ([]string, error) {
+	t := index.Get(name)
+	if t == nil {
+		return nil, fmt.Errorf("%w: tokenizer %q is not maintained", ErrNoIndex, name)
+	}
+	cv, err := convertValue(v, t.Scalar())
+	if err != nil {
+		return nil, err
+	}
+	return t.Tokens(cv), nil
 }
 
 // Lookup returns the nodes whose value of pred in language lang has token
@@ -202,17 +218,17 @@ func (g *Graph) Eq(ctx context.Context, snap engine.Snapshot, pred, lang string,
 	if !ok {
 		return nil, fmt.Errorf("%w: predicate %s is not in the schema", ErrNoIndex, pred)
 	}
-	var tk *tokenizer
+	var tk *index.Tokenizer
 	for _, name := range eqOrder {
 		if P.Indexed(name) {
-			tk = tokenizers[name]
+			tk = index.Get(name)
 			break
 		}
 	}
 	if tk == nil {
 		return nil, fmt.Errorf("%w: eq on %s needs an exact, hash, int, float, bool or datetime index", ErrNoIndex, pred)
 	}
-	_, gen, err := g.indexFor(ctx, snap, pred, tk.name)
+	_, gen, err := g.indexFor(ctx, snap, pred, tk.Name())
 	if err != nil {
 		return nil, err
 	}
@@ -221,8 +237,8 @@ func (g *Graph) Eq(ctx context.Context, snap engine.Snapshot, pred, lang string,
 		return nil, err
 	}
 	key := ValueKey(pred, lang)
-	uids, err := g.lookup(ctx, snap, gen, tk.name, key, tk.tokens(cv)[0])
-	if err != nil || !tk.lossy {
+	uids, err := g.lookup(ctx, snap, gen, tk.Name(), key, tk.Tokens(cv)[0])
+	if err != nil || !tk.Lossy() {
 		return uids, err
 	}
 	return g.filter(ctx, snap, uids, key, func(x value.Value) bool { return sameValue(x, cv) })
@@ -273,16 +289,16 @@ func (g *Graph) Range(ctx context.Context, snap engine.Snapshot, pred, lang stri
 	if !ok {
 		return nil, fmt.Errorf("%w: predicate %s is not in the schema", ErrNoIndex, pred)
 	}
-	var tk *tokenizer
+	var tk *index.Tokenizer
 	for _, t := range P.Index {
-		if x := tokenizers[t.Name]; x != nil && x.sortable {
+		if x := index.Get(t.Name); x != nil && x.Sortable() {
 			tk = x
 		}
 	}
 	if tk == nil {
 		return nil, fmt.Errorf("%w: a range on %s needs a sortable index (exact, int, float, year, month, day, hour)", ErrNoIndex, pred)
 	}
-	_, gen, err := g.indexFor(ctx, snap, pred, tk.name)
+	_, gen, err := g.indexFor(ctx, snap, pred, tk.Name())
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +339,7 @@ func (g *Graph) Range(ctx context.Context, snap engine.Snapshot, pred, lang stri
 
 // rangeTokens lists the token vertices of an index whose tokens lie inside
 // [lo, hi] and those that straddle a bound (their values need a check).
-func (g *Graph) rangeTokens(ctx context.Context, snap engine.Snapshot, gen uint64, key string, tk *tokenizer, lo, hi *Bound) (inside, edge []string, err error) {
+func (g *Graph) rangeTokens(ctx context.Context, snap engine.Snapshot, gen uint64, key string, tk *index.Tokenizer, lo, hi *Bound) (inside, edge []string, err error) {
 	pred, _, _ := strings.Cut(key, "@")
 	refs := make([]engine.VertexRef, Buckets)
 	for b := range Buckets {
@@ -344,7 +360,7 @@ func (g *Graph) rangeTokens(ctx context.Context, snap engine.Snapshot, gen uint6
 			if !ok {
 				continue
 			}
-			tlo, thi, ok := tk.span(name)
+			tlo, thi, ok := tk.Span(name)
 			switch {
 			case !ok:
 				edge = append(edge, e.Dst)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/txn"
 )
 
@@ -49,9 +50,6 @@ const (
 	// XIDLenMax bounds an XID kept verbatim in its alias; longer XIDs are
 	// hashed there (the xid predicate keeps them whole).
 	XIDLenMax = txn.HandleLenMax - len(xidAliasPrefix)
-	// tokenLenMax bounds an index token kept verbatim in a handle; longer
-	// tokens (and tokens with a NUL) are shortened with a hash (tokenName).
-	tokenLenMax = 160
 )
 
 // Index and has-set vertices are spread over Buckets vertices per token by
@@ -181,7 +179,7 @@ func hasVertex(pred string, b int) string {
 // node's UID) name the nodes whose value has the token.
 func indexVertex(gen uint64, tok, key string, b int, token string) string {
 	return reservedPrefix + "i|" + strconv.FormatUint(gen, 10) + "|" + tok + "|" + key + "|" +
-		strconv.FormatInt(int64(b), 16) + "|" + tokenName(token)
+		strconv.FormatInt(int64(b), 16) + "|" + index.TokenName(token)
 }
 
 // dirVertex is bucket b of an index generation's directory: one edge per
@@ -202,38 +200,7 @@ func dirVertexIn(placement, pred string, gen uint64, b int) string {
 }
 
 // dirEdge is the directory edge of a token vertex: value key and token.
-func dirEdge(key, token string) string { return key + "|" + tokenName(token) }
-
-// tokenName is token as it appears in handles: verbatim when short and free
-// of NUL, else a prefix, '#', and 128 bits of its SHA-256 (hashedToken
-// tells them apart).
-func tokenName(token string) string {
-	if len(token) <= tokenLenMax && strings.IndexByte(token, 0) < 0 && utf8.ValidString(token) {
-		return token
-	}
-	cut := 96
-	for cut > 0 && !utf8.RuneStart(token[cut]) {
-		cut--
-	}
-	prefix := strings.ToValidUTF8(strings.ReplaceAll(token[:cut], "\x00", ""), "")
-	sum := sha256.Sum256([]byte(token))
-	return prefix + "#" + hex.EncodeToString(sum[:16])
-}
-
-// hashedToken reports whether a token name was shortened by tokenName.
-func hashedToken(name string) bool {
-	return len(name) > 33 && name[len(name)-33] == '#' && len(name) <= 96+33 && isHex(name[len(name)-32:])
-}
-
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
+func dirEdge(key, token string) string { return key + "|" + index.TokenName(token) }
 
 // checkPred checks a predicate name from a mutation: what the RDF parser
 // already guarantees for IRIs, plus the characters the layout reserves.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/engine"
 )
 
@@ -41,7 +42,7 @@ func TestAlterBuildsTextIndexes(t *testing.T) {
 	if got := lookup("", "fulltext", "runner"); !slices.Equal(got, []uint64{b}) {
 		t.Errorf("fulltext runner: %v, want [%d]", got, b)
 	}
-	if got := lookup("fr", "fulltext", FulltextTerms("chanteuse", "fr")[0]); !slices.Equal(got, []uint64{c}) {
+	if got := lookup("fr", "fulltext", index.FulltextTerms("chanteuse", "fr")[0]); !slices.Equal(got, []uint64{c}) {
 		t.Errorf("fulltext fr: %v, want [%d]", got, c)
 	}
 	want := []uint64{a, b}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/txn"
@@ -240,7 +241,7 @@ func (a *attempt) deriveEntries(n *node, iw *internalWrites) error {
 			}
 		}
 		for _, t := range P.Index {
-			tk := tokenizers[t.Name]
+			tk := index.Get(t.Name)
 			if tk == nil {
 				continue // accepted in the schema, not maintained
 			}
@@ -256,10 +257,10 @@ func (a *attempt) deriveEntries(n *node, iw *internalWrites) error {
 				}
 				var oldT, newT []string
 				if ook {
-					oldT = valueTokens(tk, ov)
+					oldT = tk.Tokens(ov)
 				}
 				if nok {
-					newT = valueTokens(tk, nv)
+					newT = tk.Tokens(nv)
 				}
 				for _, tok := range minus(oldT, newT) {
 					iw.del(indexVertex(gen, t.Name, k, b, tok), uh)

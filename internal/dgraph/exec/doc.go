@@ -74,7 +74,7 @@
 // index (at the root and in filters; else dgraph.ErrNoIndex with Dgraph's
 // "Attribute p is not indexed with type fulltext") and compare the stems
 // of the text and of the value, both analysed in the value's language
-// (p@fr: French; untagged: English; see dgraph.FulltextTerms); text of
+// (p@fr: French; untagged: English; see index.FulltextTerms); text of
 // stop words only matches nothing. regexp(p, /re/flags) at the root with
 // a trigram index reads the candidates of the regexp's trigram query and
 // tests them; a regexp giving no trigram is refused there with Dgraph's

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/dgraph/dql"
+	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -22,7 +23,7 @@ type compiled struct {
 	re    *regexp.Regexp
 	terms []string
 	// trigrams is regexp's trigram query (candidates at the root).
-	trigrams *dgraph.TrigramQuery
+	trigrams *index.TrigramQuery
 	// text is alloftext/anyoftext's query text; textTerms caches its
 	// analysis per language (the value's: stems differ by language).
 	text      string
@@ -93,7 +94,7 @@ func (x *run) compile(f *dql.Func) (*compiled, error) {
 			return nil, fmt.Errorf("%w: regexp: %v", ErrInvalid, err)
 		}
 		c.re = re
-		if c.trigrams, err = dgraph.RegexpTrigrams(pat); err != nil {
+		if c.trigrams, err = index.RegexpTrigrams(pat); err != nil {
 			return nil, fmt.Errorf("%w: regexp: %v", ErrInvalid, err)
 		}
 	case "alloftext", "anyoftext":
@@ -111,7 +112,7 @@ func (x *run) compile(f *dql.Func) (*compiled, error) {
 		}
 	case "allofterms", "anyofterms":
 		for _, a := range f.Args {
-			c.terms = append(c.terms, dgraph.TermTokens(a.Value)...)
+			c.terms = append(c.terms, index.TermTokens(a.Value)...)
 		}
 		slices.Sort(c.terms)
 		c.terms = slices.Compact(c.terms)
@@ -339,7 +340,7 @@ func compileMatch(c *compiled) error {
 	if err != nil || d < 0 {
 		return fmt.Errorf("%w: match: distance %q is not a non-negative integer", ErrInvalid, f.Args[1].Value)
 	}
-	c.fuzzy, c.dist, c.grams = f.Args[0].Value, d, dgraph.TrigramTokens(f.Args[0].Value)
+	c.fuzzy, c.dist, c.grams = f.Args[0].Value, d, index.TrigramTokens(f.Args[0].Value)
 	return nil
 }
 
@@ -350,7 +351,7 @@ func matchFuzzy(c *compiled, s string) bool {
 	if s == "" || len(c.grams) == 0 {
 		return false
 	}
-	have := dgraph.TrigramTokens(s)
+	have := index.TrigramTokens(s)
 	shared := slices.ContainsFunc(c.grams, func(g string) bool {
 		_, ok := slices.BinarySearch(have, g)
 		return ok
@@ -393,7 +394,7 @@ func levenshtein(a, b []rune, limit int) int {
 func (c *compiled) queryTerms(lang string) []string {
 	ts, ok := c.textTerms[lang]
 	if !ok {
-		ts = dgraph.FulltextTerms(c.text, lang)
+		ts = index.FulltextTerms(c.text, lang)
 		c.textTerms[lang] = ts
 	}
 	return ts
@@ -409,7 +410,7 @@ func matchText(c *compiled, vs []value.Value, lang string) bool {
 	have := map[string]bool{}
 	for _, v := range vs {
 		if v.Kind() == value.String {
-			for _, t := range dgraph.FulltextTerms(v.Str(), lang) {
+			for _, t := range index.FulltextTerms(v.Str(), lang) {
 				have[t] = true
 			}
 		}
@@ -468,7 +469,7 @@ func matchTerms(c *compiled, vs []value.Value) bool {
 	have := map[string]bool{}
 	for _, v := range vs {
 		if v.Kind() == value.String {
-			for _, t := range dgraph.TermTokens(v.Str()) {
+			for _, t := range index.TermTokens(v.Str()) {
 				have[t] = true
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/dgraph/dql"
+	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -678,7 +679,7 @@ func (x *run) facetsPass(f *dql.Filter, fs map[string]value.Value) bool {
 		case "allofterms", "anyofterms":
 			c := &compiled{f: fn}
 			for _, a := range fn.Args {
-				c.terms = append(c.terms, dgraph.TermTokens(a.Value)...)
+				c.terms = append(c.terms, index.TermTokens(a.Value)...)
 			}
 			return matchTerms(c, []value.Value{v})
 		case "has":

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/dgraph/dql"
+	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/value"
 )
 
@@ -268,7 +269,7 @@ func (x *run) rootMatch(f *dql.Func) ([]uint64, error) {
 const tokenLookupsMax = 128
 
 // countTrigrams counts the distinct trigrams of q into seen.
-func countTrigrams(q *dgraph.TrigramQuery, seen map[string]bool) int {
+func countTrigrams(q *index.TrigramQuery, seen map[string]bool) int {
 	for _, t := range q.Trigrams {
 		seen[t] = true
 	}
@@ -288,7 +289,7 @@ func (x *run) rootRegexp(f *dql.Func) ([]uint64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.trigrams.Op == dgraph.TrigramAll {
+	if c.trigrams.Op == index.TrigramAll {
 		return nil, fmt.Errorf("%w: %s", ErrInvalid, errRegexpTooWide)
 	}
 	if countTrigrams(c.trigrams, map[string]bool{}) > tokenLookupsMax {
@@ -303,13 +304,13 @@ func (x *run) rootRegexp(f *dql.Func) ([]uint64, error) {
 
 // evalTrigrams returns the nodes satisfying a trigram query (not
 // TrigramAll) by index lookups.
-func (x *run) evalTrigrams(f *dql.Func, q *dgraph.TrigramQuery, cache map[string][]uint64) ([]uint64, error) {
+func (x *run) evalTrigrams(f *dql.Func, q *index.TrigramQuery, cache map[string][]uint64) ([]uint64, error) {
 	lists, err := x.lookups(f, "trigram", q.Trigrams, cache)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range q.Sub {
-		if s.Op == dgraph.TrigramAll {
+		if s.Op == index.TrigramAll {
 			continue // only under and (normalised away); an or never holds one
 		}
 		us, err := x.evalTrigrams(f, s, cache)
@@ -318,7 +319,7 @@ func (x *run) evalTrigrams(f *dql.Func, q *dgraph.TrigramQuery, cache map[string
 		}
 		lists = append(lists, us)
 	}
-	if q.Op == dgraph.TrigramOr {
+	if q.Op == index.TrigramOr {
 		return sortedUnion(lists...), nil
 	}
 	if len(lists) == 0 {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraph/index"
 )
 
 // textWords are the vocabulary of the random data sets: inflections that
@@ -47,8 +47,8 @@ func (o textOracle) uids(ok func(u uint64, vals map[string]string) bool) []strin
 // oracleText is alloftext/anyoftext by a scan: the value's terms and the
 // query's, both analysed in the value's language.
 func oracleText(all bool, value, query, lang string) bool {
-	have := dgraph.FulltextTerms(value, lang)
-	want := dgraph.FulltextTerms(query, lang)
+	have := index.FulltextTerms(value, lang)
+	want := index.FulltextTerms(query, lang)
 	if len(want) == 0 {
 		return false
 	}

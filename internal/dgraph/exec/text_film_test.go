@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
+	"github.com/weft-db/weft/internal/dgraph/index"
 )
 
 // filmTextSchema is the film schema with fulltext and trigram indexes on
@@ -96,7 +97,7 @@ func testFilmText(t *testing.T, placement string) {
 	nonEmpty := 0
 	for i := 0; i < len(xs); i += len(xs) / 20 {
 		name := o.nameEn[xs[i]]
-		words := dgraph.FulltextWords(name)
+		words := index.FulltextWords(name)
 		if len(words) == 0 {
 			continue
 		}
@@ -108,7 +109,7 @@ func testFilmText(t *testing.T, placement string) {
 		if len(want) > 0 {
 			nonEmpty++
 		}
-		other := dgraph.FulltextWords(o.nameEn[xs[(i+7)%len(xs)]])
+		other := index.FulltextWords(o.nameEn[xs[(i+7)%len(xs)]])
 		if len(other) > 0 {
 			text := words[len(words)/2] + " " + other[0]
 			check(fmt.Sprintf(`{ q(func: anyoftext(name@en, %q)) { xid } }`, text),

@@ -1,4 +1,4 @@
-package dgraph
+package index
 
 import (
 	"math/rand/v2"
@@ -137,7 +137,7 @@ func TestRegexpTrigramsSound(t *testing.T) {
 // exactly when Go's regexp does, and a string the regexp matches
 // satisfies the trigram query.
 //
-//	go test ./internal/dgraph -run '^$' -fuzz FuzzRegexpTrigrams -fuzztime 60s
+//	go test ./internal/dgraph/index -run '^$' -fuzz FuzzRegexpTrigrams -fuzztime 60s
 func FuzzRegexpTrigrams(f *testing.F) {
 	for _, s := range [][2]string{{`abc`, `xabcx`}, {`(?i)kings?`, `KING`}, {`ho(m+)es`, `hommmes`},
 		{`(ab|cd)+ef`, `abcdef`}, {`colou?r`, `colour`}, {`a[bc]{2,3}d`, `abcbd`}, {`^Ste(v|ph)en$`, `Stephen`}} {

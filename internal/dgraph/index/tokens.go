@@ -1,4 +1,4 @@
-package dgraph
+package index
 
 import (
 	"crypto/sha256"
@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/weft-db/weft/internal/dgraph/schema"
 	"github.com/weft-db/weft/internal/value"
 )
 
-// tokenizer is one index kind the mapping maintains.
-type tokenizer struct {
+// Tokenizer is one index kind the Dgraph mapping maintains.
+type Tokenizer struct {
 	name     string
 	scalar   schema.Scalar
 	sortable bool // tokens order values: Range can use the index
@@ -34,12 +35,12 @@ type tokenizer struct {
 
 // tokenizers maintained by this version. Others of the schema language
 // (ngram, geo, bigfloat, hnsw) are accepted in the schema but not
-// maintained: lookups on them answer ErrNoIndex.
-var tokenizers = map[string]*tokenizer{
+// maintained: lookups on them answer dgraph.ErrNoIndex.
+var tokenizers = map[string]*Tokenizer{
 	"exact": {name: "exact", scalar: schema.String, sortable: true,
 		tokens: func(v value.Value) []string { return []string{v.Str()} },
 		span: func(t string) (value.Value, value.Value, bool) {
-			if hashedToken(t) {
+			if HashedToken(t) {
 				return value.Value{}, value.Value{}, false
 			}
 			return value.Str(t), value.Str(t), true
@@ -75,8 +76,8 @@ var tokenizers = map[string]*tokenizer{
 }
 
 // timeTokenizer indexes a datetime by its UTC year, month, day or hour.
-func timeTokenizer(name, layout string) *tokenizer {
-	return &tokenizer{name: name, scalar: schema.Datetime, sortable: true, lossy: true,
+func timeTokenizer(name, layout string) *Tokenizer {
+	return &Tokenizer{name: name, scalar: schema.Datetime, sortable: true, lossy: true,
 		tokens: func(v value.Value) []string { return []string{v.Time().Format(layout)} },
 		span: func(t string) (value.Value, value.Value, bool) {
 			start, err := time.Parse(layout, t)
@@ -98,24 +99,26 @@ func timeTokenizer(name, layout string) *tokenizer {
 		}}
 }
 
-// Tokenize returns the tokens tokenizer name gives value v, converted first
-// to the tokenizer's type (so Tokenize("int", "42") works). The executor
-// uses it for allofterms/anyofterms with Lookup.
-func Tokenize(name string, v value.Value) ([]string, error) {
-	t, ok := tokenizers[name]
-	if !ok {
-		return nil, fmt.Errorf("%w: tokenizer %q is not maintained", ErrNoIndex, name)
-	}
-	cv, err := convertValue(v, t.scalar)
-	if err != nil {
-		return nil, err
-	}
-	return t.tokens(cv), nil
-}
+// Get returns the tokenizer called name, nil when this version does not
+// maintain it.
+func Get(name string) *Tokenizer { return tokenizers[name] }
 
-// valueTokens returns the distinct sorted tokens of a stored value (a list
-// gives the union of its elements' tokens).
-func valueTokens(t *tokenizer, v value.Value) []string {
+// Name is the tokenizer's name in the schema ("exact", "term", ...).
+func (t *Tokenizer) Name() string { return t.name }
+
+// Scalar is the type of the values the tokenizer takes.
+func (t *Tokenizer) Scalar() schema.Scalar { return t.scalar }
+
+// Sortable reports whether tokens order values: Range can use the index.
+func (t *Tokenizer) Sortable() bool { return t.sortable }
+
+// Lossy reports whether a token stands for more than one value (hash,
+// year, fulltext, ...), so that readers check the candidates' values.
+func (t *Tokenizer) Lossy() bool { return t.lossy }
+
+// Tokens returns the distinct sorted tokens of a stored value of the
+// tokenizer's type (a list gives the union of its elements' tokens).
+func (t *Tokenizer) Tokens(v value.Value) []string {
 	if v.Kind() != value.List {
 		return t.tokens(v)
 	}
@@ -125,6 +128,15 @@ func valueTokens(t *tokenizer, v value.Value) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// Span is the closed interval of values token stands for; ok is false when
+// the tokenizer is not sortable or the token does not parse.
+func (t *Tokenizer) Span(token string) (lo, hi value.Value, ok bool) {
+	if t.span == nil {
+		return value.Value{}, value.Value{}, false
+	}
+	return t.span(token)
 }
 
 // TermTokens is the term tokenizer: lower-cased runs of letters, digits and
@@ -205,4 +217,39 @@ func parseFloatToken(t string) (float64, bool) {
 		b = ^b
 	}
 	return math.Float64frombits(b), true
+}
+
+// TokenLenMax bounds an index token kept verbatim in a handle; longer
+// tokens (and tokens with a NUL) are shortened with a hash (TokenName).
+const TokenLenMax = 160
+
+// TokenName is token as it appears in handles: verbatim when short and
+// free of NUL, else a prefix, '#', and 128 bits of its SHA-256
+// (HashedToken tells them apart).
+func TokenName(token string) string {
+	if len(token) <= TokenLenMax && strings.IndexByte(token, 0) < 0 && utf8.ValidString(token) {
+		return token
+	}
+	cut := 96
+	for cut > 0 && !utf8.RuneStart(token[cut]) {
+		cut--
+	}
+	prefix := strings.ToValidUTF8(strings.ReplaceAll(token[:cut], "\x00", ""), "")
+	sum := sha256.Sum256([]byte(token))
+	return prefix + "#" + hex.EncodeToString(sum[:16])
+}
+
+// HashedToken reports whether a token name was shortened by TokenName.
+func HashedToken(name string) bool {
+	return len(name) > 33 && name[len(name)-33] == '#' && len(name) <= 96+33 && isHex(name[len(name)-32:])
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package dgraph
+package index
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package dgraph
+package index
 
 import (
 	"math/rand/v2"
@@ -125,7 +125,7 @@ func TestFulltextIndexSuperset(t *testing.T) {
 // tokens hold the terms of every language (TestFulltextIndexSuperset's
 // property).
 //
-//	go test ./internal/dgraph -run '^$' -fuzz FuzzFulltext -fuzztime 60s
+//	go test ./internal/dgraph/index -run '^$' -fuzz FuzzFulltext -fuzztime 60s
 func FuzzFulltext(f *testing.F) {
 	for _, s := range []string{"The Running Man", "La chanteuse", "книги", "házak", "don't", "3.14", "東京", "ﬁ\u0301"} {
 		f.Add(s)
