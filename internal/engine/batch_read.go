@@ -6,54 +6,18 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 )
 
-// BatchReader is the optional batched read of an API: many vertices at one
-// snapshot with one request per shard that owns any of them, instead of one
-// request per vertex. *DB implements it; an API without it is read vertex
-// by vertex by GetVertices. Front ends that read many vertices of one
-// placement group (txn.GroupOf) at once — the Dgraph face's predicate
-// placement — turn a level of a query into one request per (group, shard).
-type BatchReader interface {
-	// GetVertices reads refs at snap, answering one Vertex per ref in
-	// order, each exactly as GetVertex would (Read and AliasRead included,
-	// for the caller's read set). requests is the number of shard requests
-	// it made (alias resolutions included).
-	GetVertices(ctx context.Context, snap Snapshot, refs []VertexRef, opts ReadOptions) (vs []*Vertex, requests int, err error)
-}
+// BatchReader is engineapi.BatchReader: *DB implements it.
+type BatchReader = engineapi.BatchReader
 
-// BatchRefsMax bounds the refs of one GetVertices call.
-const BatchRefsMax = 1 << 16
+// BatchRefsMax bounds the refs of one GetVertices call (engineapi.BatchRefsMax).
+const BatchRefsMax = engineapi.BatchRefsMax
 
-// GetVertices reads refs at snap through db's BatchReader when it has one,
-// else with one GetVertex per ref (fallbackParallelMax at a time). requests
-// counts the engine requests made: shard requests for a BatchReader,
-// GetVertex calls otherwise.
-func GetVertices(ctx context.Context, db API, snap Snapshot, refs []VertexRef, opts ReadOptions) ([]*Vertex, int, error) {
-	if br, ok := db.(BatchReader); ok {
-		return br.GetVertices(ctx, snap, refs, opts)
-	}
-	out := make([]*Vertex, len(refs))
-	errs := make([]error, len(refs))
-	sem := make(chan struct{}, fallbackParallelMax)
-	var wg sync.WaitGroup
-	for i, r := range refs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = db.GetVertex(ctx, snap, r, opts)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, len(refs), err
-		}
-	}
-	return out, len(refs), nil
-}
+// GetVertices is engineapi.GetVertices.
+var GetVertices = engineapi.GetVertices
 
 // eachConcurrently runs fn(0) … fn(n−1) concurrently and waits for them;
 // a single call runs inline (a placement group's batch needs no
@@ -73,10 +37,6 @@ func eachConcurrently(n int, fn func(j int)) {
 	}
 	wg.Wait()
 }
-
-// fallbackParallelMax bounds the concurrent GetVertex calls of
-// GetVertices on an API without BatchReader.
-const fallbackParallelMax = 16
 
 // GetVertices implements BatchReader: aliases are resolved first (one
 // request per alias, on the alias's shard), then each shard that owns any

@@ -1,6 +1,7 @@
 // Package engine runs every role of Weft in one process (weft serve): G
 // gatekeepers, S shards, an in-process Kronos and the Pebble backing store,
-// behind the API interface the gRPC and HTTP front ends call.
+// behind the API interface the gRPC and HTTP front ends call (declared in
+// package engineapi, with its value types and errors; aliased here).
 //
 // Data flow (dissertation §3.3–3.5):
 //   - A transaction's reads happen at a snapshot stamp on the shards (each

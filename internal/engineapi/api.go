@@ -1,4 +1,4 @@
-package engine
+package engineapi
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 )
 
 // API is what Weft's front ends (gRPC, HTTP/JSON, the CLI, embedded use) call.
-// *DB implements it. Every method is safe for concurrent use.
+// The engine's *DB implements it (package engine), and so do a cluster's
+// gatekeeper and the views the faces build over one. Every method is safe
+// for concurrent use.
 //
 // Transactions are interactive and client-driven, as in Weaver: a client gets
 // a snapshot from Begin, reads at it (each read returns the version it saw),
@@ -130,9 +132,10 @@ type Status struct {
 }
 
 // Mover is an engine whose placement units move between shards online
-// (docs/online-moves.md): DB, ClusterGatekeeper, and a Switch over one.
+// (docs/online-moves.md): package engine's DB, ClusterGatekeeper, and a
+// Switch over one.
 type Mover interface {
-	// MoveUnit moves unit u to shard to (DB.MoveUnit).
+	// MoveUnit moves unit u to shard to (engine's DB.MoveUnit).
 	MoveUnit(ctx context.Context, u txn.Unit, to int) error
 	// Directory is the placement directory as this engine knows it (nil:
 	// none available now): a cluster gatekeeper's copy may lag other
@@ -142,12 +145,6 @@ type Mover interface {
 	// reads it again).
 	CurrentDirectory(ctx context.Context) (*txn.Directory, error)
 }
-
-var (
-	_ Mover = (*DB)(nil)
-	_ Mover = (*ClusterGatekeeper)(nil)
-	_ Mover = (*Switch)(nil)
-)
 
 // Errors returned by the API. Bad input wraps txn.ErrInvalid, txn.ErrNotFound,
 // txn.ErrExists or txn.ErrTooLarge, or ErrBadRequest; retryable failures wrap
