@@ -19,5 +19,5 @@
 //
 // Concurrency: every API method is safe for concurrent use (the
 // interface's contract); GetVertices and GetVerticesEach are safe when
-// the API is, and run at most 16 GetVertex calls at a time.
+// the API is, GetVerticesEach running at most 16 GetVertex calls at a time.
 package engineapi
