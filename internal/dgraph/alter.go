@@ -10,7 +10,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
@@ -144,11 +144,11 @@ func planChange(m *meta, c schema.PredicateChange, empty bool) []txn.Op {
 // predEmpty reports whether no node has pred, returning the reads of its
 // has-set vertices for the read set (so that a concurrent first value of
 // pred aborts the alter that assumed it empty).
-func (g *Graph) predEmpty(ctx context.Context, snap engine.Snapshot, pred string) (bool, []txn.Read, error) {
+func (g *Graph) predEmpty(ctx context.Context, snap engineapi.Snapshot, pred string) (bool, []txn.Read, error) {
 	reads := make([]txn.Read, Buckets)
 	empty := make([]bool, Buckets)
 	err := parallel(Buckets, g.cfg.ReadsParallelMax, func(b int) error {
-		v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: hasVertex(pred, b)}, engine.ReadOptions{Edges: true, EdgesMax: 1})
+		v, err := g.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: hasVertex(pred, b)}, engineapi.ReadOptions{Edges: true, EdgesMax: 1})
 		if err != nil {
 			return err
 		}
@@ -272,7 +272,7 @@ var errChunk = errors.New("dgraph: chunk too large")
 // inChunks runs fn over [0, n) in transactions of at most BuildBatchMax
 // units, halving a chunk whose operations do not fit in one transaction.
 // fn returns the reads and operations of units [lo, hi) computed at snap.
-func (g *Graph) inChunks(ctx context.Context, n int, fn func(snap engine.Snapshot, lo, hi int) ([]txn.Read, []txn.Op, error)) error {
+func (g *Graph) inChunks(ctx context.Context, n int, fn func(snap engineapi.Snapshot, lo, hi int) ([]txn.Read, []txn.Op, error)) error {
 	size := g.cfg.BuildBatchMax
 	for lo := 0; lo < n; {
 		hi := min(lo+size, n)
@@ -305,7 +305,7 @@ func (g *Graph) inChunks(ctx context.Context, n int, fn func(snap engine.Snapsho
 	return nil
 }
 
-func (g *Graph) doWork(ctx context.Context, snap engine.Snapshot, w workItem) error {
+func (g *Graph) doWork(ctx context.Context, snap engineapi.Snapshot, w workItem) error {
 	if w.Kind == "drop_index" {
 		return g.dropIndex(ctx, w.Pred, w.Gen)
 	}
@@ -319,11 +319,11 @@ func (g *Graph) doWork(ctx context.Context, snap engine.Snapshot, w workItem) er
 	case "index":
 		return g.buildIndex(ctx, w, subjects)
 	case "convert":
-		return g.inChunks(ctx, len(subjects), func(snap engine.Snapshot, lo, hi int) ([]txn.Read, []txn.Op, error) {
+		return g.inChunks(ctx, len(subjects), func(snap engineapi.Snapshot, lo, hi int) ([]txn.Read, []txn.Op, error) {
 			return g.convertChunk(ctx, snap, w, subjects[lo:hi])
 		})
 	case "reverse", "drop_reverse":
-		return g.inChunks(ctx, len(subjects), func(snap engine.Snapshot, lo, hi int) ([]txn.Read, []txn.Op, error) {
+		return g.inChunks(ctx, len(subjects), func(snap engineapi.Snapshot, lo, hi int) ([]txn.Read, []txn.Op, error) {
 			return g.reverseChunk(ctx, snap, w, subjects[lo:hi])
 		})
 	case "count", "drop_count":
@@ -331,7 +331,7 @@ func (g *Graph) doWork(ctx context.Context, snap engine.Snapshot, w workItem) er
 		if err != nil {
 			return err
 		}
-		return g.inChunks(ctx, len(objects), func(snap engine.Snapshot, lo, hi int) ([]txn.Read, []txn.Op, error) {
+		return g.inChunks(ctx, len(objects), func(snap engineapi.Snapshot, lo, hi int) ([]txn.Read, []txn.Op, error) {
 			return g.countChunk(ctx, snap, w, objects[lo:hi])
 		})
 	}
@@ -339,11 +339,11 @@ func (g *Graph) doWork(ctx context.Context, snap engine.Snapshot, w workItem) er
 }
 
 // readAll reads the given nodes with all their properties and edges.
-func (g *Graph) readAll(ctx context.Context, snap engine.Snapshot, uids []uint64) ([]*engine.Vertex, error) {
-	vs := make([]*engine.Vertex, len(uids))
+func (g *Graph) readAll(ctx context.Context, snap engineapi.Snapshot, uids []uint64) ([]*engineapi.Vertex, error) {
+	vs := make([]*engineapi.Vertex, len(uids))
 	err := parallel(len(uids), g.cfg.ReadsParallelMax, func(i int) error {
-		v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: FormatUID(uids[i])},
-			engine.ReadOptions{Props: true, Edges: true, EdgesMax: g.cfg.EdgesMax})
+		v, err := g.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: FormatUID(uids[i])},
+			engineapi.ReadOptions{Props: true, Edges: true, EdgesMax: g.cfg.EdgesMax})
 		if err == nil && v.EdgesTruncated {
 			err = fmt.Errorf("%w: node %s has more than %d out-edges", ErrLimit, v.Handle, g.cfg.EdgesMax)
 		}
@@ -357,7 +357,7 @@ func (g *Graph) readAll(ctx context.Context, snap engine.Snapshot, uids []uint64
 // w.Pred, skipping entries present (an interrupted build resumed).
 func (g *Graph) buildIndex(ctx context.Context, w workItem, subjects []uint64) error {
 	tk := index.Get(w.Tok)
-	return g.inChunks(ctx, len(subjects), func(snap engine.Snapshot, lo, hi int) ([]txn.Read, []txn.Op, error) {
+	return g.inChunks(ctx, len(subjects), func(snap engineapi.Snapshot, lo, hi int) ([]txn.Read, []txn.Op, error) {
 		st, err := g.schemaAt(ctx, snap)
 		if err != nil {
 			return nil, nil, err
@@ -396,7 +396,7 @@ func (g *Graph) buildIndex(ctx context.Context, w workItem, subjects []uint64) e
 			if !iw.vertices[e.v].exists {
 				return nil
 			}
-			got, err := g.db.GetEdge(ctx, snap, engine.VertexRef{Name: e.v}, e.h)
+			got, err := g.db.GetEdge(ctx, snap, engineapi.VertexRef{Name: e.v}, e.h)
 			present[i] = err == nil && got.Exists
 			return err
 		})
@@ -414,7 +414,7 @@ func (g *Graph) buildIndex(ctx context.Context, w workItem, subjects []uint64) e
 
 // reverseChunk adds (reverse) or removes (drop_reverse, with the reverse
 // counts) the reverse edges of the w.Pred edges of some subjects.
-func (g *Graph) reverseChunk(ctx context.Context, snap engine.Snapshot, w workItem, subjects []uint64) ([]txn.Read, []txn.Op, error) {
+func (g *Graph) reverseChunk(ctx context.Context, snap engineapi.Snapshot, w workItem, subjects []uint64) ([]txn.Read, []txn.Op, error) {
 	st, err := g.schemaAt(ctx, snap)
 	if err != nil {
 		return nil, nil, err
@@ -438,7 +438,7 @@ func (g *Graph) reverseChunk(ctx context.Context, snap engine.Snapshot, w workIt
 	}
 	present := make([]bool, len(wants))
 	err = parallel(len(wants), g.cfg.ReadsParallelMax, func(i int) error {
-		got, err := g.db.GetEdge(ctx, snap, engine.VertexRef{Name: wants[i].obj}, wants[i].h)
+		got, err := g.db.GetEdge(ctx, snap, engineapi.VertexRef{Name: wants[i].obj}, wants[i].h)
 		present[i] = err == nil && got.Exists
 		return err
 	})
@@ -468,10 +468,10 @@ func (g *Graph) reverseChunk(ctx context.Context, snap engine.Snapshot, w workIt
 }
 
 // dropCounts deletes the count property of pred on the given vertices.
-func (g *Graph) dropCounts(ctx context.Context, snap engine.Snapshot, handles []string, pred string) ([]txn.Op, error) {
+func (g *Graph) dropCounts(ctx context.Context, snap engineapi.Snapshot, handles []string, pred string) ([]txn.Op, error) {
 	has := make([]bool, len(handles))
 	err := parallel(len(handles), g.cfg.ReadsParallelMax, func(i int) error {
-		v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: handles[i]}, engine.ReadOptions{Props: true})
+		v, err := g.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: handles[i]}, engineapi.ReadOptions{Props: true})
 		if err == nil {
 			_, has[i] = v.Props[CountKey(pred)]
 		}
@@ -487,7 +487,7 @@ func (g *Graph) dropCounts(ctx context.Context, snap engine.Snapshot, handles []
 }
 
 // objectsOf lists the destinations of the pred edges of subjects.
-func (g *Graph) objectsOf(ctx context.Context, snap engine.Snapshot, pred string, subjects []uint64) ([]uint64, error) {
+func (g *Graph) objectsOf(ctx context.Context, snap engineapi.Snapshot, pred string, subjects []uint64) ([]uint64, error) {
 	seen := map[uint64]bool{}
 	for lo := 0; lo < len(subjects); lo += g.cfg.BuildBatchMax {
 		vs, err := g.readAll(ctx, snap, subjects[lo:min(lo+g.cfg.BuildBatchMax, len(subjects))])
@@ -507,7 +507,7 @@ func (g *Graph) objectsOf(ctx context.Context, snap engine.Snapshot, pred string
 
 // countChunk sets (count) or deletes (drop_count) the reverse edge count of
 // some objects.
-func (g *Graph) countChunk(ctx context.Context, snap engine.Snapshot, w workItem, objects []uint64) ([]txn.Read, []txn.Op, error) {
+func (g *Graph) countChunk(ctx context.Context, snap engineapi.Snapshot, w workItem, objects []uint64) ([]txn.Read, []txn.Op, error) {
 	st, err := g.schemaAt(ctx, snap)
 	if err != nil {
 		return nil, nil, err
@@ -550,7 +550,7 @@ func (g *Graph) dropIndex(ctx context.Context, pred string, gen uint64) error {
 			if err != nil {
 				return err
 			}
-			v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: dir}, engine.ReadOptions{Edges: true, EdgesMax: g.cfg.BuildBatchMax})
+			v, err := g.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: dir}, engineapi.ReadOptions{Edges: true, EdgesMax: g.cfg.BuildBatchMax})
 			if err != nil {
 				return err
 			}
@@ -590,7 +590,7 @@ const ConvertNodesMax = 5000
 
 // checkConvertible reads every value of a predicate whose type changes and
 // checks that each converts, returning the reads for the alter's read set.
-func (g *Graph) checkConvertible(ctx context.Context, snap engine.Snapshot, c schema.PredicateChange) ([]txn.Read, error) {
+func (g *Graph) checkConvertible(ctx context.Context, snap engineapi.Snapshot, c schema.PredicateChange) ([]txn.Read, error) {
 	subjects, err := g.Has(ctx, snap, c.Name)
 	if err != nil {
 		return nil, err
@@ -644,7 +644,7 @@ func convertProps(props map[string]value.Value, pred string, P schema.Predicate)
 }
 
 // convertChunk rewrites the values of w.Pred on some nodes to its type.
-func (g *Graph) convertChunk(ctx context.Context, snap engine.Snapshot, w workItem, subjects []uint64) ([]txn.Read, []txn.Op, error) {
+func (g *Graph) convertChunk(ctx context.Context, snap engineapi.Snapshot, w workItem, subjects []uint64) ([]txn.Read, []txn.Op, error) {
 	st, err := g.schemaAt(ctx, snap)
 	if err != nil {
 		return nil, nil, err

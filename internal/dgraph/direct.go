@@ -18,7 +18,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
@@ -118,7 +118,7 @@ type dfact struct {
 type directLoad struct {
 	g      *Graph
 	ctx    context.Context
-	snap   engine.Snapshot
+	snap   engineapi.Snapshot
 	cfg    LoadConfig
 	sink   DirectSink
 	st     *schemaState

@@ -66,7 +66,7 @@
 // alters, lookups and expand(_all_) answer alike in both placements. The
 // DQL executor reads a level per predicate instead (package exec).
 // Index lookups read a token's 16 bucket vertices in one batched read
-// (engine.GetVertices): one request in the predicate placement, one per
+// (engineapi.GetVertices): one request in the predicate placement, one per
 // shard involved in the vertex placement. Moving a predicate's group
 // between shards online is not implemented.
 //

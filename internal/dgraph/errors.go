@@ -3,7 +3,7 @@ package dgraph
 import "errors"
 
 // Errors. Bad input wraps ErrInvalid (or ErrUnsupported) and changes
-// nothing. ErrBusy and errors wrapping engine.ErrAborted are retryable.
+// nothing. ErrBusy and errors wrapping engineapi.ErrAborted are retryable.
 var (
 	// ErrInvalid is a mutation, value or schema the mapping rejects.
 	ErrInvalid = errors.New("dgraph: invalid input")

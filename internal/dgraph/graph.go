@@ -14,7 +14,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -84,8 +84,8 @@ func (c *Config) Validate() error {
 // for concurrent use; any number of Graphs, in any processes, may share one
 // engine.
 type Graph struct {
-	db    engine.API // the engine as the mapping sees it (placedAPI in the predicate placement)
-	raw   engine.API // the engine itself
+	db    engineapi.API // the engine as the mapping sees it (placedAPI in the predicate placement)
+	raw   engineapi.API // the engine itself
 	cfg   Config
 	log   *slog.Logger
 	mu    sync.Mutex
@@ -157,7 +157,7 @@ const (
 // Open returns the Dgraph face of db, creating the stored schema (Dgraph's
 // initial one) and the UID lease record on first use, and finishing any
 // alter work a crash interrupted.
-func Open(ctx context.Context, db engine.API, cfg Config) (*Graph, error) {
+func Open(ctx context.Context, db engineapi.API, cfg Config) (*Graph, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -200,11 +200,11 @@ func (g *Graph) initStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sv, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: SchemaVertex}, engine.ReadOptions{})
+	sv, err := g.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: SchemaVertex}, engineapi.ReadOptions{})
 	if err != nil {
 		return err
 	}
-	lv, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: LeaseVertex}, engine.ReadOptions{})
+	lv, err := g.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: LeaseVertex}, engineapi.ReadOptions{})
 	if err != nil {
 		return err
 	}
@@ -269,8 +269,8 @@ func schemaOps(sch *schema.Schema, m meta) []txn.Op {
 // schemaAt returns the schema as of snap, from the cache when SchemaVertex
 // has not changed. Its read goes into every mutation's read set, so a
 // mutation commits only under the schema it was checked against.
-func (g *Graph) schemaAt(ctx context.Context, snap engine.Snapshot) (*schemaState, error) {
-	v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: SchemaVertex}, engine.ReadOptions{})
+func (g *Graph) schemaAt(ctx context.Context, snap engineapi.Snapshot) (*schemaState, error) {
+	v, err := g.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: SchemaVertex}, engineapi.ReadOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +280,7 @@ func (g *Graph) schemaAt(ctx context.Context, snap engine.Snapshot) (*schemaStat
 	if cur != nil && bytes.Equal(cur.read.Version, v.Read.Version) {
 		return cur, nil
 	}
-	v, err = g.db.GetVertex(ctx, snap, engine.VertexRef{Name: SchemaVertex}, engine.ReadOptions{Props: true})
+	v, err = g.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: SchemaVertex}, engineapi.ReadOptions{Props: true})
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (g *Graph) Schema(ctx context.Context) (*schema.Schema, error) {
 }
 
 // Engine returns the engine under the Graph.
-func (g *Graph) Engine() engine.API { return g.raw }
+func (g *Graph) Engine() engineapi.API { return g.raw }
 
 // Placement is the store's placement: PlacementVertex or PlacementPredicate.
 func (g *Graph) Placement() string {
@@ -334,8 +334,8 @@ func (g *Graph) Placement() string {
 // conflict, or an operation that found the store changed under it (an index
 // vertex created by a concurrent transaction: those are not in read sets).
 func retryable(err error) bool {
-	return errors.Is(err, engine.ErrAborted) || errors.Is(err, txn.ErrExists) || errors.Is(err, txn.ErrNotFound) ||
-		errors.Is(err, engine.ErrOverloaded) || errors.Is(err, engine.ErrSnapshotTooOld)
+	return errors.Is(err, engineapi.ErrAborted) || errors.Is(err, txn.ErrExists) || errors.Is(err, txn.ErrNotFound) ||
+		errors.Is(err, engineapi.ErrOverloaded) || errors.Is(err, engineapi.ErrSnapshotTooOld)
 }
 
 // retry runs fn until it succeeds, fails for good, or AttemptsMax attempts

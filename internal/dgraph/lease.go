@@ -6,7 +6,7 @@ import (
 	"math"
 	"sync"
 
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -54,8 +54,8 @@ func (g *Graph) Lease(ctx context.Context, n uint64) (start, end uint64, err err
 
 // leaseRecord reads LeaseVertex at snap: the vertex and its "next" (0 when
 // the record is missing or malformed).
-func (g *Graph) leaseRecord(ctx context.Context, snap engine.Snapshot) (*engine.Vertex, uint64, error) {
-	v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: LeaseVertex}, engine.ReadOptions{Props: true})
+func (g *Graph) leaseRecord(ctx context.Context, snap engineapi.Snapshot) (*engineapi.Vertex, uint64, error) {
+	v, err := g.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: LeaseVertex}, engineapi.ReadOptions{Props: true})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -77,7 +77,7 @@ func (g *Graph) noteLeased(next uint64) {
 // checkLeased fails unless uid was leased (by any process): Dgraph refuses
 // explicit uids beyond the leased range, which would collide with later
 // allocations.
-func (g *Graph) checkLeased(ctx context.Context, snap engine.Snapshot, uid uint64) error {
+func (g *Graph) checkLeased(ctx context.Context, snap engineapi.Snapshot, uid uint64) error {
 	if uid < g.leased.Load() {
 		return nil
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/value"
 )
 
@@ -42,9 +42,9 @@ type Edge struct {
 
 // ReadNode reads node uid at snap with at most edgesMax out-edges (0: the
 // engine's default).
-func (g *Graph) ReadNode(ctx context.Context, snap engine.Snapshot, uid uint64, edgesMax int) (*Node, error) {
-	v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: FormatUID(uid)},
-		engine.ReadOptions{Props: true, Edges: true, EdgesMax: edgesMax})
+func (g *Graph) ReadNode(ctx context.Context, snap engineapi.Snapshot, uid uint64, edgesMax int) (*Node, error) {
+	v, err := g.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: FormatUID(uid)},
+		engineapi.ReadOptions{Props: true, Edges: true, EdgesMax: edgesMax})
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func (g *Graph) ReadNode(ctx context.Context, snap engine.Snapshot, uid uint64, 
 }
 
 // DecodeVertex reads a node out of a vertex read with GetVertex.
-func DecodeVertex(v *engine.Vertex) *Node {
+func DecodeVertex(v *engineapi.Vertex) *Node {
 	n := &Node{Exists: v.Exists, Values: map[string]value.Value{}, Facets: map[string]map[string]value.Value{},
 		Edges: map[string][]Edge{}, Counts: map[string]int64{}, EdgesTruncated: v.EdgesTruncated}
 	n.UID, _ = UIDOfHandle(v.Handle)
@@ -104,14 +104,14 @@ func cmpUint(a, b uint64) int {
 
 // edgeUIDs reads the given vertices with all their edges and returns the
 // UIDs their edge handles name, sorted and distinct.
-func (g *Graph) edgeUIDs(ctx context.Context, snap engine.Snapshot, handles []string) ([]uint64, error) {
-	refs := make([]engine.VertexRef, len(handles))
+func (g *Graph) edgeUIDs(ctx context.Context, snap engineapi.Snapshot, handles []string) ([]uint64, error) {
+	refs := make([]engineapi.VertexRef, len(handles))
 	for i, h := range handles {
-		refs[i] = engine.VertexRef{Name: h}
+		refs[i] = engineapi.VertexRef{Name: h}
 	}
 	// One batched read: one request per shard (per predicate group in the
 	// predicate placement, where a predicate's index is one shard's).
-	vs, _, err := engine.GetVertices(ctx, g.db, snap, refs, engine.ReadOptions{Edges: true, EdgesMax: g.cfg.EdgesMax})
+	vs, _, err := engineapi.GetVertices(ctx, g.db, snap, refs, engineapi.ReadOptions{Edges: true, EdgesMax: g.cfg.EdgesMax})
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +132,7 @@ func (g *Graph) edgeUIDs(ctx context.Context, snap engine.Snapshot, handles []st
 
 // Has returns the nodes with a value or an edge of pred (any language):
 // DQL's has(pred). Reverse predicates (~p) have no has-set.
-func (g *Graph) Has(ctx context.Context, snap engine.Snapshot, pred string) ([]uint64, error) {
+func (g *Graph) Has(ctx context.Context, snap engineapi.Snapshot, pred string) ([]uint64, error) {
 	if err := checkPred(pred); err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (g *Graph) Has(ctx context.Context, snap engine.Snapshot, pred string) ([]u
 
 // indexFor returns predicate pred's schema and the generation of its index
 // tok, checking that the index is maintained and not being built.
-func (g *Graph) indexFor(ctx context.Context, snap engine.Snapshot, pred, tok string) (schema.Predicate, uint64, error) {
+func (g *Graph) indexFor(ctx context.Context, snap engineapi.Snapshot, pred, tok string) (schema.Predicate, uint64, error) {
 	st, err := g.schemaAt(ctx, snap)
 	if err != nil {
 		return schema.Predicate{}, 0, err
@@ -185,7 +185,7 @@ func Tokenize(name string, v value.Value) ([]string, error) {
 // Lookup returns the nodes whose value of pred in language lang has token
 // in index tok (Tokenize computes tokens): the building block of eq,
 // allofterms and anyofterms.
-func (g *Graph) Lookup(ctx context.Context, snap engine.Snapshot, pred, lang, tok, token string) ([]uint64, error) {
+func (g *Graph) Lookup(ctx context.Context, snap engineapi.Snapshot, pred, lang, tok, token string) ([]uint64, error) {
 	if _, gen, err := g.indexFor(ctx, snap, pred, tok); err != nil {
 		return nil, err
 	} else {
@@ -193,7 +193,7 @@ func (g *Graph) Lookup(ctx context.Context, snap engine.Snapshot, pred, lang, to
 	}
 }
 
-func (g *Graph) lookup(ctx context.Context, snap engine.Snapshot, gen uint64, tok, key, token string) ([]uint64, error) {
+func (g *Graph) lookup(ctx context.Context, snap engineapi.Snapshot, gen uint64, tok, key, token string) ([]uint64, error) {
 	hs := make([]string, Buckets)
 	for b := range hs {
 		hs[b] = indexVertex(gen, tok, key, b, token)
@@ -209,7 +209,7 @@ var eqOrder = []string{"exact", "int", "float", "bool", "hash", "hour", "day", "
 // (converted to the predicate's type; any element, for a list): DQL's
 // eq(pred, v). Lossy indexes (hash, datetime granularities) have their
 // candidates checked against the stored values.
-func (g *Graph) Eq(ctx context.Context, snap engine.Snapshot, pred, lang string, v value.Value) ([]uint64, error) {
+func (g *Graph) Eq(ctx context.Context, snap engineapi.Snapshot, pred, lang string, v value.Value) ([]uint64, error) {
 	st, err := g.schemaAt(ctx, snap)
 	if err != nil {
 		return nil, err
@@ -245,10 +245,10 @@ func (g *Graph) Eq(ctx context.Context, snap engine.Snapshot, pred, lang string,
 }
 
 // filter keeps the nodes whose value key (any element of a list) passes ok.
-func (g *Graph) filter(ctx context.Context, snap engine.Snapshot, uids []uint64, key string, ok func(value.Value) bool) ([]uint64, error) {
+func (g *Graph) filter(ctx context.Context, snap engineapi.Snapshot, uids []uint64, key string, ok func(value.Value) bool) ([]uint64, error) {
 	keep := make([]bool, len(uids))
 	err := parallel(len(uids), g.cfg.ReadsParallelMax, func(i int) error {
-		v, err := g.db.GetVertex(ctx, snap, engine.VertexRef{Name: FormatUID(uids[i])}, engine.ReadOptions{Props: true})
+		v, err := g.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: FormatUID(uids[i])}, engineapi.ReadOptions{Props: true})
 		if err != nil {
 			return err
 		}
@@ -280,7 +280,7 @@ type Bound struct {
 // int, float, or a datetime granularity) and costs a read of every distinct
 // token of the index (its directory), plus the matching token vertices;
 // values in the boundary tokens of a lossy index are checked.
-func (g *Graph) Range(ctx context.Context, snap engine.Snapshot, pred, lang string, lo, hi *Bound) ([]uint64, error) {
+func (g *Graph) Range(ctx context.Context, snap engineapi.Snapshot, pred, lang string, lo, hi *Bound) ([]uint64, error) {
 	st, err := g.schemaAt(ctx, snap)
 	if err != nil {
 		return nil, err
@@ -339,15 +339,15 @@ func (g *Graph) Range(ctx context.Context, snap engine.Snapshot, pred, lang stri
 
 // rangeTokens lists the token vertices of an index whose tokens lie inside
 // [lo, hi] and those that straddle a bound (their values need a check).
-func (g *Graph) rangeTokens(ctx context.Context, snap engine.Snapshot, gen uint64, key string, tk *index.Tokenizer, lo, hi *Bound) (inside, edge []string, err error) {
+func (g *Graph) rangeTokens(ctx context.Context, snap engineapi.Snapshot, gen uint64, key string, tk *index.Tokenizer, lo, hi *Bound) (inside, edge []string, err error) {
 	pred, _, _ := strings.Cut(key, "@")
-	refs := make([]engine.VertexRef, Buckets)
+	refs := make([]engineapi.VertexRef, Buckets)
 	for b := range Buckets {
-		refs[b] = engine.VertexRef{Name: dirVertexIn(g.cfg.Placement, pred, gen, b)}
+		refs[b] = engineapi.VertexRef{Name: dirVertexIn(g.cfg.Placement, pred, gen, b)}
 	}
 	// One batched read of the 16 directories: one request per shard (one
 	// in the predicate placement, where they are in the predicate's group).
-	vs, _, err := engine.GetVertices(ctx, g.db, snap, refs, engine.ReadOptions{Edges: true, EdgesMax: g.cfg.EdgesMax})
+	vs, _, err := engineapi.GetVertices(ctx, g.db, snap, refs, engineapi.ReadOptions{Edges: true, EdgesMax: g.cfg.EdgesMax})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/weft-db/weft/internal/dgraph/schema"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
@@ -42,7 +42,7 @@ type Result struct {
 	// MutateOptions.Blanks is set.
 	UIDs map[string]string
 	// Snapshot is the commit's timestamp: a read at it sees the mutation.
-	Snapshot engine.Snapshot
+	Snapshot engineapi.Snapshot
 	Stats    Stats
 }
 
@@ -254,7 +254,7 @@ func isNodeTerm(t rdf.Term) bool {
 type attempt struct {
 	g     *Graph
 	ctx   context.Context
-	snap  engine.Snapshot
+	snap  engineapi.Snapshot
 	st    *schemaState
 	o     MutateOptions
 	mem   *memo

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -45,7 +45,7 @@ import (
 // the view or not; a node's version covers all namespaces' data, so
 // concurrent writers to one node in two namespaces conflict (never
 // wrongly commit). The view batches what the engine batches
-// (engine.BatchReader); in the predicate placement, Open puts the
+// (engineapi.BatchReader); in the predicate placement, Open puts the
 // placement's API above the view, so each namespace's predicates are
 // placement groups of their own.
 //
@@ -64,7 +64,7 @@ var ErrNamespace = errors.New("dgraph: namespace")
 
 // nsView is the engine as a namespace sees it (doc above).
 type nsView struct {
-	db  engine.API
+	db  engineapi.API
 	ns  uint64
 	pre string // "_ns|<n>|": reserved vertices and aliases
 	key string // "@<n>|": keys and edge handles of nodes
@@ -73,7 +73,7 @@ type nsView struct {
 
 // NamespaceView returns db as namespace ns sees it. For ns 0 it renames
 // nothing and only hides the other namespaces' keys and edges of nodes.
-func NamespaceView(db engine.API, ns uint64) engine.API {
+func NamespaceView(db engineapi.API, ns uint64) engineapi.API {
 	n := strconv.FormatUint(ns, 10)
 	return &nsView{db: db, ns: ns, pre: nsVertexPrefix + n + "|", key: "@" + n + "|", grp: "@" + n + "@"}
 }
@@ -170,16 +170,16 @@ func (v *nsView) keyIn(k string) (string, bool) {
 	return rest, ok
 }
 
-func (v *nsView) ref(r engine.VertexRef) engine.VertexRef {
+func (v *nsView) ref(r engineapi.VertexRef) engineapi.VertexRef {
 	if r.Alias {
-		return engine.VertexRef{Name: v.aliasOut(r.Name), Alias: true}
+		return engineapi.VertexRef{Name: v.aliasOut(r.Name), Alias: true}
 	}
-	return engine.VertexRef{Name: v.vertexOut(r.Name)}
+	return engineapi.VertexRef{Name: v.vertexOut(r.Name)}
 }
 
-func (v *nsView) Begin(ctx context.Context) (engine.Snapshot, error) { return v.db.Begin(ctx) }
+func (v *nsView) Begin(ctx context.Context) (engineapi.Snapshot, error) { return v.db.Begin(ctx) }
 
-func (v *nsView) GetVertex(ctx context.Context, snap engine.Snapshot, r engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error) {
+func (v *nsView) GetVertex(ctx context.Context, snap engineapi.Snapshot, r engineapi.VertexRef, opts engineapi.ReadOptions) (*engineapi.Vertex, error) {
 	out, err := v.db.GetVertex(ctx, snap, v.ref(r), opts)
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func (v *nsView) GetVertex(ctx context.Context, snap engine.Snapshot, r engine.V
 
 // vertexView renames an engine vertex for the view, in place when nothing
 // changes (namespace 0 reading a node no other namespace wrote).
-func (v *nsView) vertexView(x *engine.Vertex) *engine.Vertex {
+func (v *nsView) vertexView(x *engineapi.Vertex) *engineapi.Vertex {
 	shared := sharedVertex(x.Handle)
 	if v.ns == 0 && (!shared || !foreign(x)) {
 		return x
@@ -231,7 +231,7 @@ func (v *nsView) vertexView(x *engine.Vertex) *engine.Vertex {
 
 // foreign reports whether node x has keys, edges or aliases of a namespace
 // n > 0 (which namespace 0's view hides).
-func foreign(x *engine.Vertex) bool {
+func foreign(x *engineapi.Vertex) bool {
 	for k := range x.Props {
 		if k != "" && k[0] == '@' {
 			return true
@@ -250,14 +250,14 @@ func foreign(x *engine.Vertex) bool {
 	return false
 }
 
-// GetVertices implements engine.BatchReader: one batched read of the
+// GetVertices implements engineapi.BatchReader: one batched read of the
 // renamed refs (one request per shard when the engine batches).
-func (v *nsView) GetVertices(ctx context.Context, snap engine.Snapshot, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, int, error) {
-	out := make([]engine.VertexRef, len(refs))
+func (v *nsView) GetVertices(ctx context.Context, snap engineapi.Snapshot, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, int, error) {
+	out := make([]engineapi.VertexRef, len(refs))
 	for i, r := range refs {
 		out[i] = v.ref(r)
 	}
-	vs, requests, err := engine.GetVertices(ctx, v.db, snap, out, opts)
+	vs, requests, err := engineapi.GetVertices(ctx, v.db, snap, out, opts)
 	if err != nil {
 		return nil, requests, err
 	}
@@ -267,7 +267,7 @@ func (v *nsView) GetVertices(ctx context.Context, snap engine.Snapshot, refs []e
 	return vs, requests, nil
 }
 
-func (v *nsView) GetEdge(ctx context.Context, snap engine.Snapshot, src engine.VertexRef, edge string) (*engine.Edge, error) {
+func (v *nsView) GetEdge(ctx context.Context, snap engineapi.Snapshot, src engineapi.VertexRef, edge string) (*engineapi.Edge, error) {
 	r := v.ref(src)
 	if !r.Alias && sharedVertex(r.Name) {
 		edge = v.keyOut(edge)
@@ -285,7 +285,7 @@ func (v *nsView) GetEdge(ctx context.Context, snap engine.Snapshot, src engine.V
 }
 
 // Commit renames ops; reads carry engine names already.
-func (v *nsView) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*engine.CommitResult, error) {
+func (v *nsView) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*engineapi.CommitResult, error) {
 	if v.ns == 0 {
 		return v.db.Commit(ctx, reads, ops)
 	}
@@ -344,13 +344,13 @@ func (v *nsView) op(op txn.Op) (txn.Op, error) {
 	return op, nil
 }
 
-func (v *nsView) Run(ctx context.Context, program string, params json.RawMessage, at *engine.Snapshot) (json.RawMessage, error) {
+func (v *nsView) Run(ctx context.Context, program string, params json.RawMessage, at *engineapi.Snapshot) (json.RawMessage, error) {
 	if v.ns != 0 {
 		return nil, fmt.Errorf("%w %d: node programs see every namespace; run them on the engine", ErrNamespace, v.ns)
 	}
 	return v.db.Run(ctx, program, params, at)
 }
 
-func (v *nsView) Programs() []engine.ProgramInfo { return v.db.Programs() }
+func (v *nsView) Programs() []engineapi.ProgramInfo { return v.db.Programs() }
 
-func (v *nsView) Status(ctx context.Context) (*engine.Status, error) { return v.db.Status(ctx) }
+func (v *nsView) Status(ctx context.Context) (*engineapi.Status, error) { return v.db.Status(ctx) }

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -69,7 +69,7 @@ func PlacedVertex(pred string, uid uint64) string { return txn.GroupName(pred, F
 
 // PlacedPreds lists, sorted, the predicates a node vertex read with Props
 // has placed vertices for (predicate placement).
-func PlacedPreds(v *engine.Vertex) []string {
+func PlacedPreds(v *engineapi.Vertex) []string {
 	var out []string
 	for k := range v.Props {
 		if p, ok := strings.CutPrefix(k, placedListPrefix); ok {
@@ -83,13 +83,13 @@ func PlacedPreds(v *engine.Vertex) []string {
 // MergePlaced is the node as the vertex placement would store it: node's
 // own properties (without the placement list) and aliases, and the
 // properties and edges of its placed vertices parts, with at most edgesMax
-// edges (0: engine.EdgesMaxDefault). The result's Read is node's.
-func MergePlaced(node *engine.Vertex, parts []*engine.Vertex, opts engine.ReadOptions) *engine.Vertex {
+// edges (0: engineapi.EdgesMaxDefault). The result's Read is node's.
+func MergePlaced(node *engineapi.Vertex, parts []*engineapi.Vertex, opts engineapi.ReadOptions) *engineapi.Vertex {
 	max := opts.EdgesMax
 	if max <= 0 {
-		max = engine.EdgesMaxDefault
+		max = engineapi.EdgesMaxDefault
 	}
-	out := &engine.Vertex{Handle: node.Handle, Exists: node.Exists, Aliases: node.Aliases, Read: node.Read,
+	out := &engineapi.Vertex{Handle: node.Handle, Exists: node.Exists, Aliases: node.Aliases, Read: node.Read,
 		AliasRead: node.AliasRead}
 	if !node.Exists {
 		return out
@@ -120,7 +120,7 @@ func MergePlaced(node *engine.Vertex, parts []*engine.Vertex, opts engine.ReadOp
 	return out
 }
 
-func setProp(v *engine.Vertex, k string, val value.Value) {
+func setProp(v *engineapi.Vertex, k string, val value.Value) {
 	if v.Props == nil {
 		v.Props = map[string]value.Value{}
 	}
@@ -238,25 +238,27 @@ func unpackReads(r txn.Read) ([]txn.Read, error) {
 // unpack node reads into their parts. Internal vertices are renamed by
 // placedInternal. Safe for concurrent use.
 type placedAPI struct {
-	inner engine.API
+	inner engineapi.API
 	g     *Graph // for the known-vertex cache and Config
 }
 
-func (p *placedAPI) Begin(ctx context.Context) (engine.Snapshot, error) { return p.inner.Begin(ctx) }
+func (p *placedAPI) Begin(ctx context.Context) (engineapi.Snapshot, error) { return p.inner.Begin(ctx) }
 
-func (p *placedAPI) Run(ctx context.Context, prog string, params json.RawMessage, at *engine.Snapshot) (json.RawMessage, error) {
+func (p *placedAPI) Run(ctx context.Context, prog string, params json.RawMessage, at *engineapi.Snapshot) (json.RawMessage, error) {
 	return p.inner.Run(ctx, prog, params, at)
 }
 
-func (p *placedAPI) Programs() []engine.ProgramInfo { return p.inner.Programs() }
+func (p *placedAPI) Programs() []engineapi.ProgramInfo { return p.inner.Programs() }
 
-func (p *placedAPI) Status(ctx context.Context) (*engine.Status, error) { return p.inner.Status(ctx) }
+func (p *placedAPI) Status(ctx context.Context) (*engineapi.Status, error) {
+	return p.inner.Status(ctx)
+}
 
-// GetVertex implements engine.API.
-func (p *placedAPI) GetVertex(ctx context.Context, snap engine.Snapshot, ref engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error) {
+// GetVertex implements engineapi.API.
+func (p *placedAPI) GetVertex(ctx context.Context, snap engineapi.Snapshot, ref engineapi.VertexRef, opts engineapi.ReadOptions) (*engineapi.Vertex, error) {
 	if !ref.Alias {
 		if _, ok := UIDOfHandle(ref.Name); !ok {
-			v, err := p.inner.GetVertex(ctx, snap, engine.VertexRef{Name: placedInternal(ref.Name)}, opts)
+			v, err := p.inner.GetVertex(ctx, snap, engineapi.VertexRef{Name: placedInternal(ref.Name)}, opts)
 			if err != nil {
 				return nil, err
 			}
@@ -267,7 +269,7 @@ func (p *placedAPI) GetVertex(ctx context.Context, snap engine.Snapshot, ref eng
 			return v, nil
 		}
 	}
-	node, err := p.inner.GetVertex(ctx, snap, ref, engine.ReadOptions{Props: true, Aliases: opts.Aliases})
+	node, err := p.inner.GetVertex(ctx, snap, ref, engineapi.ReadOptions{Props: true, Aliases: opts.Aliases})
 	if err != nil || node.Handle == "" {
 		return node, err
 	}
@@ -279,11 +281,11 @@ func (p *placedAPI) GetVertex(ctx context.Context, snap engine.Snapshot, ref eng
 		return node, nil
 	}
 	preds := PlacedPreds(node)
-	refs := make([]engine.VertexRef, len(preds))
+	refs := make([]engineapi.VertexRef, len(preds))
 	for i, pr := range preds {
-		refs[i] = engine.VertexRef{Name: PlacedVertex(pr, uid)}
+		refs[i] = engineapi.VertexRef{Name: PlacedVertex(pr, uid)}
 	}
-	parts, _, err := engine.GetVertices(ctx, p.inner, snap, refs, engine.ReadOptions{Props: opts.Props, Edges: opts.Edges, EdgesMax: opts.EdgesMax})
+	parts, _, err := engineapi.GetVertices(ctx, p.inner, snap, refs, engineapi.ReadOptions{Props: opts.Props, Edges: opts.Edges, EdgesMax: opts.EdgesMax})
 	if err != nil {
 		return nil, err
 	}
@@ -296,18 +298,18 @@ func (p *placedAPI) GetVertex(ctx context.Context, snap engine.Snapshot, ref eng
 	return out, nil
 }
 
-// GetVertices implements engine.BatchReader: internal vertices renamed and
+// GetVertices implements engineapi.BatchReader: internal vertices renamed and
 // read in one batched read of the engine under it; a batch naming a node
 // or an alias is read ref by ref (GetVertex merges nodes).
-func (p *placedAPI) GetVertices(ctx context.Context, snap engine.Snapshot, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, int, error) {
-	placed := make([]engine.VertexRef, len(refs))
+func (p *placedAPI) GetVertices(ctx context.Context, snap engineapi.Snapshot, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, int, error) {
+	placed := make([]engineapi.VertexRef, len(refs))
 	for i, r := range refs {
 		if _, node := UIDOfHandle(r.Name); node || r.Alias {
-			return engine.GetVertices(ctx, placedOnly{p}, snap, refs, opts)
+			return engineapi.GetVertices(ctx, placedOnly{p}, snap, refs, opts)
 		}
-		placed[i] = engine.VertexRef{Name: placedInternal(r.Name)}
+		placed[i] = engineapi.VertexRef{Name: placedInternal(r.Name)}
 	}
-	vs, requests, err := engine.GetVertices(ctx, p.inner, snap, placed, opts)
+	vs, requests, err := engineapi.GetVertices(ctx, p.inner, snap, placed, opts)
 	if err != nil {
 		return nil, requests, err
 	}
@@ -325,8 +327,8 @@ type placedOnly struct{ *placedAPI }
 
 func (placedOnly) GetVertices() {}
 
-// GetEdge implements engine.API.
-func (p *placedAPI) GetEdge(ctx context.Context, snap engine.Snapshot, src engine.VertexRef, edge string) (*engine.Edge, error) {
+// GetEdge implements engineapi.API.
+func (p *placedAPI) GetEdge(ctx context.Context, snap engineapi.Snapshot, src engineapi.VertexRef, edge string) (*engineapi.Edge, error) {
 	uid, ok := UIDOfHandle(src.Name)
 	if src.Alias || !ok {
 		name := src.Name
@@ -341,18 +343,18 @@ func (p *placedAPI) GetEdge(ctx context.Context, snap engine.Snapshot, src engin
 	}
 	pred := edgePred(edge)
 	if pred == "" {
-		return &engine.Edge{Handle: edge, Src: src.Name}, nil
+		return &engineapi.Edge{Handle: edge, Src: src.Name}, nil
 	}
-	e, err := p.inner.GetEdge(ctx, snap, engine.VertexRef{Name: PlacedVertex(pred, uid)}, edge)
+	e, err := p.inner.GetEdge(ctx, snap, engineapi.VertexRef{Name: PlacedVertex(pred, uid)}, edge)
 	if err == nil {
 		e.Src = src.Name
 	}
 	return e, err
 }
 
-// Commit implements engine.API.
-func (p *placedAPI) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*engine.CommitResult, error) {
-	reads, ops, created, err := p.translate(ctx, engine.Snapshot{}, reads, ops)
+// Commit implements engineapi.API.
+func (p *placedAPI) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op) (*engineapi.CommitResult, error) {
+	reads, ops, created, err := p.translate(ctx, engineapi.Snapshot{}, reads, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +371,7 @@ func (p *placedAPI) Commit(ctx context.Context, reads []txn.Read, ops []txn.Op) 
 // node's list entry) when they did not exist at snap (a blank snap: now).
 // It is idempotent, so prepared transactions may be translated again at
 // commit. created lists the placed vertices it creates.
-func (p *placedAPI) translate(ctx context.Context, snap engine.Snapshot, reads []txn.Read, ops []txn.Op) (
+func (p *placedAPI) translate(ctx context.Context, snap engineapi.Snapshot, reads []txn.Read, ops []txn.Op) (
 	[]txn.Read, []txn.Op, []string, error) {
 	exists := map[string]bool{} // placed vertices known to exist at snap, or created by ops
 	var out []txn.Read
@@ -415,11 +417,11 @@ func (p *placedAPI) translate(ctx context.Context, snap engine.Snapshot, reads [
 				return nil, nil, nil, err
 			}
 		}
-		refs := make([]engine.VertexRef, len(unknown))
+		refs := make([]engineapi.VertexRef, len(unknown))
 		for i, h := range unknown {
-			refs[i] = engine.VertexRef{Name: h}
+			refs[i] = engineapi.VertexRef{Name: h}
 		}
-		vs, _, err := engine.GetVertices(ctx, p.inner, snap, refs, engine.ReadOptions{})
+		vs, _, err := engineapi.GetVertices(ctx, p.inner, snap, refs, engineapi.ReadOptions{})
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -499,7 +501,7 @@ func placedSplit(h string) (node, pred string, ok bool) {
 
 // unplaced is db without a placedAPI on top (directly, or under a namespace
 // view): Open puts its own over the engine the mapping is given.
-func unplaced(db engine.API) engine.API {
+func unplaced(db engineapi.API) engineapi.API {
 	switch v := db.(type) {
 	case *placedAPI:
 		return v.inner

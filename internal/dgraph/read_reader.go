@@ -6,7 +6,7 @@ import (
 	"errors"
 
 	"github.com/weft-db/weft/internal/dgraph/schema"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -15,40 +15,40 @@ import (
 // Reader satisfies it; an implementation may record every read (vertex and
 // version) so that a transaction's query part is validated at commit.
 type VertexReader interface {
-	GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error)
+	GetVertex(ctx context.Context, v engineapi.VertexRef, opts engineapi.ReadOptions) (*engineapi.Vertex, error)
 }
 
 // errReaderOnly answers the engine calls a reader-backed view never makes.
 var errReaderOnly = errors.New("dgraph: a reader view only reads vertices")
 
-// readerAPI is an engine.API whose reads go through a VertexReader (its
+// readerAPI is an engineapi.API whose reads go through a VertexReader (its
 // snapshot argument is ignored: the reader has its own) and whose other
 // methods fail. It lets every lookup of this package run through a reader.
 type readerAPI struct{ r VertexReader }
 
-func (a readerAPI) Begin(context.Context) (engine.Snapshot, error) {
-	return engine.Snapshot{}, errReaderOnly
+func (a readerAPI) Begin(context.Context) (engineapi.Snapshot, error) {
+	return engineapi.Snapshot{}, errReaderOnly
 }
 
-func (a readerAPI) GetVertex(ctx context.Context, _ engine.Snapshot, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error) {
+func (a readerAPI) GetVertex(ctx context.Context, _ engineapi.Snapshot, v engineapi.VertexRef, opts engineapi.ReadOptions) (*engineapi.Vertex, error) {
 	return a.r.GetVertex(ctx, v, opts)
 }
 
 // batchVertexReader is a VertexReader with a batched read (the DQL
 // executor's SnapshotReader).
 type batchVertexReader interface {
-	GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error)
+	GetVertices(ctx context.Context, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, error)
 }
 
-// GetVertices implements engine.BatchReader through the reader's batched
+// GetVertices implements engineapi.BatchReader through the reader's batched
 // read when it has one, else vertex by vertex. The reader counts its own
 // requests: requests is 0.
-func (a readerAPI) GetVertices(ctx context.Context, snap engine.Snapshot, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, int, error) {
+func (a readerAPI) GetVertices(ctx context.Context, snap engineapi.Snapshot, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, int, error) {
 	if br, ok := a.r.(batchVertexReader); ok {
 		vs, err := br.GetVertices(ctx, refs, opts)
 		return vs, 0, err
 	}
-	vs, _, err := engine.GetVertices(ctx, readerOnly{a}, snap, refs, opts)
+	vs, _, err := engineapi.GetVertices(ctx, readerOnly{a}, snap, refs, opts)
 	return vs, 0, err
 }
 
@@ -57,21 +57,21 @@ type readerOnly struct{ readerAPI }
 
 func (readerOnly) GetVertices() {}
 
-func (a readerAPI) GetEdge(context.Context, engine.Snapshot, engine.VertexRef, string) (*engine.Edge, error) {
+func (a readerAPI) GetEdge(context.Context, engineapi.Snapshot, engineapi.VertexRef, string) (*engineapi.Edge, error) {
 	return nil, errReaderOnly
 }
 
-func (a readerAPI) Commit(context.Context, []txn.Read, []txn.Op) (*engine.CommitResult, error) {
+func (a readerAPI) Commit(context.Context, []txn.Read, []txn.Op) (*engineapi.CommitResult, error) {
 	return nil, errReaderOnly
 }
 
-func (a readerAPI) Run(context.Context, string, json.RawMessage, *engine.Snapshot) (json.RawMessage, error) {
+func (a readerAPI) Run(context.Context, string, json.RawMessage, *engineapi.Snapshot) (json.RawMessage, error) {
 	return nil, errReaderOnly
 }
 
-func (a readerAPI) Programs() []engine.ProgramInfo { return nil }
+func (a readerAPI) Programs() []engineapi.ProgramInfo { return nil }
 
-func (a readerAPI) Status(context.Context) (*engine.Status, error) { return nil, errReaderOnly }
+func (a readerAPI) Status(context.Context) (*engineapi.Status, error) { return nil, errReaderOnly }
 
 // Reads is a view of a Graph whose lookups read through one VertexReader:
 // the same Eq, Lookup, Range, Has and ReadNode as the Graph's, at the
@@ -96,7 +96,7 @@ func (g *Graph) ReadsThrough(r VertexReader) *Reads {
 }
 
 // noSnap is the snapshot argument of the view's calls: the reader has its own.
-var noSnap = engine.Snapshot{}
+var noSnap = engineapi.Snapshot{}
 
 // Schema returns the schema at the reader's snapshot (its vertex read goes
 // through the reader).

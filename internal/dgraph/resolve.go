@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/rdf"
 )
 
@@ -139,7 +139,7 @@ func (a *attempt) resolveXID(u *termUse) error {
 		}
 	}
 	alias := xidAlias(xid)
-	v, err := a.g.db.GetVertex(a.ctx, a.snap, engine.VertexRef{Name: alias, Alias: true}, readOpts(u.need, a.g.cfg))
+	v, err := a.g.db.GetVertex(a.ctx, a.snap, engineapi.VertexRef{Name: alias, Alias: true}, readOpts(u.need, a.g.cfg))
 	if err != nil {
 		return err
 	}
@@ -205,18 +205,18 @@ func (a *attempt) nodeFor(uid uint64) *node {
 	return n
 }
 
-func readOpts(nd need, cfg Config) engine.ReadOptions {
+func readOpts(nd need, cfg Config) engineapi.ReadOptions {
 	switch nd {
 	case needProps:
-		return engine.ReadOptions{Props: true}
+		return engineapi.ReadOptions{Props: true}
 	case needState:
-		return engine.ReadOptions{Props: true, Edges: true, EdgesMax: cfg.EdgesFirstMax}
+		return engineapi.ReadOptions{Props: true, Edges: true, EdgesMax: cfg.EdgesFirstMax}
 	}
-	return engine.ReadOptions{}
+	return engineapi.ReadOptions{}
 }
 
 // fill records what a read returned.
-func (n *node) fill(v *engine.Vertex, nd need) {
+func (n *node) fill(v *engineapi.Vertex, nd need) {
 	n.exists = v.Exists
 	n.loaded = nd
 	if nd >= needProps {
@@ -230,7 +230,7 @@ func (n *node) fill(v *engine.Vertex, nd need) {
 	}
 }
 
-func recOf(e engine.Edge) *edgeRec {
+func recOf(e engineapi.Edge) *edgeRec {
 	dst, _ := UIDOfHandle(e.Dst)
 	return &edgeRec{dst: dst, props: e.Props}
 }
@@ -240,7 +240,7 @@ func (a *attempt) load(n *node, nd need) error {
 	if n.create || n.loaded >= nd || (nd == needExists && n.exists) {
 		return nil
 	}
-	v, err := a.g.db.GetVertex(a.ctx, a.snap, engine.VertexRef{Name: n.h}, readOpts(nd, a.g.cfg))
+	v, err := a.g.db.GetVertex(a.ctx, a.snap, engineapi.VertexRef{Name: n.h}, readOpts(nd, a.g.cfg))
 	if err != nil {
 		return err
 	}
@@ -259,7 +259,7 @@ func (a *attempt) edge(n *node, h string) (*edgeRec, error) {
 	if r, ok := n.edges[h]; ok || n.edgesAll || n.create {
 		return r, nil
 	}
-	e, err := a.g.db.GetEdge(a.ctx, a.snap, engine.VertexRef{Name: n.h}, h)
+	e, err := a.g.db.GetEdge(a.ctx, a.snap, engineapi.VertexRef{Name: n.h}, h)
 	if err != nil {
 		return nil, err
 	}
@@ -289,8 +289,8 @@ func (a *attempt) allEdges(n *node) error {
 		n.edgesAll = true
 		return nil
 	}
-	v, err := a.g.db.GetVertex(a.ctx, a.snap, engine.VertexRef{Name: n.h},
-		engine.ReadOptions{Edges: true, EdgesMax: a.g.cfg.EdgesMax})
+	v, err := a.g.db.GetVertex(a.ctx, a.snap, engineapi.VertexRef{Name: n.h},
+		engineapi.ReadOptions{Edges: true, EdgesMax: a.g.cfg.EdgesMax})
 	if err != nil {
 		return err
 	}

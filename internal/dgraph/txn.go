@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/weft-db/weft/internal/dgraph/schema"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/txn"
 )
@@ -36,7 +36,7 @@ func NewMemo() *Memo {
 // none of those reads changed.
 type Prepared struct {
 	// Snapshot is where the mutations were evaluated.
-	Snapshot engine.Snapshot
+	Snapshot engineapi.Snapshot
 	// Reads are the read-set entries of the evaluation (deduplicated).
 	Reads []txn.Read
 	// Ops are the writes; empty when the mutations change nothing.
@@ -56,7 +56,7 @@ type Prepared struct {
 // snap as one transaction would, without committing. Blank nodes are shared
 // by the whole batch (as in one Dgraph request) and take their UIDs from
 // memo (nil: a fresh one). Bad input fails as Mutate does.
-func (g *Graph) Prepare(ctx context.Context, snap engine.Snapshot, muts []Mutation, memo *Memo) (*Prepared, error) {
+func (g *Graph) Prepare(ctx context.Context, snap engineapi.Snapshot, muts []Mutation, memo *Memo) (*Prepared, error) {
 	if memo == nil {
 		memo = NewMemo()
 	}
@@ -139,7 +139,7 @@ func checkMutation(m Mutation) error {
 
 // prepare is one attempt at muts at snap: resolve every term of the batch,
 // apply each mutation in order, derive the internal writes.
-func (g *Graph) prepare(ctx context.Context, snap engine.Snapshot, muts []Mutation, o MutateOptions, mem *memo) (*Prepared, error) {
+func (g *Graph) prepare(ctx context.Context, snap engineapi.Snapshot, muts []Mutation, o MutateOptions, mem *memo) (*Prepared, error) {
 	st, err := g.schemaAt(ctx, snap)
 	if err != nil {
 		return nil, err
@@ -227,7 +227,7 @@ func (g *Graph) commitPrepared(ctx context.Context, p *Prepared, extra []txn.Rea
 		reads = dedupeReads(append(slices.Clone(extra), p.Reads...))
 	}
 	cr, err := g.db.Commit(ctx, reads, p.Ops)
-	if errors.Is(err, txn.ErrInvalid) || errors.Is(err, engine.ErrBadRequest) {
+	if errors.Is(err, txn.ErrInvalid) || errors.Is(err, engineapi.ErrBadRequest) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err) // a value the engine refuses (too large)
 	}
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph/index"
 	"github.com/weft-db/weft/internal/dgraph/schema"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -336,7 +336,7 @@ func (a *attempt) checkInternal(iw *internalWrites) error {
 	slices.Sort(unknown)
 	found := make([]bool, len(unknown))
 	err := parallel(len(unknown), a.g.cfg.ReadsParallelMax, func(i int) error {
-		v, err := a.g.db.GetVertex(a.ctx, a.snap, engine.VertexRef{Name: unknown[i]}, engine.ReadOptions{})
+		v, err := a.g.db.GetVertex(a.ctx, a.snap, engineapi.VertexRef{Name: unknown[i]}, engineapi.ReadOptions{})
 		if err == nil {
 			found[i] = v.Exists
 		}

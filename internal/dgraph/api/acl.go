@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -80,11 +80,11 @@ type acl struct {
 	enabled bool
 	secret  []byte
 	cfg     ACLConfig
-	db      engine.API
+	db      engineapi.API
 	now     func() time.Time
 }
 
-func newACL(db engine.API, cfg ACLConfig, now func() time.Time) (*acl, error) {
+func newACL(db engineapi.API, cfg ACLConfig, now func() time.Time) (*acl, error) {
 	a := &acl{enabled: cfg.Enabled(), secret: cfg.Secret, cfg: cfg, db: db, now: now}
 	if !a.enabled {
 		a.secret = make([]byte, 32)
@@ -231,7 +231,7 @@ func (a *acl) readUser(ctx context.Context, ns uint64, name string) (*user, erro
 	if err != nil {
 		return nil, err
 	}
-	v, err := a.db.GetVertex(ctx, snap, engine.VertexRef{Name: userVertex(ns, name)}, engine.ReadOptions{Props: true})
+	v, err := a.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: userVertex(ns, name)}, engineapi.ReadOptions{Props: true})
 	if err != nil || !v.Exists {
 		return nil, err
 	}
@@ -280,7 +280,7 @@ func (a *acl) setUser(ctx context.Context, ns uint64, name, password string, gro
 // userOps returns the operations setting user name of namespace ns at
 // snap (none when it exists and replace is false) and the read they
 // depend on.
-func (a *acl) userOps(ctx context.Context, snap engine.Snapshot, ns uint64, name, password string, groups []string, replace bool) ([]txn.Op, txn.Read, error) {
+func (a *acl) userOps(ctx context.Context, snap engineapi.Snapshot, ns uint64, name, password string, groups []string, replace bool) ([]txn.Op, txn.Read, error) {
 	if err := checkUserName(name); err != nil {
 		return nil, txn.Read{}, err
 	}
@@ -294,7 +294,7 @@ func (a *acl) userOps(ctx context.Context, snap engine.Snapshot, ns uint64, name
 	}
 	{
 		h := userVertex(ns, name)
-		v, err := a.db.GetVertex(ctx, snap, engine.VertexRef{Name: h}, engine.ReadOptions{Props: true})
+		v, err := a.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: h}, engineapi.ReadOptions{Props: true})
 		if err != nil {
 			return nil, txn.Read{}, err
 		}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/dgraph/dql"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/rdf"
 	"github.com/weft-db/weft/internal/txn"
 )
@@ -70,7 +70,7 @@ func classify(err error) *Error {
 		return e
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &Error{Code: CodeUnknown, Msg: err.Error(), Err: err}
-	case errors.Is(err, engine.ErrOverloaded), errors.Is(err, dgraph.ErrBusy):
+	case errors.Is(err, engineapi.ErrOverloaded), errors.Is(err, dgraph.ErrBusy):
 		return &Error{Code: CodeOverloaded, Msg: msgOverloaded + ": " + err.Error(), Err: err}
 	case dgraph.Retryable(err):
 		return errAborted(err)
@@ -79,7 +79,7 @@ func classify(err error) *Error {
 	case errors.Is(err, dgraph.ErrUnsupported):
 		return &Error{Code: CodeUnimplemented, Msg: err.Error(), Err: err}
 	case errors.Is(err, dgraph.ErrInvalid), errors.Is(err, dgraph.ErrNoIndex), errors.Is(err, txn.ErrTooLarge),
-		errors.Is(err, dgraph.ErrLimit), errors.Is(err, engine.ErrBadRequest), errors.Is(err, txn.ErrInvalid):
+		errors.Is(err, dgraph.ErrLimit), errors.Is(err, engineapi.ErrBadRequest), errors.Is(err, txn.ErrInvalid):
 		return &Error{Code: CodeInvalid, Msg: err.Error(), Err: err}
 	}
 	return &Error{Code: CodeUnknown, Msg: err.Error(), Err: err}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -51,7 +51,7 @@ func nsVertex(ns uint64) string { return nsVertexPrefix + strconv.FormatUint(ns,
 type space struct {
 	id   uint64
 	g    *dgraph.Graph
-	db   engine.API
+	db   engineapi.API
 	exec Executor
 }
 
@@ -117,8 +117,8 @@ func (s *Server) forget(ns uint64) {
 
 // nsState reads namespace ns's vertex at snap: its read and state ("" when
 // it never existed).
-func (s *Server) nsState(ctx context.Context, snap engine.Snapshot, ns uint64) (txn.Read, string, error) {
-	v, err := s.db.GetVertex(ctx, snap, engine.VertexRef{Name: nsVertex(ns)}, engine.ReadOptions{Props: true})
+func (s *Server) nsState(ctx context.Context, snap engineapi.Snapshot, ns uint64) (txn.Read, string, error) {
+	v, err := s.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: nsVertex(ns)}, engineapi.ReadOptions{Props: true})
 	if err != nil {
 		return txn.Read{}, "", err
 	}
@@ -158,7 +158,7 @@ func (s *Server) live(ctx context.Context, ns uint64) error {
 // enter returns p's namespace for a request at snap and the read of its
 // registry vertex, which the request's transaction must validate (none
 // for namespace 0, which always exists).
-func (s *Server) enter(ctx context.Context, p principal, snap engine.Snapshot) (*space, *txn.Read, error) {
+func (s *Server) enter(ctx context.Context, p principal, snap engineapi.Snapshot) (*space, *txn.Read, error) {
 	if p.ns == 0 {
 		sp, err := s.space(ctx, 0)
 		return sp, nil, err
@@ -192,7 +192,7 @@ func (s *Server) createNamespace(ctx context.Context, p principal, password stri
 		if err != nil {
 			return err
 		}
-		reg, err := s.db.GetVertex(ctx, snap, engine.VertexRef{Name: nsRegistryVertex}, engine.ReadOptions{Props: true})
+		reg, err := s.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: nsRegistryVertex}, engineapi.ReadOptions{Props: true})
 		if err != nil {
 			return err
 		}
@@ -279,9 +279,9 @@ func (s *Server) listNamespaces(ctx context.Context, p principal) ([]uint64, err
 	return s.liveNamespaces(ctx, snap)
 }
 
-func (s *Server) liveNamespaces(ctx context.Context, snap engine.Snapshot) ([]uint64, error) {
-	reg, err := s.db.GetVertex(ctx, snap, engine.VertexRef{Name: nsRegistryVertex},
-		engine.ReadOptions{Edges: true, EdgesMax: 1 << 20})
+func (s *Server) liveNamespaces(ctx context.Context, snap engineapi.Snapshot) ([]uint64, error) {
+	reg, err := s.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: nsRegistryVertex},
+		engineapi.ReadOptions{Edges: true, EdgesMax: 1 << 20})
 	if err != nil {
 		return nil, err
 	}

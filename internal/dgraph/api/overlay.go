@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -45,7 +45,7 @@ func newOverlayReader(base Reader, ops []txn.Op) *overlayReader {
 	return o
 }
 
-func (o *overlayReader) GetVertex(ctx context.Context, ref engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error) {
+func (o *overlayReader) GetVertex(ctx context.Context, ref engineapi.VertexRef, opts engineapi.ReadOptions) (*engineapi.Vertex, error) {
 	ref = o.resolve(ref)
 	v, err := o.base.GetVertex(ctx, ref, opts)
 	if err != nil {
@@ -56,19 +56,19 @@ func (o *overlayReader) GetVertex(ctx context.Context, ref engine.VertexRef, opt
 
 // GetVertices is GetVertex for many refs, in one batched read of the base
 // when it batches (exec.BatchReader).
-func (o *overlayReader) GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error) {
-	rs := make([]engine.VertexRef, len(refs))
+func (o *overlayReader) GetVertices(ctx context.Context, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, error) {
+	rs := make([]engineapi.VertexRef, len(refs))
 	for i, r := range refs {
 		rs[i] = o.resolve(r)
 	}
-	var vs []*engine.Vertex
+	var vs []*engineapi.Vertex
 	if br, ok := o.base.(batchReader); ok {
 		var err error
 		if vs, err = br.GetVertices(ctx, rs, opts); err != nil {
 			return nil, err
 		}
 	} else {
-		vs = make([]*engine.Vertex, len(rs))
+		vs = make([]*engineapi.Vertex, len(rs))
 		for i, r := range rs {
 			v, err := o.base.GetVertex(ctx, r, opts)
 			if err != nil {
@@ -84,15 +84,15 @@ func (o *overlayReader) GetVertices(ctx context.Context, refs []engine.VertexRef
 }
 
 // resolve names a vertex the transaction aliased by its handle.
-func (o *overlayReader) resolve(ref engine.VertexRef) engine.VertexRef {
+func (o *overlayReader) resolve(ref engineapi.VertexRef) engineapi.VertexRef {
 	if h, ok := o.aliases[ref.Name]; ref.Alias && ok {
-		return engine.VertexRef{Name: h}
+		return engineapi.VertexRef{Name: h}
 	}
 	return ref
 }
 
 // apply replays the transaction's operations on v, read as ref.
-func (o *overlayReader) apply(v *engine.Vertex, ref engine.VertexRef, opts engine.ReadOptions) *engine.Vertex {
+func (o *overlayReader) apply(v *engineapi.Vertex, ref engineapi.VertexRef, opts engineapi.ReadOptions) *engineapi.Vertex {
 	h := ref.Name
 	if ref.Alias {
 		if !v.Exists {
@@ -108,11 +108,11 @@ func (o *overlayReader) apply(v *engine.Vertex, ref engine.VertexRef, opts engin
 }
 
 // replay returns a copy of v with ops applied.
-func replay(v *engine.Vertex, h string, ops []txn.Op, opts engine.ReadOptions) *engine.Vertex {
+func replay(v *engineapi.Vertex, h string, ops []txn.Op, opts engineapi.ReadOptions) *engineapi.Vertex {
 	out := *v
 	out.Handle = h
 	out.Props = maps.Clone(v.Props)
-	edges := map[string]engine.Edge{}
+	edges := map[string]engineapi.Edge{}
 	for _, e := range v.Edges {
 		e.Props = maps.Clone(e.Props)
 		edges[e.Handle] = e
@@ -123,7 +123,7 @@ func replay(v *engine.Vertex, h string, ops []txn.Op, opts engine.ReadOptions) *
 		case txn.CreateVertex:
 			out.Exists = true
 		case txn.DeleteVertex:
-			out.Exists, out.Props, edges, aliases = false, nil, map[string]engine.Edge{}, nil
+			out.Exists, out.Props, edges, aliases = false, nil, map[string]engineapi.Edge{}, nil
 		case txn.SetVertexProp:
 			if out.Props == nil {
 				out.Props = map[string]value.Value{}
@@ -132,7 +132,7 @@ func replay(v *engine.Vertex, h string, ops []txn.Op, opts engine.ReadOptions) *
 		case txn.DeleteVertexProp:
 			delete(out.Props, op.Key)
 		case txn.CreateEdge:
-			edges[op.Edge] = engine.Edge{Handle: op.Edge, Src: h, Dst: op.Dst, Exists: true, Props: map[string]value.Value{}}
+			edges[op.Edge] = engineapi.Edge{Handle: op.Edge, Src: h, Dst: op.Dst, Exists: true, Props: map[string]value.Value{}}
 		case txn.DeleteEdge:
 			delete(edges, op.Edge)
 		case txn.SetEdgeProp, txn.DeleteEdgeProp:

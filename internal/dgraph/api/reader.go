@@ -4,22 +4,22 @@ import (
 	"context"
 	"sync"
 
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 )
 
 // Reader reads vertices at one snapshot; the executor reads only through
 // it. Its method set is exec.Reader's, so a *snapshotReader is one.
 type Reader interface {
-	GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error)
+	GetVertex(ctx context.Context, v engineapi.VertexRef, opts engineapi.ReadOptions) (*engineapi.Vertex, error)
 }
 
 // snapshotReader reads db at snap and, when recording, keeps the
 // read-set entry of every vertex (and alias) read, for the commit to
 // validate. Safe for concurrent use (an executor reads in parallel).
 type snapshotReader struct {
-	db     engine.API
-	snap   engine.Snapshot
+	db     engineapi.API
+	snap   engineapi.Snapshot
 	record bool
 	mu     sync.Mutex
 	reads  map[txnReadKey][]byte
@@ -30,11 +30,11 @@ type txnReadKey struct {
 	alias  bool
 }
 
-func newSnapshotReader(db engine.API, snap engine.Snapshot, record bool) *snapshotReader {
+func newSnapshotReader(db engineapi.API, snap engineapi.Snapshot, record bool) *snapshotReader {
 	return &snapshotReader{db: db, snap: snap, record: record, reads: map[txnReadKey][]byte{}}
 }
 
-func (s *snapshotReader) GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error) {
+func (s *snapshotReader) GetVertex(ctx context.Context, v engineapi.VertexRef, opts engineapi.ReadOptions) (*engineapi.Vertex, error) {
 	out, err := s.db.GetVertex(ctx, s.snap, v, opts)
 	if err != nil || !s.record {
 		return out, err
@@ -52,13 +52,13 @@ func (s *snapshotReader) GetVertex(ctx context.Context, v engine.VertexRef, opts
 // one go (one engine request per shard), which the executor uses for the
 // predicate placement's batches.
 type batchReader interface {
-	GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error)
+	GetVertices(ctx context.Context, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, error)
 }
 
-// GetVertices reads refs in one batched engine read (engine.GetVertices),
+// GetVertices reads refs in one batched engine read (engineapi.GetVertices),
 // recording each vertex as GetVertex does.
-func (s *snapshotReader) GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error) {
-	out, _, err := engine.GetVertices(ctx, s.db, s.snap, refs, opts)
+func (s *snapshotReader) GetVertices(ctx context.Context, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, error) {
+	out, _, err := engineapi.GetVertices(ctx, s.db, s.snap, refs, opts)
 	if err != nil || !s.record {
 		return out, err
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/dgraph/dql"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 	pb "github.com/weft-db/weft/internal/wire/dgraphpb"
 )
@@ -39,7 +39,7 @@ type Executor interface {
 type Server struct {
 	cfg    Config
 	g      *dgraph.Graph
-	db     engine.API
+	db     engineapi.API
 	exec   Executor
 	txns   *txnTable
 	acl    *acl
@@ -377,9 +377,9 @@ func (s *Server) recommit(ctx context.Context, sp *space, t *txnState) error {
 
 // checkReads answers errStale, which is not retried, when a read's
 // version differs at snap.
-func (s *Server) checkReads(ctx context.Context, snap engine.Snapshot, reads []txn.Read) error {
+func (s *Server) checkReads(ctx context.Context, snap engineapi.Snapshot, reads []txn.Read) error {
 	for _, r := range reads {
-		v, err := s.db.GetVertex(ctx, snap, engine.VertexRef{Name: r.Vertex, Alias: r.Alias}, engine.ReadOptions{})
+		v, err := s.db.GetVertex(ctx, snap, engineapi.VertexRef{Name: r.Vertex, Alias: r.Alias}, engineapi.ReadOptions{})
 		if err != nil {
 			return err
 		}

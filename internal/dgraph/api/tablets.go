@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/weft-db/weft/internal/dgraph"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 )
 
 // GET or POST /moveTablet?tablet=<predicate>&group=<n>[&namespace=<ns>]:
@@ -48,7 +48,7 @@ func (s *Server) moveTablet(ctx context.Context, token, tablet, group, namespace
 			return http.StatusForbidden, "moving tablets needs a guardian of the galaxy"
 		}
 	}
-	mv, ok := s.db.(engine.Mover)
+	mv, ok := s.db.(engineapi.Mover)
 	if !ok {
 		return http.StatusServiceUnavailable, "this server's engine cannot move tablets"
 	}
@@ -80,9 +80,9 @@ func (s *Server) moveTablet(ctx context.Context, token, tablet, group, namespace
 	switch err := mv.MoveUnit(ctx, u, g-1); {
 	case err == nil:
 		return http.StatusOK, fmt.Sprintf("Predicate: [%s] moved from group [%d] to [%d]", tablet, from, g)
-	case errors.Is(err, engine.ErrBadRequest):
+	case errors.Is(err, engineapi.ErrBadRequest):
 		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, engine.ErrAborted), errors.Is(err, engine.ErrOverloaded):
+	case errors.Is(err, engineapi.ErrAborted), errors.Is(err, engineapi.ErrOverloaded):
 		return http.StatusConflict, err.Error()
 	default:
 		return http.StatusInternalServerError, err.Error()

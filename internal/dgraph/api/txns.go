@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/dgraph"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 )
 
@@ -17,7 +17,7 @@ import (
 type txnState struct {
 	mu       sync.Mutex
 	id       uint64
-	snap     engine.Snapshot
+	snap     engineapi.Snapshot
 	user     string
 	ns       uint64 // the namespace the transaction acts in
 	readOnly bool
@@ -69,7 +69,7 @@ func (tt *txnTable) newID() uint64 {
 }
 
 // open registers a new transaction at snap.
-func (tt *txnTable) open(snap engine.Snapshot, user string, ns uint64, readOnly bool) (*txnState, error) {
+func (tt *txnTable) open(snap engineapi.Snapshot, user string, ns uint64, readOnly bool) (*txnState, error) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	now := tt.now()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/dgraph/dql"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 )
 
 // The predicate placement (dgraph.PlacementPredicate) keeps node u's data
@@ -93,11 +93,11 @@ func orderPreds(order []dql.Order) []string {
 func (x *run) fetchPlaced(uids []uint64, preds []string) error {
 	need := make([][]string, len(uids)) // per node, the predicates to read
 	if preds == nil {
-		refs := make([]engine.VertexRef, len(uids))
+		refs := make([]engineapi.VertexRef, len(uids))
 		for i, u := range uids {
-			refs[i] = engine.VertexRef{Name: dgraph.FormatUID(u)}
+			refs[i] = engineapi.VertexRef{Name: dgraph.FormatUID(u)}
 		}
-		nodes, err := x.readBatch(refs, engine.ReadOptions{Props: true})
+		nodes, err := x.readBatch(refs, engineapi.ReadOptions{Props: true})
 		if err != nil {
 			return err
 		}
@@ -122,13 +122,13 @@ func (x *run) fetchPlaced(uids []uint64, preds []string) error {
 		}
 	}
 	all := slices.Sorted(maps.Keys(byPred))
-	opts := engine.ReadOptions{Props: true, Edges: true, EdgesMax: x.cfg.EdgesMax}
-	got := make([][]*engine.Vertex, len(all))
+	opts := engineapi.ReadOptions{Props: true, Edges: true, EdgesMax: x.cfg.EdgesMax}
+	got := make([][]*engineapi.Vertex, len(all))
 	err := dgraph.Parallel(x.ctx, len(all), x.cfg.ReadsParallelMax, func(j int) error {
 		p := all[j]
-		refs := make([]engine.VertexRef, len(byPred[p]))
+		refs := make([]engineapi.VertexRef, len(byPred[p]))
 		for k, i := range byPred[p] {
-			refs[k] = engine.VertexRef{Name: dgraph.PlacedVertex(p, uids[i])}
+			refs[k] = engineapi.VertexRef{Name: dgraph.PlacedVertex(p, uids[i])}
 		}
 		vs, err := x.readBatch(refs, opts)
 		got[j] = vs
@@ -137,14 +137,14 @@ func (x *run) fetchPlaced(uids []uint64, preds []string) error {
 	if err != nil {
 		return err
 	}
-	parts := make([][]*engine.Vertex, len(uids))
+	parts := make([][]*engineapi.Vertex, len(uids))
 	for j, p := range all { // predicate order: deterministic merges
 		for k, i := range byPred[p] {
 			parts[i] = append(parts[i], got[j][k])
 		}
 	}
 	for i, u := range uids {
-		node := &engine.Vertex{Handle: dgraph.FormatUID(u), Exists: true}
+		node := &engineapi.Vertex{Handle: dgraph.FormatUID(u), Exists: true}
 		v := dgraph.MergePlaced(node, parts[i], opts)
 		if v.EdgesTruncated {
 			return fmt.Errorf("%w: node %s has more than %d edges", ErrLimit, v.Handle, x.cfg.EdgesMax)
@@ -182,11 +182,11 @@ func (x *run) addNode(u uint64, n *dgraph.Node, read []string, whole bool) {
 
 // readBatch reads refs through the reader: one batched read when it is a
 // BatchReader, else vertex by vertex (ReadsParallelMax at a time).
-func (x *run) readBatch(refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error) {
+func (x *run) readBatch(refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, error) {
 	if br, ok := x.r.(BatchReader); ok {
 		return br.GetVertices(x.ctx, refs, opts)
 	}
-	out := make([]*engine.Vertex, len(refs))
+	out := make([]*engineapi.Vertex, len(refs))
 	err := dgraph.Parallel(x.ctx, len(refs), x.cfg.ReadsParallelMax, func(i int) error {
 		v, err := x.r.GetVertex(x.ctx, refs[i], opts)
 		out[i] = v

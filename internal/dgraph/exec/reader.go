@@ -7,7 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 )
 
@@ -15,24 +15,24 @@ import (
 // through it, so that a transaction can record what it read (for OCC
 // validation at commit).
 type Reader interface {
-	GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error)
+	GetVertex(ctx context.Context, v engineapi.VertexRef, opts engineapi.ReadOptions) (*engineapi.Vertex, error)
 }
 
 // BatchReader is a Reader that also reads many vertices in one go (one
-// engine request per shard involved: engine.BatchReader). The executor
+// engine request per shard involved: engineapi.BatchReader). The executor
 // uses it for the predicate placement's per-predicate reads when the
 // Reader has it, and reads vertex by vertex otherwise.
 type BatchReader interface {
 	Reader
-	GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error)
+	GetVertices(ctx context.Context, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, error)
 }
 
 // SnapshotReader reads an engine at one snapshot and, when recording,
 // keeps the read-set entry (vertex and version) of every vertex read. Safe
 // for concurrent use.
 type SnapshotReader struct {
-	db     engine.API
-	snap   engine.Snapshot
+	db     engineapi.API
+	snap   engineapi.Snapshot
 	record bool
 	mu     sync.Mutex
 	reads  map[readKey][]byte
@@ -45,15 +45,15 @@ type readKey struct {
 }
 
 // NewSnapshotReader reads db at snap, recording txn.Read entries when record is set.
-func NewSnapshotReader(db engine.API, snap engine.Snapshot, record bool) *SnapshotReader {
+func NewSnapshotReader(db engineapi.API, snap engineapi.Snapshot, record bool) *SnapshotReader {
 	return &SnapshotReader{db: db, snap: snap, record: record, reads: map[readKey][]byte{}}
 }
 
 // Snapshot is the snapshot the reader reads at.
-func (s *SnapshotReader) Snapshot() engine.Snapshot { return s.snap }
+func (s *SnapshotReader) Snapshot() engineapi.Snapshot { return s.snap }
 
 // GetVertex implements Reader.
-func (s *SnapshotReader) GetVertex(ctx context.Context, v engine.VertexRef, opts engine.ReadOptions) (*engine.Vertex, error) {
+func (s *SnapshotReader) GetVertex(ctx context.Context, v engineapi.VertexRef, opts engineapi.ReadOptions) (*engineapi.Vertex, error) {
 	s.calls.Add(1)
 	out, err := s.db.GetVertex(ctx, s.snap, v, opts)
 	if err != nil || !s.record {
@@ -64,7 +64,7 @@ func (s *SnapshotReader) GetVertex(ctx context.Context, v engine.VertexRef, opts
 }
 
 // note records v's read-set entries.
-func (s *SnapshotReader) note(vs ...*engine.Vertex) {
+func (s *SnapshotReader) note(vs ...*engineapi.Vertex) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, out := range vs {
@@ -76,10 +76,10 @@ func (s *SnapshotReader) note(vs ...*engine.Vertex) {
 }
 
 // GetVertices implements BatchReader: one batched engine read
-// (engine.GetVertices), recorded as GetVertex records each vertex, and
+// (engineapi.GetVertices), recorded as GetVertex records each vertex, and
 // counted as the engine requests it made.
-func (s *SnapshotReader) GetVertices(ctx context.Context, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, error) {
-	out, requests, err := engine.GetVertices(ctx, s.db, s.snap, refs, opts)
+func (s *SnapshotReader) GetVertices(ctx context.Context, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, error) {
+	out, requests, err := engineapi.GetVertices(ctx, s.db, s.snap, refs, opts)
 	s.calls.Add(int64(requests))
 	if err != nil || !s.record {
 		return out, err

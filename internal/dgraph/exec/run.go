@@ -8,7 +8,7 @@ import (
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/dgraph/dql"
 	"github.com/weft-db/weft/internal/dgraph/schema"
-	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/value"
 )
 
@@ -99,8 +99,8 @@ func (x *run) fetchPreds(uids []uint64, preds []string) error {
 	}
 	got := make([]*dgraph.Node, len(missing))
 	err := dgraph.Parallel(x.ctx, len(missing), x.cfg.ReadsParallelMax, func(i int) error {
-		v, err := x.r.GetVertex(x.ctx, engine.VertexRef{Name: dgraph.FormatUID(missing[i])},
-			engine.ReadOptions{Props: true, Edges: true, EdgesMax: x.cfg.EdgesMax})
+		v, err := x.r.GetVertex(x.ctx, engineapi.VertexRef{Name: dgraph.FormatUID(missing[i])},
+			engineapi.ReadOptions{Props: true, Edges: true, EdgesMax: x.cfg.EdgesMax})
 		if err != nil {
 			return err
 		}
