@@ -92,7 +92,7 @@ func (b *inprocDQL) data(ctx context.Context, text string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := b.exec.Query(ctx, exec.NewSnapshotReader(b.db, snap, false), text, nil)
+	res, err := b.exec.Query(ctx, dgraph.NewSnapshotReader(b.db, snap, false), text, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +260,7 @@ func countAnswer(data []byte, roots int) dqlAnswer {
 }
 
 // dqlCalls is the internal work of one query, counted in process on a
-// sample of roots: engine read requests (exec.SnapshotReader.Calls: a
+// sample of roots: engine read requests (dgraph.SnapshotReader.Calls: a
 // GetVertex is one, a batched read one per shard it asks — vertex
 // placement: about one per node a level visits; predicate placement: per
 // level, one per shard holding the level's node vertices plus one per
@@ -299,7 +299,7 @@ func countCalls(ctx context.Context, db engine.API, ex *exec.Executor, q DQLQuer
 		if err != nil {
 			return c, err
 		}
-		rd := exec.NewSnapshotReader(db, snap, false)
+		rd := dgraph.NewSnapshotReader(db, snap, false)
 		res, err := ex.Query(ctx, rd, fmt.Sprintf(q.Text, root), nil)
 		if err != nil {
 			return c, fmt.Errorf("%s on %s: %w", q.Name, root, err)

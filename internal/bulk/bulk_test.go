@@ -369,7 +369,7 @@ func queryAll(t *testing.T, dir string, queries []string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := e.Query(ctx, exec.NewSnapshotReader(g.Engine(), snap, false), q, nil)
+		res, err := e.Query(ctx, dgraph.NewSnapshotReader(g.Engine(), snap, false), q, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -644,7 +644,7 @@ func servedAfterBulk(t *testing.T, direct bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := e.Query(ctx, exec.NewSnapshotReader(db, snap, false), `{ q(func: has(xid)) { uid xid } }`, nil)
+		res, err := e.Query(ctx, dgraph.NewSnapshotReader(db, snap, false), `{ q(func: has(xid)) { uid xid } }`, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -141,9 +141,12 @@
 // commit. Conflicts are retried with backoff (Config.AttemptsMax).
 // Prepare and Commit (txn.go) evaluate a batch of mutations at a given
 // snapshot without committing and commit it later with extra reads, for
-// Dgraph transactions that span requests (internal/dgraph/api); Reads
-// (read_reader.go) routes the lookups through a recording reader, so a
-// query's index and schema reads join the transaction's read set.
+// Dgraph transactions that span requests (internal/dgraph/api). Reader
+// (reader.go) is the wing's one read path at a snapshot: SnapshotReader
+// implements it over an engine and records the read set, ReadVertices
+// reads a batch through any Reader; Reads (read_reader.go) routes the
+// lookups through a Reader, so a query's index and schema reads join the
+// transaction's read set.
 //
 // UIDs are leased: a lease is one transaction advancing "next" by
 // Config.LeaseSize, so leases never overlap, whatever process takes them;

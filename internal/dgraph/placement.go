@@ -305,7 +305,7 @@ func (p *placedAPI) GetVertices(ctx context.Context, snap engineapi.Snapshot, re
 	placed := make([]engineapi.VertexRef, len(refs))
 	for i, r := range refs {
 		if _, node := UIDOfHandle(r.Name); node || r.Alias {
-			return engineapi.GetVertices(ctx, placedOnly{p}, snap, refs, opts)
+			return engineapi.GetVerticesEach(ctx, p, snap, refs, opts)
 		}
 		placed[i] = engineapi.VertexRef{Name: placedInternal(r.Name)}
 	}
@@ -321,11 +321,6 @@ func (p *placedAPI) GetVertices(ctx context.Context, snap engineapi.Snapshot, re
 	}
 	return vs, requests, nil
 }
-
-// placedOnly hides placedAPI's GetVertices (for its ref-by-ref reads).
-type placedOnly struct{ *placedAPI }
-
-func (placedOnly) GetVertices() {}
 
 // GetEdge implements engineapi.API.
 func (p *placedAPI) GetEdge(ctx context.Context, snap engineapi.Snapshot, src engineapi.VertexRef, edge string) (*engineapi.Edge, error) {

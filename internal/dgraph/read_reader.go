@@ -11,20 +11,13 @@ import (
 	"github.com/weft-db/weft/internal/value"
 )
 
-// VertexReader reads vertices at one fixed snapshot. The DQL executor's
-// Reader satisfies it; an implementation may record every read (vertex and
-// version) so that a transaction's query part is validated at commit.
-type VertexReader interface {
-	GetVertex(ctx context.Context, v engineapi.VertexRef, opts engineapi.ReadOptions) (*engineapi.Vertex, error)
-}
-
 // errReaderOnly answers the engine calls a reader-backed view never makes.
 var errReaderOnly = errors.New("dgraph: a reader view only reads vertices")
 
-// readerAPI is an engineapi.API whose reads go through a VertexReader (its
+// readerAPI is an engineapi.API whose reads go through a Reader (its
 // snapshot argument is ignored: the reader has its own) and whose other
 // methods fail. It lets every lookup of this package run through a reader.
-type readerAPI struct{ r VertexReader }
+type readerAPI struct{ r Reader }
 
 func (a readerAPI) Begin(context.Context) (engineapi.Snapshot, error) {
 	return engineapi.Snapshot{}, errReaderOnly
@@ -34,28 +27,17 @@ func (a readerAPI) GetVertex(ctx context.Context, _ engineapi.Snapshot, v engine
 	return a.r.GetVertex(ctx, v, opts)
 }
 
-// batchVertexReader is a VertexReader with a batched read (the DQL
-// executor's SnapshotReader).
-type batchVertexReader interface {
-	GetVertices(ctx context.Context, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, error)
-}
-
-// GetVertices implements engineapi.BatchReader through the reader's batched
-// read when it has one, else vertex by vertex. The reader counts its own
-// requests: requests is 0.
-func (a readerAPI) GetVertices(ctx context.Context, snap engineapi.Snapshot, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, int, error) {
-	if br, ok := a.r.(batchVertexReader); ok {
-		vs, err := br.GetVertices(ctx, refs, opts)
-		return vs, 0, err
-	}
-	vs, _, err := engineapi.GetVertices(ctx, readerOnly{a}, snap, refs, opts)
+// GetVertices implements engineapi.BatchReader through ReadVertices: the
+// reader's batched read when it has one, else vertex by vertex. The reader
+// counts its own requests: requests is 0.
+func (a readerAPI) GetVertices(ctx context.Context, _ engineapi.Snapshot, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, int, error) {
+	vs, err := ReadVertices(ctx, a.r, refs, opts, readerParallelMax)
 	return vs, 0, err
 }
 
-// readerOnly hides readerAPI's GetVertices (for its fallback).
-type readerOnly struct{ readerAPI }
-
-func (readerOnly) GetVertices() {}
+// readerParallelMax bounds the concurrent GetVertex calls of a readerAPI's
+// batch over a Reader that does not batch.
+const readerParallelMax = 16
 
 func (a readerAPI) GetEdge(context.Context, engineapi.Snapshot, engineapi.VertexRef, string) (*engineapi.Edge, error) {
 	return nil, errReaderOnly
@@ -73,7 +55,7 @@ func (a readerAPI) Programs() []engineapi.ProgramInfo { return nil }
 
 func (a readerAPI) Status(context.Context) (*engineapi.Status, error) { return nil, errReaderOnly }
 
-// Reads is a view of a Graph whose lookups read through one VertexReader:
+// Reads is a view of a Graph whose lookups read through one Reader:
 // the same Eq, Lookup, Range, Has and ReadNode as the Graph's, at the
 // reader's snapshot, each read going through the reader (and so recorded
 // when it records). Cheap to make: one per query. Safe for concurrent use
@@ -84,7 +66,7 @@ type Reads struct {
 }
 
 // ReadsThrough returns the lookups of g reading through r.
-func (g *Graph) ReadsThrough(r VertexReader) *Reads {
+func (g *Graph) ReadsThrough(r Reader) *Reads {
 	v := &Graph{db: readerAPI{r}, raw: readerAPI{r}, cfg: g.cfg, log: g.log, alloc: g.alloc, known: g.known}
 	if _, ok := g.db.(*placedAPI); ok {
 		v.db = &placedAPI{inner: v.raw, g: v}

@@ -11,7 +11,7 @@
 // # Transactions
 //
 // A Dgraph transaction is a Weft snapshot taken at its first request, the
-// reads its queries make there (recorded through a Reader), and its
+// reads its queries make there (recorded through a dgraph.SnapshotReader), and its
 // mutations, buffered: each mutate request evaluates all of the
 // transaction's mutations at the snapshot (dgraph.Graph.Prepare) to check
 // them and give its blank nodes UIDs, and keeps them with those blank

@@ -15,7 +15,7 @@ func NewExecutor(g *dgraph.Graph) Executor { return execAdapter{exec.New(g)} }
 
 type execAdapter struct{ e *exec.Executor }
 
-func (a execAdapter) Query(ctx context.Context, r Reader, text string, vars map[string]string) (json.RawMessage, error) {
+func (a execAdapter) Query(ctx context.Context, r dgraph.Reader, text string, vars map[string]string) (json.RawMessage, error) {
 	res, err := a.e.Query(ctx, r, text, vars)
 	if err != nil {
 		return nil, err
@@ -23,7 +23,7 @@ func (a execAdapter) Query(ctx context.Context, r Reader, text string, vars map[
 	return res.Data, nil
 }
 
-func (a execAdapter) Upsert(ctx context.Context, r Reader, u *dql.Upsert, vars map[string]string) ([]dgraph.Mutation, json.RawMessage, error) {
+func (a execAdapter) Upsert(ctx context.Context, r dgraph.Reader, u *dql.Upsert, vars map[string]string) ([]dgraph.Mutation, json.RawMessage, error) {
 	muts, res, err := a.e.Upsert(ctx, r, u, vars)
 	if err != nil {
 		return nil, nil, err

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/engineapi"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
@@ -23,12 +24,12 @@ import (
 // every recorded read is unchanged, so the writes it replays over those
 // vertices are the ones the query saw.
 type overlayReader struct {
-	base    Reader
+	base    dgraph.Reader
 	ops     map[string][]txn.Op // by vertex handle, in transaction order
 	aliases map[string]string   // alias added by the transaction → vertex handle
 }
 
-func newOverlayReader(base Reader, ops []txn.Op) *overlayReader {
+func newOverlayReader(base dgraph.Reader, ops []txn.Op) *overlayReader {
 	o := &overlayReader{base: base, ops: map[string][]txn.Op{}, aliases: map[string]string{}}
 	for _, op := range ops {
 		if op.VertexAlias { // the mapping names vertices by handle; kept for completeness
@@ -55,27 +56,15 @@ func (o *overlayReader) GetVertex(ctx context.Context, ref engineapi.VertexRef, 
 }
 
 // GetVertices is GetVertex for many refs, in one batched read of the base
-// when it batches (exec.BatchReader).
+// when it batches (dgraph.ReadVertices).
 func (o *overlayReader) GetVertices(ctx context.Context, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, error) {
 	rs := make([]engineapi.VertexRef, len(refs))
 	for i, r := range refs {
 		rs[i] = o.resolve(r)
 	}
-	var vs []*engineapi.Vertex
-	if br, ok := o.base.(batchReader); ok {
-		var err error
-		if vs, err = br.GetVertices(ctx, rs, opts); err != nil {
-			return nil, err
-		}
-	} else {
-		vs = make([]*engineapi.Vertex, len(rs))
-		for i, r := range rs {
-			v, err := o.base.GetVertex(ctx, r, opts)
-			if err != nil {
-				return nil, err
-			}
-			vs[i] = v
-		}
+	vs, err := dgraph.ReadVertices(ctx, o.base, rs, opts, 1)
+	if err != nil {
+		return nil, err
 	}
 	for i, v := range vs {
 		vs[i] = o.apply(v, rs[i], opts)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
@@ -96,7 +97,7 @@ func TestOverlayBatchedReads(t *testing.T) {
 	ctx := context.Background()
 	batching := &batchFake{fakeReader: fakeReader{vs: vs}}
 	plain := &fakeReader{vs: vs}
-	for _, base := range []Reader{batching, plain} {
+	for _, base := range []dgraph.Reader{batching, plain} {
 		o := newOverlayReader(base, ops)
 		got, err := o.GetVertices(ctx, refs, engine.DefaultReadOptions())
 		if err != nil {

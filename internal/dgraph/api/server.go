@@ -26,11 +26,11 @@ import (
 type Executor interface {
 	// Query answers a query: the JSON object of its blocks, without a
 	// "data" wrapper ({"q": [...]}).
-	Query(ctx context.Context, r Reader, text string, vars map[string]string) (json.RawMessage, error)
+	Query(ctx context.Context, r dgraph.Reader, text string, vars map[string]string) (json.RawMessage, error)
 	// Upsert runs an upsert block's query and returns the mutations whose
 	// conditions hold, with uid(v) and val(v) replaced, and the query's
 	// JSON answer.
-	Upsert(ctx context.Context, r Reader, u *dql.Upsert, vars map[string]string) ([]dgraph.Mutation, json.RawMessage, error)
+	Upsert(ctx context.Context, r dgraph.Reader, u *dql.Upsert, vars map[string]string) ([]dgraph.Mutation, json.RawMessage, error)
 }
 
 // Server is Dgraph's API on a Weft engine, independent of the transport:
@@ -156,9 +156,9 @@ func (s *Server) oneAttempt(ctx context.Context, p principal, rq *request, memo 
 	if err != nil {
 		return nil, err
 	}
-	r := newSnapshotReader(sp.db, snap, true)
+	r := dgraph.NewSnapshotReader(sp.db, snap, true)
 	if nsRead != nil {
-		r.note(*nsRead)
+		r.Note(*nsRead)
 	}
 	muts, data, err := s.evaluate(ctx, sp, r, rq)
 	if err != nil {
@@ -248,8 +248,8 @@ func (s *Server) checkOwner(t *txnState, p principal, hash string) error {
 // joins t's read set; its mutations join t's buffer, evaluated with the
 // earlier ones; commit_now commits the lot.
 func (s *Server) step(ctx context.Context, sp *space, t *txnState, rq *request) (*outcome, error) {
-	r := newSnapshotReader(sp.db, t.snap, !t.readOnly)
-	var qr Reader = r
+	r := dgraph.NewSnapshotReader(sp.db, t.snap, !t.readOnly)
+	var qr dgraph.Reader = r
 	if t.prepared != nil {
 		qr = newOverlayReader(r, t.prepared.Ops) // the transaction sees its own writes
 	}
@@ -396,7 +396,7 @@ func (s *Server) checkReads(ctx context.Context, snap engineapi.Snapshot, reads 
 
 // evaluate runs rq's query (or upsert query) through r and returns the
 // mutations to apply and the query's JSON.
-func (s *Server) evaluate(ctx context.Context, sp *space, r Reader, rq *request) ([]dgraph.Mutation, json.RawMessage, error) {
+func (s *Server) evaluate(ctx context.Context, sp *space, r dgraph.Reader, rq *request) ([]dgraph.Mutation, json.RawMessage, error) {
 	up := rq.upsert
 	if up == nil && len(rq.muts) > 0 {
 		var plain []dgraph.Mutation

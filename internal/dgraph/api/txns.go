@@ -33,6 +33,12 @@ type txnState struct {
 	elem     *list.Element // in the table's LRU list, guarded by its mutex
 }
 
+// txnReadKey is a vertex (or alias) of a transaction's read set.
+type txnReadKey struct {
+	vertex string
+	alias  bool
+}
+
 func (t *txnState) mutated() bool { return len(t.muts) > 0 }
 
 // txnTable maps start_ts values to open transactions. It is bounded

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/weft-db/weft/internal/dgraph"
 )
 
 // BenchmarkFilm2Hop runs the report's two 2-hop queries over the whole
@@ -95,7 +97,7 @@ func run2Hop(b *testing.B, f *fixture, q, arg string, record bool) int64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := NewSnapshotReader(f.db, snap, record)
+	r := dgraph.NewSnapshotReader(f.db, snap, record)
 	key := "$u"
 	if _, err := f.e.Query(context.Background(), r, q, map[string]string{key: arg}); err != nil {
 		b.Fatal(err)

@@ -1,18 +1,18 @@
 // Package exec executes DQL, Dgraph's query language, over the Dgraph
 // model of package dgraph: query blocks answer Dgraph's JSON ("data"
 // object), and upsert blocks turn into the mutations dgraph.Graph.Mutate
-// applies. It parses with package dql and reads through a Reader.
+// applies. It parses with package dql and reads through a dgraph.Reader.
 //
 // # Reads and transactions
 //
-// Every vertex a query reads goes through one Reader, which reads at one
-// snapshot: a query sees one consistent state. SnapshotReader reads an
-// engine at a snapshot and, when asked, records each read's txn.Read
-// (vertex and version) so that a transaction's queries (an upsert's query,
-// the reads of an interactive transaction) are validated at commit: the
-// commit fails if anything the query saw has changed, which is what makes
-// Weft's Dgraph face strictly serializable where Dgraph offers snapshot
-// isolation. Index lookups (eq, ranges, terms, has, type) go through the
+// Every vertex a query reads goes through one dgraph.Reader, which reads
+// at one snapshot: a query sees one consistent state.
+// dgraph.SnapshotReader reads an engine at a snapshot and, when asked,
+// records each read's txn.Read (vertex and version) so that a
+// transaction's queries (an upsert's query, the reads of an interactive
+// transaction) are validated at commit: the commit fails if anything the
+// query saw has changed, which is what makes Weft's Dgraph face strictly
+// serializable where Dgraph offers snapshot isolation. Index lookups (eq, ranges, terms, has, type) go through the
 // same reader (dgraph.Reads, a view of the Graph over a reader), so index
 // vertices are in the read set too and two upserts of one key conflict.
 //
@@ -45,12 +45,12 @@
 //
 // So a query's reads grow with its levels, not its results: one batch per
 // level (per uid-valued field). fetch is the seam between the placements:
-// nothing above it changes. SnapshotReader.Calls counts engine requests (a
-// GetVertex is one, a batched read one per shard it asks): about one per
-// node a level reads with vertex placement, one per predicate and shard
-// per level with predicate placement. With predicate placement a query
-// records only the predicates it read, so a write to another predicate of
-// a node it read does not conflict with it.
+// nothing above it changes. dgraph.SnapshotReader.Calls counts engine
+// requests (a GetVertex is one, a batched read one per shard it asks):
+// about one per node a level reads with vertex placement, one per
+// predicate and shard per level with predicate placement. With predicate
+// placement a query records only the predicates it read, so a write to
+// another predicate of a node it read does not conflict with it.
 //
 // A node's object is built once per level and shared by all its parents
 // (edge facets are added per parent on a copy). Objects left empty are
@@ -144,6 +144,7 @@
 // # Concurrency
 //
 // An Executor is safe for concurrent use; each query has its own state,
-// and only its batch reads run concurrently. A SnapshotReader is safe for
-// concurrent use.
+// and only its batch reads run concurrently (dgraph.ReadVertices through
+// the query's Reader, which must then be safe for concurrent use, as a
+// dgraph.SnapshotReader is).
 package exec

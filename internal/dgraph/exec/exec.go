@@ -101,7 +101,7 @@ type Stats struct {
 
 // Query parses text with the GraphQL variables vars and runs it, reading
 // through r.
-func (e *Executor) Query(ctx context.Context, r Reader, text string, vars map[string]string) (*Result, error) {
+func (e *Executor) Query(ctx context.Context, r dgraph.Reader, text string, vars map[string]string) (*Result, error) {
 	q, err := dql.ParseWithVars(text, vars)
 	if err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func (e *Executor) Query(ctx context.Context, r Reader, text string, vars map[st
 }
 
 // Run runs a parsed query, reading through r.
-func (e *Executor) Run(ctx context.Context, r Reader, q *dql.Query) (*Result, error) {
+func (e *Executor) Run(ctx context.Context, r dgraph.Reader, q *dql.Query) (*Result, error) {
 	x, err := e.newRun(ctx, r)
 	if err != nil {
 		return nil, err

@@ -79,13 +79,13 @@ func newFixtureIn(t testing.TB, placement, schemaText, data string) *fixture {
 	return &fixture{db: db, g: g, e: New(g)}
 }
 
-func (f *fixture) reader(t testing.TB, record bool) *SnapshotReader {
+func (f *fixture) reader(t testing.TB, record bool) *dgraph.SnapshotReader {
 	t.Helper()
 	snap, err := f.db.Begin(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return NewSnapshotReader(f.db, snap, record)
+	return dgraph.NewSnapshotReader(f.db, snap, record)
 }
 
 // query runs q and returns its data, failing the test on an error.

@@ -27,7 +27,7 @@ func recordedReadsValidate(t *testing.T, placement string) {
 	f := newFixtureIn(t, placement, peopleSchema, peopleData)
 	ctx := context.Background()
 	write := []txn.Op{{Kind: txn.SetVertexProp, Vertex: "0x4", Key: "note", Value: value.Str("x")}}
-	query := func() *SnapshotReader {
+	query := func() *dgraph.SnapshotReader {
 		r := f.reader(t, true)
 		if _, err := f.e.Query(ctx, r, `{ q(func: eq(name, "Carol Ann")) { name ~friend { name } } }`, nil); err != nil {
 			t.Fatal(err)

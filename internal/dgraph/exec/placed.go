@@ -181,16 +181,7 @@ func (x *run) addNode(u uint64, n *dgraph.Node, read []string, whole bool) {
 }
 
 // readBatch reads refs through the reader: one batched read when it is a
-// BatchReader, else vertex by vertex (ReadsParallelMax at a time).
+// dgraph.BatchReader, else vertex by vertex (ReadsParallelMax at a time).
 func (x *run) readBatch(refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, error) {
-	if br, ok := x.r.(BatchReader); ok {
-		return br.GetVertices(x.ctx, refs, opts)
-	}
-	out := make([]*engineapi.Vertex, len(refs))
-	err := dgraph.Parallel(x.ctx, len(refs), x.cfg.ReadsParallelMax, func(i int) error {
-		v, err := x.r.GetVertex(x.ctx, refs[i], opts)
-		out[i] = v
-		return err
-	})
-	return out, err
+	return dgraph.ReadVertices(x.ctx, x.r, refs, opts, x.cfg.ReadsParallelMax)
 }

@@ -18,7 +18,7 @@ import (
 
 // batchLog is a BatchReader over a SnapshotReader that logs every read.
 type batchLog struct {
-	*SnapshotReader
+	*dgraph.SnapshotReader
 	mu      sync.Mutex
 	single  []string   // GetVertex names
 	batches [][]string // GetVertices names, per call

@@ -200,7 +200,7 @@ func TestReadsRecorded(t *testing.T) {
 	if index < dgraph.Buckets {
 		t.Errorf("%d index vertex reads recorded, want at least %d (every bucket of the token)", index, dgraph.Buckets)
 	}
-	if nr := NewSnapshotReader(f.db, r.Snapshot(), false); len(nr.Reads()) != 0 {
+	if nr := dgraph.NewSnapshotReader(f.db, r.Snapshot(), false); len(nr.Reads()) != 0 {
 		t.Error("a fresh reader has reads")
 	}
 }

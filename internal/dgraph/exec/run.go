@@ -18,7 +18,7 @@ import (
 type run struct {
 	ctx     context.Context
 	cfg     Config
-	r       Reader
+	r       dgraph.Reader
 	rd      *dgraph.Reads
 	sch     *schema.Schema
 	nodes   map[uint64]*dgraph.Node
@@ -38,7 +38,7 @@ type run struct {
 	partial map[uint64]map[string]bool
 }
 
-func (e *Executor) newRun(ctx context.Context, r Reader) (*run, error) {
+func (e *Executor) newRun(ctx context.Context, r dgraph.Reader) (*run, error) {
 	rd := e.g.ReadsThrough(r)
 	sch, err := rd.Schema(ctx)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // v's value at its subject, and is dropped where v has none. vars are the
 // request's GraphQL variables, already substituted when u was parsed; they
 // are accepted for symmetry with Query.
-func (e *Executor) Upsert(ctx context.Context, r Reader, u *dql.Upsert, vars map[string]string) ([]dgraph.Mutation, *Result, error) {
+func (e *Executor) Upsert(ctx context.Context, r dgraph.Reader, u *dql.Upsert, vars map[string]string) ([]dgraph.Mutation, *Result, error) {
 	_ = vars
 	res := &Result{Data: []byte("{}"), UIDVars: map[string][]uint64{}, ValueVars: map[string]map[uint64]value.Value{}}
 	if u.Query != nil {

@@ -1,4 +1,4 @@
-package exec
+package dgraph
 
 import (
 	"context"
@@ -11,25 +11,48 @@ import (
 	"github.com/weft-db/weft/internal/txn"
 )
 
-// Reader reads vertices at one snapshot. Every read a query makes goes
-// through it, so that a transaction can record what it read (for OCC
-// validation at commit).
+// Reader reads vertices at one fixed snapshot. It is the one read path of
+// the Dgraph wing: the lookups of a Reads view, the DQL executor
+// (package exec) and the API servers (package api) read every vertex of a
+// query through one, so that a transaction can record what it read (vertex
+// and version, for OCC validation at commit) and see its own writes (an
+// overlay). SnapshotReader is the implementation over an engine.
 type Reader interface {
 	GetVertex(ctx context.Context, v engineapi.VertexRef, opts engineapi.ReadOptions) (*engineapi.Vertex, error)
 }
 
 // BatchReader is a Reader that also reads many vertices in one go (one
-// engine request per shard involved: engineapi.BatchReader). The executor
-// uses it for the predicate placement's per-predicate reads when the
-// Reader has it, and reads vertex by vertex otherwise.
+// engine request per shard involved: engineapi.BatchReader). ReadVertices
+// uses it when a Reader has it, and reads vertex by vertex otherwise.
 type BatchReader interface {
 	Reader
 	GetVertices(ctx context.Context, refs []engineapi.VertexRef, opts engineapi.ReadOptions) ([]*engineapi.Vertex, error)
 }
 
+// ReadVertices reads refs through r: in one batched read when r is a
+// BatchReader, else with one GetVertex per ref, parallelMax at a time (1:
+// in order), stopping at the first error. The answer has one Vertex per
+// ref, in order.
+func ReadVertices(ctx context.Context, r Reader, refs []engineapi.VertexRef, opts engineapi.ReadOptions, parallelMax int) ([]*engineapi.Vertex, error) {
+	if br, ok := r.(BatchReader); ok {
+		return br.GetVertices(ctx, refs, opts)
+	}
+	out := make([]*engineapi.Vertex, len(refs))
+	err := Parallel(ctx, len(refs), parallelMax, func(i int) error {
+		v, err := r.GetVertex(ctx, refs[i], opts)
+		out[i] = v
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // SnapshotReader reads an engine at one snapshot and, when recording,
-// keeps the read-set entry (vertex and version) of every vertex read. Safe
-// for concurrent use.
+// keeps the read-set entry (vertex and version) of every vertex (and
+// alias) read, for the commit to validate. Safe for concurrent use (an
+// executor reads in parallel).
 type SnapshotReader struct {
 	db     engineapi.API
 	snap   engineapi.Snapshot
@@ -43,6 +66,8 @@ type readKey struct {
 	vertex string
 	alias  bool
 }
+
+var _ BatchReader = (*SnapshotReader)(nil)
 
 // NewSnapshotReader reads db at snap, recording txn.Read entries when record is set.
 func NewSnapshotReader(db engineapi.API, snap engineapi.Snapshot, record bool) *SnapshotReader {
@@ -59,20 +84,8 @@ func (s *SnapshotReader) GetVertex(ctx context.Context, v engineapi.VertexRef, o
 	if err != nil || !s.record {
 		return out, err
 	}
-	s.note(out)
+	s.noteVertices(out)
 	return out, nil
-}
-
-// note records v's read-set entries.
-func (s *SnapshotReader) note(vs ...*engineapi.Vertex) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, out := range vs {
-		s.reads[readKey{out.Read.Vertex, out.Read.Alias}] = out.Read.Version
-		if a := out.AliasRead; a != nil {
-			s.reads[readKey{a.Vertex, a.Alias}] = a.Version
-		}
-	}
 }
 
 // GetVertices implements BatchReader: one batched engine read
@@ -84,8 +97,29 @@ func (s *SnapshotReader) GetVertices(ctx context.Context, refs []engineapi.Verte
 	if err != nil || !s.record {
 		return out, err
 	}
-	s.note(out...)
+	s.noteVertices(out...)
 	return out, nil
+}
+
+// noteVertices records the read-set entries of vs.
+func (s *SnapshotReader) noteVertices(vs ...*engineapi.Vertex) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, out := range vs {
+		s.reads[readKey{out.Read.Vertex, out.Read.Alias}] = out.Read.Version
+		if a := out.AliasRead; a != nil {
+			s.reads[readKey{a.Vertex, a.Alias}] = a.Version
+		}
+	}
+}
+
+// Note records a read made elsewhere at the same snapshot (the Dgraph
+// API's namespace registry vertex), for the commit to validate. It records
+// whether or not the reader records its own reads.
+func (s *SnapshotReader) Note(r txn.Read) {
+	s.mu.Lock()
+	s.reads[readKey{r.Vertex, r.Alias}] = r.Version
+	s.mu.Unlock()
 }
 
 // Calls is the number of engine requests so far: a query's internal calls
