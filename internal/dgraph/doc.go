@@ -7,6 +7,14 @@
 // lookups the executor needs (Eq, Range, Lookup, Has, ReadNode), UID
 // leasing and the bulk loader behind `weft load`. It executes no queries.
 //
+// It is the root of the Dgraph wing, whose sub-packages are: schema (the
+// DQL schema language), dql (the DQL parser), index (the tokenizers),
+// exec (the DQL executor) and api (Dgraph's HTTP and gRPC APIs). The wing
+// programs against the engine's contract, package engineapi, never against
+// the engine itself (imports_test.go checks it); every query reads through
+// one Reader (reader.go). The loaders stay here: they write the stored
+// layout of this package directly.
+//
 // # The model
 //
 //	Dgraph                         Weft
