@@ -37,6 +37,7 @@ test-go:
 test-race:
 	$(GO) test -race $(GOFLAGS_TEST) ./...
 
+# Every package's self-checks on (internal/invariants: On is true under the tag).
 test-invariants:
 	$(GO) test -tags invariants $(GOFLAGS_TEST) ./internal/...
 

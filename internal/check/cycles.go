@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"strings"
+
+	"github.com/weft-db/weft/internal/invariants"
 )
 
 // reportCycles adds one anomaly for each strongly connected component of the
@@ -16,7 +18,7 @@ func (g *graph) reportCycles(nodes []Pair, rep *report) {
 	}
 	for _, scc := range g.sccs(all, lAll) {
 		c := g.searchSCC(scc)
-		if invariantsOn {
+		if invariants.On {
 			g.checkCycle(c)
 		}
 		rep.add(g.cycleAnomaly(c, nodes))

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/weft-db/weft/internal/invariants"
 )
 
 // label is a set of dependency kinds between two transactions (bits).
@@ -218,7 +220,7 @@ func frontier(starts, ends []int, emit func(i, j int)) {
 	slices.SortFunc(ev, func(a, b event) int {
 		return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(a.end, b.end), cmp.Compare(a.i, b.i))
 	})
-	if invariantsOn {
+	if invariants.On {
 		var edges [][2]int
 		inner := emit
 		emit = func(i, j int) { edges = append(edges, [2]int{i, j}); inner(i, j) }

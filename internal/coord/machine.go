@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/weft-db/weft/internal/invariants"
 	pb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -133,7 +134,7 @@ func (m *Machine) Apply(index uint64, c *pb.Command) proto.Message {
 	m.advanceBarrier()
 	m.recordHistory()
 	m.finishReply(reply)
-	if invariantsOn && m.bug == bugNone {
+	if invariants.On && m.bug == bugNone {
 		if err := m.CheckInvariants(); err != nil {
 			panic(fmt.Sprintf("coord: after entry %d: %v", index, err))
 		}

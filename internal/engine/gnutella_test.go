@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/gnutella"
+	"github.com/weft-db/weft/internal/invariants"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )
@@ -38,7 +39,7 @@ func readLines(t *testing.T, name string, fn func(fields []string)) {
 // whole path (store, gatekeepers, shards, programs across shards) computes
 // the right answers on a real graph.
 func TestGnutellaThroughTheEngine(t *testing.T) {
-	if testing.Short() || invariantsBuild {
+	if testing.Short() || invariants.On {
 		t.Skip("loads 210k elements; skipped in -short and invariants builds (the plain and -race runs cover it)")
 	}
 	ctx := context.Background()

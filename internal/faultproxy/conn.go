@@ -8,6 +8,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/weft-db/weft/internal/invariants"
 )
 
 // conn is one proxied connection: the accepted client socket, the dialled
@@ -345,7 +347,7 @@ func (pu *pump) discard() int {
 
 // checkLocked verifies the queue in invariants builds.
 func (pu *pump) checkLocked() {
-	if !invariantsOn {
+	if !invariants.On {
 		return
 	}
 	sum := 0

@@ -49,6 +49,9 @@
 // writes block. Nothing grows without bound: ConnsMax bounds connections and
 // ReadBytesMax a single read. Delay × throughput is therefore bounded too: a
 // long delay on a fast stream throttles it, as a small TCP window would.
+// Builds with -tags invariants recheck the whole queue on every queue
+// operation: held bytes match the chunks and stay within HoldBytesMax, due
+// times never go backwards and the FIN comes last.
 //
 // The proxy works on TCP byte streams, not packets: it cannot drop, duplicate
 // or reorder individual packets or messages inside a stream, because TCP

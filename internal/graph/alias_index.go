@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weft-db/weft/internal/invariants"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -292,7 +293,7 @@ func (a *AliasIndex) collectRec(r *aliasRec, m *gcMemo) (freed int, pending bool
 }
 
 func (a *AliasIndex) checkAfter(op string) {
-	if !invariantsOn {
+	if !invariants.On {
 		return
 	}
 	if err := a.CheckInvariants(); err != nil {

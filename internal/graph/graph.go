@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/weft-db/weft/internal/invariants"
 	"github.com/weft-db/weft/internal/value"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -120,7 +121,7 @@ func assert(ok bool, format string, args ...any) {
 
 // checkAfter verifies the graph after a mutation in invariants builds.
 func (g *Graph) checkAfter(op string) {
-	if !invariantsOn {
+	if !invariants.On {
 		return
 	}
 	// A full check costs at least the graph's size: every operation is

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/weft-db/weft/internal/invariants"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -95,7 +96,7 @@ func writeSocial(tb testing.TB, nv, ne int) (*Graph, vclock.Stamp) {
 // the graph's own share must stay well under 150. Measured as live heap after
 // GC, 100k vertices and 1M edges with LinkBench-like skew, no properties.
 func TestMemoryPerEdge(t *testing.T) {
-	if testing.Short() || raceEnabled || invariantsOn {
+	if testing.Short() || raceEnabled || invariants.On {
 		t.Skip("builds a 1M-edge graph; skipped in -short, -race and invariants builds")
 	}
 	const nv, ne, budget = 100_000, 1_000_000, 150.0

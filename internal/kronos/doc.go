@@ -8,7 +8,9 @@
 // serialises access and replicates the commands that mutate it with etcd raft
 // (Machine applies them, with per-client exactly-once sessions).
 //
-// Invariants, checked by CheckInvariants and the property tests:
+// Invariants, checked by CheckInvariants and the property tests (and after
+// every mutating call in builds with -tags invariants; far too slow for
+// production):
 //   - coherency: the graph is acyclic;
 //   - monotonicity: once query_order answers BEFORE or AFTER for a pair of live
 //     events, it answers the same for as long as both live;

@@ -3,6 +3,8 @@ package kronos
 import (
 	"fmt"
 	"slices"
+
+	"github.com/weft-db/weft/internal/invariants"
 )
 
 // Config tunes a Graph. The zero value is not valid; start from DefaultConfig.
@@ -261,7 +263,7 @@ func assert(ok bool, format string, args ...any) {
 
 // checkAfter verifies the graph after a mutation in invariants builds.
 func (g *Graph) checkAfter(op string) {
-	if !invariantsOn {
+	if !invariants.On {
 		return
 	}
 	// A full check costs about the square of the graph's size: every

@@ -1,6 +1,10 @@
 package kronos
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/weft-db/weft/internal/invariants"
+)
 
 // The event table: per-event fields in chunked parallel arrays indexed by id.
 // Ids are dense and increasing, so no hash map is needed to find an event; a
@@ -65,7 +69,7 @@ func (t *table) add(id EventID) (*chunk, int) {
 		ch, t.spare = t.spare, nil
 		if ch == nil {
 			ch = new(chunk)
-		} else if invariantsOn {
+		} else if invariants.On {
 			assert(*ch == chunk{}, "add: spare chunk is not zero")
 		}
 		t.dir[c-t.base] = ch

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/weft-db/weft/internal/invariants"
 )
 
 // Ring limits.
@@ -63,7 +65,7 @@ func NewRing(servers, vnodes int) (*Ring, error) {
 		}
 		return a.server - b.server
 	})
-	if invariantsOn {
+	if invariants.On {
 		for i := 1; i < len(r.tokens); i++ {
 			a, b := r.tokens[i-1], r.tokens[i]
 			assert(a.hash < b.hash || (a.hash == b.hash && a.server < b.server), "ring tokens out of order at %d", i)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/weft-db/weft/internal/invariants"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -83,7 +84,7 @@ func Apply(stored []Sibling, in Sibling, siblingsMax int) (next []Sibling, o Out
 	}
 	kept = append(kept, in)
 	slices.SortFunc(kept, func(a, b Sibling) int { return cmpVersion(a.Version, b.Version) })
-	if invariantsOn {
+	if invariants.On {
 		checkSiblings(kept)
 	}
 	return kept, Applied, nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/weft-db/weft/internal/invariants"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -208,7 +209,7 @@ func (m *Monitor) Step(c Candidate) error {
 		}
 		m.run(f)
 	}
-	if invariantsOn {
+	if invariants.On {
 		m.checkInvariants()
 	}
 	return nil

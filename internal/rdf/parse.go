@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/weft-db/weft/internal/invariants"
 	"github.com/weft-db/weft/internal/value"
 )
 
@@ -39,7 +40,7 @@ func Parse(text string) ([]NQuad, error) {
 func parseLine(s string, lineNo int) (NQuad, bool, error) {
 	p := parser{s: s, line: lineNo, end: len(s)}
 	nq, ok, err := p.statement()
-	if invariantsOn && err == nil && ok {
+	if invariants.On && err == nil && ok {
 		checkRoundTrip(nq)
 	}
 	return nq, ok, err

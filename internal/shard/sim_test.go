@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/weft-db/weft/internal/gatekeeper"
+	"github.com/weft-db/weft/internal/invariants"
 	"github.com/weft-db/weft/internal/kronos"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/txn"
@@ -333,10 +334,10 @@ func (w *world) check() {
 func TestSchedulingIsStrictlySerializable(t *testing.T) {
 	ctx := context.Background()
 	seeds, steps := *simSeeds, *simSteps
-	if raceEnabled || invariantsBuild {
+	if raceEnabled || invariants.On {
 		seeds, steps = max(1, seeds/4), max(100, steps/4)
 	}
-	if invariantsBuild {
+	if invariants.On {
 		// Kronos checks its whole graph on every call in this build, and
 		// the checker asks it about every pair a task could see.
 		seeds, steps = 1, min(steps, 300)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/weft-db/weft/internal/check"
+	"github.com/weft-db/weft/internal/invariants"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 	"github.com/weft-db/weft/internal/vclock"
@@ -34,7 +35,7 @@ func reconfigConfig(seed uint64, ops int) Config {
 // equal the store after each reconfiguration and at the end.
 func TestReconfiguration(t *testing.T) {
 	seeds, ops := *flagSeeds/4, *flagOps*2/5
-	if raceEnabled || invariantsBuild {
+	if raceEnabled || invariants.On {
 		seeds, ops = max(1, seeds/10), max(200, ops/3)
 	}
 	first := uint64(1)

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"testing"
+
+	"github.com/weft-db/weft/internal/invariants"
 )
 
 var (
@@ -17,7 +19,7 @@ var (
 // processes: each learns the others' clocks only from periodic announces.
 func TestSimulationCluster(t *testing.T) {
 	seeds, ops := *flagSeeds/4, *flagOps
-	if raceEnabled || invariantsBuild {
+	if raceEnabled || invariants.On {
 		seeds, ops = max(1, seeds/10), max(200, ops/3)
 	}
 	first := uint64(1)
@@ -50,7 +52,7 @@ func TestSimulationCluster(t *testing.T) {
 // serializability. A failure names the seed; -sim.seed=N replays it.
 func TestSimulation(t *testing.T) {
 	seeds, ops := *flagSeeds, *flagOps
-	if raceEnabled || invariantsBuild {
+	if raceEnabled || invariants.On {
 		seeds, ops = max(1, seeds/10), max(200, ops/3)
 	}
 	first := uint64(1)
@@ -299,7 +301,7 @@ func TestPlantedNoHomeCheckIsCaught(t *testing.T) {
 // forwarding pointers. -sim.seeds=N runs N/5 seeds.
 func TestSimulationMoves(t *testing.T) {
 	seeds, ops := max(1, *flagSeeds/5), 1500 // 40 by default
-	if raceEnabled || invariantsBuild {
+	if raceEnabled || invariants.On {
 		seeds, ops = max(1, seeds/7), 500
 	}
 	var moves, aborts, forwards, crashes, reloads int
@@ -389,7 +391,7 @@ func TestPlantedNoWatermarkRecheckIsCaught(t *testing.T) {
 // gatekeepers in separate processes, each failing alone.
 func TestSimulationPostgres(t *testing.T) {
 	seeds, ops := max(1, *flagSeeds/5), 1500 // 40 by default
-	if raceEnabled || invariantsBuild {
+	if raceEnabled || invariants.On {
 		seeds, ops = max(1, seeds/7), 500
 	}
 	var st Stats
@@ -463,7 +465,7 @@ func leaseConfig(seed uint64, ops int) Config {
 // strictly serializable.
 func TestSimulationLeases(t *testing.T) {
 	seeds, ops := max(1, *flagSeeds/5), 1500 // 40 by default
-	if raceEnabled || invariantsBuild {
+	if raceEnabled || invariants.On {
 		seeds, ops = max(1, seeds/7), 500
 	}
 	var st Stats
@@ -528,7 +530,7 @@ func TestPlantedEarlyReplaceIsCaught(t *testing.T) {
 // progress again once the faults are healed.
 func TestSimulationRoleFailures(t *testing.T) {
 	seeds, ops := max(1, *flagSeeds/5), 1500 // 40 by default
-	if raceEnabled || invariantsBuild {
+	if raceEnabled || invariants.On {
 		seeds, ops = max(1, seeds/7), 500
 	}
 	var st Stats

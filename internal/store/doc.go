@@ -4,8 +4,10 @@
 // transactions on it; the layer above encodes vertices, edges, properties,
 // the in-edge index, aliases, the vertex→shard map and per-vertex
 // timestamps into keys. Implementations live in sub-packages (pebble: the
-// embedded default); storetest is the conformance suite every
-// implementation runs.
+// embedded default; postgres); storetest is the conformance suite every
+// implementation runs. What the implementations share is written once:
+// txnset (a Txn's buffers, budget and the shape of Commit) and groupcommit
+// (the close gate, the queue of waiting commits, the counters).
 //
 // # Transactions
 //

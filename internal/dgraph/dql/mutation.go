@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/weft-db/weft/internal/invariants"
 	"github.com/weft-db/weft/internal/rdf"
 )
 
@@ -14,7 +15,7 @@ import (
 // carry positions in the whole text.
 func ParseMutation(text string) (*Upsert, error) {
 	u, err := parseMutation(text, false)
-	if invariantsOn && err == nil {
+	if invariants.On && err == nil {
 		checkUpsert(u)
 	}
 	return u, err
@@ -32,7 +33,7 @@ func ParseMutation(text string) (*Upsert, error) {
 // mutations (uid(v), val(v)) and conditions (len(v), uid(v), val(v)) use.
 func ParseUpsert(text string) (*Upsert, error) {
 	u, err := parseMutation(text, true)
-	if invariantsOn && err == nil {
+	if invariants.On && err == nil {
 		checkUpsert(u)
 	}
 	return u, err

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/weft-db/weft/internal/invariants"
 )
 
 const (
@@ -45,7 +47,7 @@ func ParseWithVars(text string, vars map[string]string) (*Query, error) {
 // defined once, used, defined where used, without cycles between blocks).
 func ParseWith(text string, opt Options) (*Query, error) {
 	q, err := parseQuery(text, opt)
-	if invariantsOn && err == nil {
+	if invariants.On && err == nil {
 		checkQuery(q, opt)
 	}
 	return q, err

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/weft-db/weft/internal/invariants"
 )
 
 // ReservedPrefix starts the names of Dgraph's pre-defined predicates and
@@ -213,7 +215,7 @@ func (s *Schema) with(d Diff) *Schema {
 			out.types[c.Name] = *c.New
 		}
 	}
-	if invariantsOn {
+	if invariants.On {
 		out.check()
 	}
 	return out

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/weft-db/weft/internal/invariants"
 )
 
 // TextLenMax bounds the schema text Parse accepts (bytes).
@@ -26,7 +28,7 @@ const TextLenMax = 16 << 20
 // reserved names, allowed changes) is checked by Apply.
 func Parse(text string) (*Schema, error) {
 	s, err := parse(text)
-	if err == nil && invariantsOn {
+	if err == nil && invariants.On {
 		s.check()
 	}
 	return s, err

@@ -52,9 +52,9 @@ func goCommitCtx(t *testing.T, s *Store, ctx context.Context, tx store.Txn, hook
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(s.queue) < n {
+	for s.queue.Len() < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d commits queued, want %d", len(s.queue), n)
+			t.Fatalf("%d commits queued, want %d", s.queue.Len(), n)
 		}
 		time.Sleep(50 * time.Microsecond)
 	}

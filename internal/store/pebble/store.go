@@ -2,15 +2,16 @@ package pebble
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/store/groupcommit"
+	"github.com/weft-db/weft/internal/store/txnset"
 )
 
 // Store is the embedded Pebble implementation of store.Store. It is safe for
@@ -20,17 +21,13 @@ type Store struct {
 	db      *pebble.DB
 	syncOpt *pebble.WriteOptions
 
-	queue chan *request // bounded by Options.CommitQueueMax
-	quit  chan struct{} // closed by Close: the committer drains and exits
-	done  chan struct{} // closed when the committer has exited
+	queue *groupcommit.Queue[*request] // bounded by Options.CommitQueueMax
+	quit  chan struct{}                // closed by Close: the committer drains and exits
+	done  chan struct{}                // closed when the committer has exited
 
-	// closing is set once by Close; inflight counts calls that may touch
-	// Pebble or the queue. Close waits for inflight to reach zero after
-	// setting closing, and enter checks closing after counting itself, so
-	// no call touches Pebble once Close has moved on (sequentially
-	// consistent atomics make this a Dekker handshake).
-	closing  atomic.Bool
-	inflight atomic.Int64
+	// gate counts the calls that may touch Pebble or the queue: once Close
+	// has shut it and waited, none does.
+	gate groupcommit.Gate
 
 	// mu guards the fields below. The committer is the only writer of hist
 	// and version and reads them without mu; others read them under RLock.
@@ -41,7 +38,7 @@ type Store struct {
 	snaps   map[*snapshot]struct{} // every open Pebble snapshot, for Close
 	failed  error                  // set when a batch failed to apply
 
-	st counters
+	st groupcommit.Counters
 }
 
 // snapshot is a Pebble snapshot taken right after commit group version was
@@ -79,7 +76,7 @@ func Open(dir string, o Options) (*Store, error) {
 		opts:    o,
 		db:      db,
 		syncOpt: pebble.NoSync,
-		queue:   make(chan *request, o.CommitQueueMax),
+		queue:   groupcommit.NewQueue[*request](o.CommitQueueMax),
 		quit:    make(chan struct{}),
 		done:    make(chan struct{}),
 		hist:    newHistory(o.RecentWritesMax, o.RecentWriteBytesMax),
@@ -118,23 +115,12 @@ func (s *Store) release(sn *snapshot) {
 	}
 }
 
-func (s *Store) enter() error {
-	s.inflight.Add(1)
-	if s.closing.Load() {
-		s.inflight.Add(-1)
-		return store.ErrClosed
-	}
-	return nil
-}
-
-func (s *Store) exit() { s.inflight.Add(-1) }
-
 // Begin implements store.Store.
 func (s *Store) Begin() (store.Txn, error) {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return nil, err
 	}
-	defer s.exit()
+	defer s.gate.Exit()
 	s.mu.RLock()
 	sn, failed := s.cur, s.failed
 	if failed == nil {
@@ -144,8 +130,8 @@ func (s *Store) Begin() (store.Txn, error) {
 	if failed != nil {
 		return nil, failed
 	}
-	s.st.begins.Add(1)
-	return &txn{s: s, snap: sn}, nil
+	s.st.Begins.Add(1)
+	return &txn{Txn: txnset.Txn{BytesMax: s.opts.TxnBytesMax}, s: s, snap: sn}, nil
 }
 
 // Close implements store.Store. It waits for calls in progress (a Scan
@@ -153,11 +139,8 @@ func (s *Store) Begin() (store.Txn, error) {
 // fails queued commits with store.ErrClosed, closes every snapshot still
 // held by open Txns, and closes Pebble, which flushes.
 func (s *Store) Close() error {
-	if !s.closing.CompareAndSwap(false, true) {
-		return store.ErrClosed
-	}
-	for s.inflight.Load() > 0 {
-		time.Sleep(100 * time.Microsecond)
+	if err := s.gate.Close(); err != nil {
+		return err
 	}
 	close(s.quit)
 	<-s.done
@@ -176,7 +159,7 @@ func (s *Store) Close() error {
 
 // Stats implements store.Store.
 func (s *Store) Stats() store.Stats {
-	st := s.st.snapshot()
+	st := s.st.Stats()
 	s.mu.RLock()
 	st.HistoryKeys = uint64(s.hist.keys)
 	st.HistoryEvicts = s.hist.evicts
@@ -188,60 +171,16 @@ func (s *Store) Stats() store.Stats {
 // up to the latest published group: its reads are then current as of that
 // group, so it serializes there, with no batch and no fsync.
 func (s *Store) commitReadOnly(t *txn) error {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return err
 	}
-	defer s.exit()
+	defer s.gate.Exit()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.failed != nil {
 		return s.failed
 	}
-	return s.hist.check(t.snap.version, &t.reads)
-}
-
-// count records the outcome of a Commit.
-func (s *Store) count(err error, readOnly bool) {
-	switch {
-	case err == nil:
-		s.st.commits.Add(1)
-		if readOnly {
-			s.st.readOnly.Add(1)
-		}
-	case errors.Is(err, store.ErrTooOld):
-		s.st.tooOld.Add(1)
-		s.st.conflicts.Add(1)
-	case errors.Is(err, store.ErrConflict):
-		s.st.conflicts.Add(1)
-	case errors.Is(err, store.ErrOverloaded):
-		s.st.overloaded.Add(1)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		s.st.canceled.Add(1)
-	}
-}
-
-type counters struct {
-	begins, commits, readOnly, conflicts, tooOld, hookErrors atomic.Uint64
-	overloaded, canceled, groups, groupedTxns, groupSizeMax  atomic.Uint64
-	syncs, applies                                           atomic.Uint64
-}
-
-func (c *counters) snapshot() store.Stats {
-	return store.Stats{
-		Begins:       c.begins.Load(),
-		Commits:      c.commits.Load(),
-		ReadOnly:     c.readOnly.Load(),
-		Conflicts:    c.conflicts.Load(),
-		TooOld:       c.tooOld.Load(),
-		HookErrors:   c.hookErrors.Load(),
-		Overloaded:   c.overloaded.Load(),
-		Canceled:     c.canceled.Load(),
-		Groups:       c.groups.Load(),
-		GroupedTxns:  c.groupedTxns.Load(),
-		GroupSizeMax: c.groupSizeMax.Load(),
-		Syncs:        c.syncs.Load(),
-		Applies:      c.applies.Load(),
-	}
+	return s.hist.check(t.snap.version, &t.Reads)
 }
 
 // pebbleLogger routes Pebble's messages to slog: errors at Error, the rest

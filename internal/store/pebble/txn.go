@@ -3,63 +3,36 @@ package pebble
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/store/txnset"
 )
 
 // txn implements store.Txn: reads at a shared Pebble snapshot overlaid with
-// buffered writes, recording a read set for validation at Commit.
+// buffered writes, recording a read set for validation at Commit. The
+// buffers, the budget, Set and Delete are txnset's.
 type txn struct {
-	s      *Store
-	snap   *snapshot // nil once released
-	writes writeSet
-	reads  readSet
-	done   bool  // committed or discarded
-	err    error // sticky: the Txn can no longer commit (too large)
+	txnset.Txn
+	s    *Store
+	snap *snapshot // nil once released
 }
 
 var _ store.Txn = (*txn)(nil)
 
-func (t *txn) usable() error {
-	if t.done {
-		return store.ErrTxnDone
-	}
-	return t.err
-}
-
-// grow charges n bytes to the Txn's budget; past it the Txn is spoiled.
-func (t *txn) grow(n int) error {
-	if t.writes.Bytes+t.reads.Bytes > t.s.opts.TxnBytesMax {
-		t.err = fmt.Errorf("%w: %d bytes of writes and reads > %d", store.ErrTxnTooLarge,
-			t.writes.Bytes+t.reads.Bytes, t.s.opts.TxnBytesMax)
-		return t.err
-	}
-	return nil
-}
-
 // Get implements store.Txn.
 func (t *txn) Get(key []byte) ([]byte, bool, error) {
-	if err := t.usable(); err != nil {
+	if w, own, err := t.ReadOwn(key); err != nil {
 		return nil, false, err
-	}
-	if err := store.CheckKey(key); err != nil {
-		return nil, false, err
-	}
-	// A key this Txn wrote reads its own write, whatever others do: no
-	// need to record it.
-	if w, ok := t.writes.Get(key); ok {
+	} else if own {
 		return w.Val, !w.Del, nil
 	}
-	if err := t.grow(t.reads.AddPoint(key)); err != nil {
+	if err := t.s.gate.Enter(); err != nil {
 		return nil, false, err
 	}
-	if err := t.s.enter(); err != nil {
-		return nil, false, err
-	}
-	defer t.s.exit()
+	defer t.s.gate.Exit()
 	return getCopy(t.snap.ps, key)
 }
 
@@ -88,17 +61,15 @@ func getCopy(r getter, key []byte) ([]byte, bool, error) {
 // with the buffered writes in range (a buffered write shadows the stored
 // key; a buffered delete hides it).
 func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error) error {
-	if err := t.usable(); err != nil {
+	if err := t.CheckScan(start, end); err != nil {
 		return err
 	}
-	if err := store.CheckRange(start, end); err != nil {
+	if err := t.s.gate.Enter(); err != nil {
 		return err
 	}
-	if err := t.s.enter(); err != nil {
-		return err
-	}
-	defer t.s.exit()
-	if end != nil && string(start) == string(end) {
+	defer t.s.gate.Exit()
+	sp, own, ok := t.ScanSpan(start, end)
+	if !ok {
 		return nil // an empty range reads nothing
 	}
 	lower := start
@@ -112,14 +83,12 @@ func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error)
 		return err
 	}
 	defer it.Close()
-	sp := span{Start: string(start), End: string(end), Inf: end == nil}
-	own := t.writes.Between(sp.Start, sp.End, sp.Inf)
 	n := 0
 	for ok := it.First(); ok || len(own) > 0; {
 		var k, v []byte
 		stored := false
 		if len(own) > 0 && (!ok || own[0] <= string(it.Key())) {
-			w := t.writes.M[own[0]]
+			w := t.Writes.M[own[0]]
 			if ok && own[0] == string(it.Key()) {
 				ok = it.Next() // shadowed; k comes from own, so advancing is safe
 			}
@@ -137,11 +106,11 @@ func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error)
 		n++
 		if err := fn(k, v); err != nil {
 			// Record what was read, in case the caller commits anyway.
-			t.readTo(sp, k)
+			t.ReadTo(sp, k)
 			return err
 		}
 		if limit > 0 && n >= limit {
-			return t.readTo(sp, k)
+			return t.ReadTo(sp, k)
 		}
 		if stored {
 			ok = it.Next()
@@ -150,67 +119,28 @@ func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error)
 	if err := it.Error(); err != nil {
 		return err
 	}
-	return t.grow(t.reads.AddSpan(sp))
-}
-
-// readTo records sp cut just after last, the last key the scan passed on.
-func (t *txn) readTo(sp span, last []byte) error {
-	sp.End, sp.Inf = string(last)+"\x00", false
-	return t.grow(t.reads.AddSpan(sp))
-}
-
-// Set implements store.Txn.
-func (t *txn) Set(key, val []byte) error {
-	if err := t.usable(); err != nil {
-		return err
-	}
-	return t.put(key, val, false)
-}
-
-// Delete implements store.Txn.
-func (t *txn) Delete(key []byte) error {
-	if err := t.usable(); err != nil {
-		return err
-	}
-	return t.put(key, nil, true)
-}
-
-func (t *txn) put(key, val []byte, del bool) error {
-	if err := store.CheckKey(key); err != nil {
-		return err
-	}
-	if err := store.CheckValue(val); err != nil {
-		return err
-	}
-	return t.grow(t.writes.Put(key, val, del))
+	return t.ReadSpan(sp)
 }
 
 // Commit implements store.Txn.
 func (t *txn) Commit(ctx context.Context, hook func(c store.Critical) error) error {
-	if t.done {
-		return store.ErrTxnDone
-	}
-	defer t.Discard()
-	if t.err != nil {
-		return t.err
-	}
-	readOnly := t.writes.Len() == 0 && hook == nil
-	var err error
-	switch {
-	case ctx.Err() != nil:
-		err = ctx.Err()
-	case readOnly:
-		err = t.s.commitReadOnly(t)
-	default:
-		err = t.s.commitGroup(ctx, t, hook)
-	}
-	t.s.count(err, readOnly)
-	return err
+	return t.CommitWith(ctx, hook, t)
 }
+
+// CommitReadOnly implements txnset.Committer.
+func (t *txn) CommitReadOnly() error { return t.s.commitReadOnly(t) }
+
+// CommitGroup implements txnset.Committer.
+func (t *txn) CommitGroup(ctx context.Context, hook func(store.Critical) error) error {
+	return t.s.commitGroup(ctx, t, hook)
+}
+
+// CountCommit implements txnset.Committer.
+func (t *txn) CountCommit(err error, readOnly bool) { t.s.st.Count(err, readOnly) }
 
 // Discard implements store.Txn.
 func (t *txn) Discard() {
-	t.done = true
+	t.Done = true
 	if t.snap != nil {
 		t.s.release(t.snap)
 		t.snap = nil

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/store/txnset"
 )
 
 // groupRun is one attempt at committing a group in one SERIALIZABLE
@@ -49,7 +50,7 @@ func (a *groupRun) run() error {
 	b.Queue(s.q.bump).QueryRow(func(r pgx.Row) error { return r.Scan(&ver, &floor) })
 	for i, r := range a.group {
 		r.reset()
-		if !r.t.reads.Empty() {
+		if !r.t.Reads.Empty() {
 			queueValidate(b, s.q.validate, r.t, &vals[i])
 		}
 	}
@@ -65,8 +66,8 @@ func (a *groupRun) run() error {
 		if a.results[i] = err; err != nil {
 			continue
 		}
-		for _, k := range r.t.writes.Keys() {
-			overlay.Adopt(k, r.t.writes.M[k])
+		for _, k := range r.t.Writes.Keys() {
+			overlay.Adopt(k, r.t.Writes.M[k])
 		}
 	}
 	if overlay.Len() == 0 {
@@ -82,39 +83,28 @@ func (a *groupRun) run() error {
 // dbErr an error of the attempt (a hook's read failed).
 func (a *groupRun) admit(ctx context.Context, r *request, i int, v *validation, overlay *writeSet) (err, dbErr error) {
 	t := r.t
-	if !t.reads.Empty() {
+	if !t.Reads.Empty() {
 		if err := v.verdict(t); err != nil {
 			return err, nil
 		}
 	}
-	if k, ok := t.reads.Hit(overlay.Keys()); ok {
+	if k, ok := t.Reads.Hit(overlay.Keys()); ok {
 		return fmt.Errorf("%w: %s was written by an earlier commit of the same group", store.ErrConflict, store.Brief(bytesOf(k))), nil
 	}
 	if r.hook == nil {
-		return t.err, nil
+		return t.Err, nil
 	}
-	c := &critical{a: a, ctx: ctx, t: t, overlay: overlay}
-	err = a.runHook(r, i, c)
-	c.t = nil
+	c := &critical{Critical: txnset.Critical{T: &t.Txn, Overlay: overlay}, a: a, ctx: ctx}
+	err = txnset.RunHook(r.hook, c, &a.panics[i])
+	c.T = nil
 	if c.dbErr != nil {
 		return nil, c.dbErr
 	}
 	if err != nil {
-		a.c.s.st.hookErrors.Add(1)
+		a.c.s.st.HookErrors.Add(1)
 		return err, nil
 	}
-	return t.err, nil // a hook that overfilled the Txn
-}
-
-// runHook calls r's hook, catching a panic to re-raise on the caller.
-func (a *groupRun) runHook(r *request, i int, c *critical) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			a.panics[i] = p
-			err = fmt.Errorf("store: commit hook panicked: %v", p)
-		}
-	}()
-	return r.hook(c)
+	return t.Err, nil // a hook that overfilled the Txn
 }
 
 // write applies the group's writes at version ver and commits, in one
@@ -196,14 +186,11 @@ func (a *groupRun) abort(err error) error {
 func (a *groupRun) answer() {
 	s := a.c.s
 	if a.writes {
-		s.st.applies.Add(1)
-		if s.opts.Sync {
-			s.st.syncs.Add(1)
-		}
+		s.st.Applied(s.opts.Sync)
 	}
 	for i, r := range a.group {
-		r.err, r.panic = a.results[i], a.panics[i]
-		close(r.done)
+		r.Err, r.Panic = a.results[i], a.panics[i]
+		r.Wake()
 	}
 }
 
@@ -280,30 +267,20 @@ func (c *committer) lookup(ver int64, token []byte) (bool, error) {
 	return false, fmt.Errorf("store/postgres: version %d committed without a commit record", ver)
 }
 
-var errCriticalDone = errors.New("store: Critical used after its hook returned")
-
 // critical is the store.Critical a hook gets. Reads go own writes → earlier
 // group members' writes → the latest committed state (the commit
 // transaction's snapshot, taken after the previous commit ended).
 type critical struct {
-	a       *groupRun
-	ctx     context.Context
-	t       *txn // nil once the hook has returned
-	overlay *writeSet
-	dbErr   error // a failed read: the attempt fails with it
+	txnset.Critical
+	a     *groupRun
+	ctx   context.Context
+	dbErr error // a failed read: the attempt fails with it
 }
 
 func (c *critical) Get(key []byte) ([]byte, bool, error) {
-	if c.t == nil {
-		return nil, false, errCriticalDone
-	}
-	if err := store.CheckKey(key); err != nil {
+	if w, found, err := c.ReadOwn(key); err != nil {
 		return nil, false, err
-	}
-	if w, ok := c.t.writes.Get(key); ok {
-		return w.Val, !w.Del, nil
-	}
-	if w, ok := c.overlay.Get(key); ok {
+	} else if found {
 		return w.Val, !w.Del, nil
 	}
 	if c.dbErr != nil {
@@ -315,18 +292,4 @@ func (c *critical) Get(key []byte) ([]byte, bool, error) {
 		return nil, false, classify("commit hook read", err)
 	}
 	return v, ok, nil
-}
-
-func (c *critical) Set(key, val []byte) error {
-	if c.t == nil {
-		return errCriticalDone
-	}
-	return c.t.put(key, val, false)
-}
-
-func (c *critical) Delete(key []byte) error {
-	if c.t == nil {
-		return errCriticalDone
-	}
-	return c.t.put(key, nil, true)
 }

@@ -6,35 +6,27 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-db/weft/internal/store"
-)
-
-// Request states: a waiting Commit and the committer race to move a request
-// out of queued; whoever wins decides whether it is written.
-const (
-	queued int32 = iota
-	taken
-	canceled
+	"github.com/weft-db/weft/internal/store/groupcommit"
 )
 
 // request is one Commit waiting for, or in, a commit group.
 type request struct {
-	t     *txn
-	hook  func(store.Critical) error
-	ctx   context.Context
-	state atomic.Int32
-	done  chan struct{} // closed once err (or panic) is set
-	err   error
-	panic any // a hook panic, re-raised on the caller's goroutine
+	groupcommit.Request
+	t    *txn
+	hook func(store.Critical) error
+	ctx  context.Context
 	// base is the Txn's writes before its hook first ran: a retried
 	// attempt runs the hook again from them, not on top of its last run.
 	base *writeSet
 }
+
+// Bytes implements groupcommit.Member.
+func (r *request) Bytes() int { return r.t.Writes.Bytes }
 
 // reset readies r for an attempt: a hooked Txn's writes go back to what
 // they were before its hook ever ran.
@@ -43,42 +35,17 @@ func (r *request) reset() {
 		return
 	}
 	if r.base == nil {
-		b := r.t.writes.Clone()
+		b := r.t.Writes.Clone()
 		r.base = &b
 		return
 	}
-	r.t.writes, r.t.err = r.base.Clone(), nil
+	r.t.Writes, r.t.Err = r.base.Clone(), nil
 }
 
-// commitGroup queues t for the committer and waits for its outcome.
+// commitGroup queues t for the committer and waits for its outcome. A store
+// whose commit outcome was lost refuses before queueing.
 func (s *Store) commitGroup(ctx context.Context, t *txn, hook func(store.Critical) error) error {
-	r := &request{t: t, hook: hook, ctx: ctx, done: make(chan struct{})}
-	if err := s.enter(); err != nil {
-		return err
-	}
-	if err := s.failure(); err != nil {
-		s.exit()
-		return err
-	}
-	select {
-	case s.queue <- r:
-	default:
-		s.exit()
-		return fmt.Errorf("%w: %d commits queued", store.ErrOverloaded, cap(s.queue))
-	}
-	s.exit()
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		if r.state.CompareAndSwap(queued, canceled) {
-			return ctx.Err()
-		}
-		<-r.done // taken: the commit completes either way
-	}
-	if r.panic != nil {
-		panic(r.panic)
-	}
-	return r.err
+	return s.queue.Submit(ctx, &s.gate, &request{t: t, hook: hook, ctx: ctx}, s.failure)
 }
 
 // run is the committer: the only goroutine of this Store that writes. It
@@ -94,52 +61,16 @@ func (s *Store) run() {
 		// commits fail with ErrClosed rather than racing into a group.
 		select {
 		case <-s.quit.Done():
-			s.drain()
+			s.queue.Drain()
 			return
 		default:
 		}
 		select {
 		case <-s.quit.Done():
-			s.drain()
+			s.queue.Drain()
 			return
-		case r := <-s.queue:
+		case r := <-s.queue.C():
 			c.serve(r)
-		}
-	}
-}
-
-// drain fails every queued commit with ErrClosed; Close has stopped new ones.
-func (s *Store) drain() {
-	for {
-		select {
-		case r := <-s.queue:
-			if r.state.CompareAndSwap(queued, taken) {
-				r.err = store.ErrClosed
-				close(r.done)
-			}
-		default:
-			return
-		}
-	}
-}
-
-// collect takes r and whatever else is already waiting, within the group
-// bounds; canceled requests are dropped.
-func (s *Store) collect(r *request) []*request {
-	var group []*request
-	bytes := 0
-	for {
-		if r.state.CompareAndSwap(queued, taken) {
-			group = append(group, r)
-			bytes += r.t.writes.Bytes
-		}
-		if len(group) >= s.opts.CommitGroupMax || bytes >= s.opts.GroupBytesMax {
-			return group
-		}
-		select {
-		case r = <-s.queue:
-		default:
-			return group
 		}
 	}
 }
@@ -167,21 +98,17 @@ func (c *committer) serve(first *request) {
 	if err != nil && s.quit.Err() != nil {
 		err = store.ErrClosed // Close interrupted the wait
 	}
-	group := s.collect(first)
+	group := s.queue.Collect(nil, first, s.opts.CommitGroupMax, s.opts.GroupBytesMax)
 	switch {
 	case len(group) == 0:
 	case err != nil:
 		c.answerAll(group, err)
 	default:
-		s.st.groups.Add(1)
-		s.st.groupedTxns.Add(uint64(len(group)))
-		if n := uint64(len(group)); n > s.st.groupSizeMax.Load() {
-			s.st.groupSizeMax.Store(n) // only the committer writes it
-		}
+		s.st.Grouped(len(group))
 		c.commit(group)
 	}
 	c.held++
-	if c.locked && (len(s.queue) == 0 || c.held >= lockHoldGroupsMax) {
+	if c.locked && (s.queue.Len() == 0 || c.held >= lockHoldGroupsMax) {
 		c.unlock()
 	}
 }
@@ -343,8 +270,7 @@ func (c *committer) sleep(ctx context.Context, attempt int) bool {
 // answerAll answers every member of group with err.
 func (c *committer) answerAll(group []*request, err error) {
 	for _, r := range group {
-		r.err = err
-		close(r.done)
+		r.Answer(err)
 	}
 }
 
@@ -402,8 +328,7 @@ func (c *committer) dropCanceled(group []*request) []*request {
 	live := group[:0:0]
 	for _, r := range group {
 		if err := r.ctx.Err(); err != nil {
-			r.err = err
-			close(r.done)
+			r.Answer(err)
 			continue
 		}
 		live = append(live, r)

@@ -97,6 +97,9 @@
 //   - A snapshot at version v contains exactly the commits 1..v, all durable.
 //   - Every queue, pool, page and retry loop is bounded by an Options field.
 //
+// Builds with -tags invariants check what the server hands back: scan pages
+// in order and in range, and commit versions above every member's snapshot.
+//
 // # Concurrency
 //
 // Store is safe for concurrent use; a Txn is used by one goroutine at a

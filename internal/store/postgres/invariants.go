@@ -1,9 +1,15 @@
 package postgres
 
+import (
+	"fmt"
+
+	"github.com/weft-db/weft/internal/invariants"
+)
+
 // checkPage asserts that a scan page is strictly increasing and inside
 // [cursor, sp.End).
 func checkPage(rows []row, cursor string, sp span) {
-	if !invariantsOn {
+	if !invariants.On {
 		return
 	}
 	prev := ""
@@ -18,11 +24,19 @@ func checkPage(rows []row, cursor string, sp span) {
 // checkVersion asserts that a group's commit version is above the snapshot
 // of every member it commits: each was validated against later versions.
 func checkVersion(ver int64, group []*request, results []error) {
-	if !invariantsOn {
+	if !invariants.On {
 		return
 	}
 	for i, r := range group {
 		assert(results[i] != nil || r.t.snap < ver, "commit version %d not above snapshot %d", ver, r.t.snap)
 		assert(r.t.floor <= r.t.snap, "snapshot %d below its own floor %d", r.t.snap, r.t.floor)
+	}
+}
+
+// assert panics with the message when ok is false. Only the checks above,
+// guarded by invariants.On, call it.
+func assert(ok bool, format string, args ...any) {
+	if !ok {
+		panic(fmt.Sprintf("store/postgres: invariant broken: "+format, args...))
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/store/groupcommit"
+	"github.com/weft-db/weft/internal/store/txnset"
 )
 
 // Store is the PostgreSQL-wire implementation of store.Store. It is safe for
@@ -30,19 +32,16 @@ type Store struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	queue chan *request // bounded by Options.CommitQueueMax
+	queue *groupcommit.Queue[*request] // bounded by Options.CommitQueueMax
 	// quit is canceled by Close: the committer stops waiting for the
 	// advisory lock, drains the queue and exits.
 	quit    context.Context
 	quitNow context.CancelFunc
 	done    chan struct{} // closed when the committer has exited
 
-	// closing is set once by Close; inflight counts calls that may touch a
-	// connection or the queue. Close waits for inflight to reach zero after
-	// setting closing, and enter checks closing after counting itself, so
-	// no call touches a connection once Close has moved on.
-	closing  atomic.Bool
-	inflight atomic.Int64
+	// gate counts the calls that may touch a connection or the queue: once
+	// Close has shut it and waited, none does.
+	gate groupcommit.Gate
 
 	mu     sync.Mutex
 	held   map[*txn]struct{} // open Txns holding a pool connection
@@ -110,7 +109,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{
 		opts: o, log: log, pool: pool, cc: cc, q: newQueries(o.Schema), lockKey: lockKey(o.Schema),
 		ctx: sctx, cancel: scancel, quit: qctx, quitNow: qcancel,
-		queue: make(chan *request, o.CommitQueueMax),
+		queue: groupcommit.NewQueue[*request](o.CommitQueueMax),
 		done:  make(chan struct{}),
 		held:  make(map[*txn]struct{}),
 	}
@@ -127,17 +126,6 @@ func warnUnsafe(ctx context.Context, conn *pgx.Conn, log *slog.Logger) {
 	}
 }
 
-func (s *Store) enter() error {
-	s.inflight.Add(1)
-	if s.closing.Load() {
-		s.inflight.Add(-1)
-		return store.ErrClosed
-	}
-	return nil
-}
-
-func (s *Store) exit() { s.inflight.Add(-1) }
-
 // bound returns a context for one round trip.
 func (s *Store) bound() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(s.ctx, s.opts.QueryTimeout)
@@ -147,10 +135,10 @@ func (s *Store) bound() (context.Context, context.CancelFunc) {
 // REPEATABLE READ READ ONLY transaction on it, whose snapshot the Txn reads,
 // along with the commit version that snapshot includes.
 func (s *Store) Begin() (store.Txn, error) {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return nil, err
 	}
-	defer s.exit()
+	defer s.gate.Exit()
 	s.mu.Lock()
 	failed := s.failed
 	s.mu.Unlock()
@@ -167,7 +155,7 @@ func (s *Store) Begin() (store.Txn, error) {
 		}
 		return nil, classify("connect", err)
 	}
-	t := &txn{s: s, conn: conn}
+	t := &txn{Txn: txnset.Txn{BytesMax: s.opts.TxnBytesMax}, s: s, conn: conn}
 	ctx, cancel := s.bound()
 	defer cancel()
 	b := &pgx.Batch{}
@@ -180,7 +168,7 @@ func (s *Store) Begin() (store.Txn, error) {
 	s.mu.Lock()
 	s.held[t] = struct{}{}
 	s.mu.Unlock()
-	s.st.begins.Add(1)
+	s.st.Begins.Add(1)
 	return t, nil
 }
 
@@ -189,11 +177,8 @@ func (s *Store) Begin() (store.Txn, error) {
 // fails queued commits with store.ErrClosed, closes the connections still
 // held by open Txns and then the pool.
 func (s *Store) Close() error {
-	if !s.closing.CompareAndSwap(false, true) {
-		return store.ErrClosed
-	}
-	for s.inflight.Load() > 0 {
-		time.Sleep(100 * time.Microsecond)
+	if err := s.gate.Close(); err != nil {
+		return err
 	}
 	s.quitNow()
 	<-s.done
@@ -217,7 +202,7 @@ func (s *Store) Close() error {
 }
 
 // Stats implements store.Store.
-func (s *Store) Stats() store.Stats { return s.st.snapshot() }
+func (s *Store) Stats() store.Stats { return s.st.Stats() }
 
 // Counters are the PostgreSQL-specific counts since Open.
 type Counters struct {
@@ -258,50 +243,10 @@ func (s *Store) failure() error {
 	return s.failed
 }
 
-// count records the outcome of a Commit.
-func (s *Store) count(err error, readOnly bool) {
-	switch {
-	case err == nil:
-		s.st.commits.Add(1)
-		if readOnly {
-			s.st.readOnly.Add(1)
-		}
-	case errors.Is(err, store.ErrTooOld):
-		s.st.tooOld.Add(1)
-		s.st.conflicts.Add(1)
-	case errors.Is(err, store.ErrConflict):
-		s.st.conflicts.Add(1)
-	case errors.Is(err, store.ErrOverloaded):
-		s.st.overloaded.Add(1)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		s.st.canceled.Add(1)
-	}
-}
-
+// counters are the shared counts and the PostgreSQL-specific ones.
 type counters struct {
-	begins, commits, readOnly, conflicts, tooOld, hookErrors atomic.Uint64
-	overloaded, canceled, groups, groupedTxns, groupSizeMax  atomic.Uint64
-	syncs, applies, evicts                                   atomic.Uint64
-	retries, reconnects, ambiguous, splits, locks, pruned    atomic.Uint64
-}
-
-func (c *counters) snapshot() store.Stats {
-	return store.Stats{
-		Begins:        c.begins.Load(),
-		Commits:       c.commits.Load(),
-		ReadOnly:      c.readOnly.Load(),
-		Conflicts:     c.conflicts.Load(),
-		TooOld:        c.tooOld.Load(),
-		HookErrors:    c.hookErrors.Load(),
-		Overloaded:    c.overloaded.Load(),
-		Canceled:      c.canceled.Load(),
-		Groups:        c.groups.Load(),
-		GroupedTxns:   c.groupedTxns.Load(),
-		GroupSizeMax:  c.groupSizeMax.Load(),
-		Syncs:         c.syncs.Load(),
-		Applies:       c.applies.Load(),
-		HistoryEvicts: c.evicts.Load(),
-	}
+	groupcommit.Counters
+	retries, reconnects, ambiguous, splits, locks, pruned atomic.Uint64
 }
 
 // advisoryLocks reports whether the server named by a version() string has

@@ -430,7 +430,7 @@ func TestUnindexableKeyFailsAlone(t *testing.T) {
 	go func() { errs <- commitKV(s, string(big), "v") }()
 	waitLockWaiters(t, 1)
 	go func() { errs <- commitKV(s, "small", "v") }()
-	for len(s.queue) == 0 {
+	for s.queue.Len() == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	mustExec(t, other, `SELECT pg_advisory_unlock($1)`, s.lockKey)

@@ -9,69 +9,44 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/store/txnset"
 )
 
 // txn implements store.Txn: reads go to a REPEATABLE READ READ ONLY
 // transaction held open on a pool connection since Begin, overlaid with the
 // buffered writes, and are recorded for validation at Commit.
 type txn struct {
-	s    *Store
-	conn *pgxpool.Conn // nil once released; guarded by s.mu against Close
-	snap int64         // the commit version the snapshot includes
+	txnset.Txn // the buffers, the budget, Set and Delete
+	s          *Store
+	conn       *pgxpool.Conn // nil once released; guarded by s.mu against Close
+	snap       int64         // the commit version the snapshot includes
 	// floor is the meta floor at the snapshot (kept for the invariants
 	// check: a snapshot is never below its own floor).
-	floor  int64
-	writes writeSet
-	reads  readSet
-	done   bool  // committed or discarded
-	err    error // sticky: the Txn can no longer commit
+	floor int64
 }
 
 var _ store.Txn = (*txn)(nil)
 
-func (t *txn) usable() error {
-	if t.done {
-		return store.ErrTxnDone
-	}
-	return t.err
-}
-
-// grow charges the Txn's budget; past it the Txn is spoiled.
-func (t *txn) grow(int) error {
-	if n := t.writes.Bytes + t.reads.Bytes; n > t.s.opts.TxnBytesMax {
-		t.err = fmt.Errorf("%w: %d bytes of writes and reads > %d", store.ErrTxnTooLarge, n, t.s.opts.TxnBytesMax)
-		return t.err
-	}
-	return nil
-}
-
 // spoil records a failed read: the snapshot transaction is aborted or its
 // connection gone, so the Txn can neither read on nor commit.
 func (t *txn) spoil(err error) error {
-	if t.err == nil {
-		t.err = err
+	if t.Err == nil {
+		t.Err = err
 	}
 	return err
 }
 
 // Get implements store.Txn.
 func (t *txn) Get(key []byte) ([]byte, bool, error) {
-	if err := t.usable(); err != nil {
+	if w, own, err := t.ReadOwn(key); err != nil {
 		return nil, false, err
-	}
-	if err := store.CheckKey(key); err != nil {
-		return nil, false, err
-	}
-	if w, ok := t.writes.Get(key); ok {
+	} else if own {
 		return w.Val, !w.Del, nil
 	}
-	if err := t.grow(t.reads.AddPoint(key)); err != nil {
+	if err := t.s.gate.Enter(); err != nil {
 		return nil, false, err
 	}
-	if err := t.s.enter(); err != nil {
-		return nil, false, err
-	}
-	defer t.s.exit()
+	defer t.s.gate.Exit()
 	ctx, cancel := t.s.bound()
 	defer cancel()
 	v, ok, err := getRow(ctx, t.conn.Conn(), t.s.q.get, key)
@@ -113,21 +88,17 @@ type row struct{ k, v []byte }
 // merges each page with the buffered writes in it: a buffered write shadows
 // the stored key, a buffered deletion hides it.
 func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error) error {
-	if err := t.usable(); err != nil {
+	if err := t.CheckScan(start, end); err != nil {
 		return err
 	}
-	if err := store.CheckRange(start, end); err != nil {
+	if err := t.s.gate.Enter(); err != nil {
 		return err
 	}
-	if err := t.s.enter(); err != nil {
-		return err
-	}
-	defer t.s.exit()
-	if end != nil && string(start) == string(end) {
+	defer t.s.gate.Exit()
+	sp, own, ok := t.ScanSpan(start, end)
+	if !ok {
 		return nil // an empty range reads nothing
 	}
-	sp := span{Start: string(start), End: string(end), Inf: end == nil}
-	own := t.writes.Between(sp.Start, sp.End, sp.Inf)
 	cursor, n := sp.Start, 0
 	for {
 		page := t.s.opts.ScanPageMax
@@ -149,18 +120,18 @@ func (t *txn) Scan(start, end []byte, limit int, fn func(key, val []byte) error)
 		var k []byte
 		own, n, k, stop, err = t.merge(rows, own, upto, last && sp.Inf, n, limit, fn)
 		if err != nil {
-			t.readTo(sp, k)
+			t.ReadTo(sp, k)
 			return err
 		}
 		if stop {
-			return t.readTo(sp, k)
+			return t.ReadTo(sp, k)
 		}
 		if last {
 			break
 		}
 		cursor = upto
 	}
-	return t.grow(t.reads.AddSpan(sp))
+	return t.ReadSpan(sp)
 }
 
 // merge passes fn the rows and the own writes below upto (all of them when
@@ -173,7 +144,7 @@ func (t *txn) merge(rows []row, own []string, upto string, all bool, n, limit in
 	for len(rows) > 0 || (len(own) > 0 && (all || own[0] < upto)) {
 		var k, v []byte
 		if len(own) > 0 && (all || own[0] < upto) && (len(rows) == 0 || own[0] <= string(rows[0].k)) {
-			w := t.writes.M[own[0]]
+			w := t.Writes.M[own[0]]
 			if len(rows) > 0 && own[0] == string(rows[0].k) {
 				rows = rows[1:] // shadowed by the own write
 			}
@@ -231,78 +202,37 @@ func (t *txn) fetch(cursor string, sp span, page int) ([]row, error) {
 	return out, nil
 }
 
-// readTo records sp cut just after last, the last key the scan passed on.
-func (t *txn) readTo(sp span, last []byte) error {
-	sp.End, sp.Inf = string(last)+"\x00", false
-	return t.grow(t.reads.AddSpan(sp))
-}
-
-// Set implements store.Txn.
-func (t *txn) Set(key, val []byte) error {
-	if err := t.usable(); err != nil {
-		return err
-	}
-	return t.put(key, val, false)
-}
-
-// Delete implements store.Txn.
-func (t *txn) Delete(key []byte) error {
-	if err := t.usable(); err != nil {
-		return err
-	}
-	return t.put(key, nil, true)
-}
-
-func (t *txn) put(key, val []byte, del bool) error {
-	if err := store.CheckKey(key); err != nil {
-		return err
-	}
-	if err := store.CheckValue(val); err != nil {
-		return err
-	}
-	return t.grow(t.writes.Put(key, val, del))
-}
-
 // Commit implements store.Txn. The snapshot transaction is ended first (its
 // connection goes back to the pool); a read-only Txn is then validated by
 // one statement, anything else goes to the committer.
 func (t *txn) Commit(ctx context.Context, hook func(c store.Critical) error) error {
-	if t.done {
-		return store.ErrTxnDone
-	}
-	defer t.Discard()
-	if t.err != nil {
-		return t.err
-	}
-	readOnly := t.writes.Len() == 0 && hook == nil
-	var err error
-	switch {
-	case ctx.Err() != nil:
-		err = ctx.Err()
-	case readOnly:
-		err = t.commitReadOnly()
-	default:
-		// The read set is recorded: a snapshot transaction that fails to
-		// roll back costs its connection, not the commit.
-		_ = t.release()
-		err = t.s.commitGroup(ctx, t, hook)
-	}
-	t.s.count(err, readOnly)
-	return err
+	return t.CommitWith(ctx, hook, t)
 }
 
-// commitReadOnly validates the read set against the latest state: if no key
-// it read was written since its snapshot, its reads are still current, so
-// it serializes now, with no write and no WAL flush.
-func (t *txn) commitReadOnly() error {
-	if err := t.s.enter(); err != nil {
+// CommitGroup implements txnset.Committer.
+func (t *txn) CommitGroup(ctx context.Context, hook func(store.Critical) error) error {
+	// The read set is recorded: a snapshot transaction that fails to roll
+	// back costs its connection, not the commit.
+	_ = t.release()
+	return t.s.commitGroup(ctx, t, hook)
+}
+
+// CountCommit implements txnset.Committer.
+func (t *txn) CountCommit(err error, readOnly bool) { t.s.st.Count(err, readOnly) }
+
+// CommitReadOnly implements txnset.Committer: it validates the read set
+// against the latest state: if no key it read was written since its
+// snapshot, its reads are still current, so it serializes now, with no
+// write and no WAL flush.
+func (t *txn) CommitReadOnly() error {
+	if err := t.s.gate.Enter(); err != nil {
 		return err
 	}
-	defer t.s.exit()
+	defer t.s.gate.Exit()
 	if err := t.s.failure(); err != nil {
 		return err
 	}
-	if t.reads.Empty() {
+	if t.Reads.Empty() {
 		_ = t.release()
 		return nil
 	}
@@ -345,7 +275,7 @@ func (t *txn) release() error {
 
 // Discard implements store.Txn.
 func (t *txn) Discard() {
-	t.done = true
+	t.Done = true
 	_ = t.release() // a failed ROLLBACK only costs the connection
 }
 
@@ -358,7 +288,7 @@ type validation struct {
 
 // queueValidate adds t's validation to b, answered into v.
 func queueValidate(b *pgx.Batch, q string, t *txn, v *validation) {
-	points, los, his := readArrays(&t.reads)
+	points, los, his := readArrays(&t.Reads)
 	b.Queue(q, t.snap, points, los, his).QueryRow(func(r pgx.Row) error {
 		return r.Scan(&v.floor, &v.conflict, &v.key)
 	})

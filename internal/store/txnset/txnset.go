@@ -1,8 +1,3 @@
-// Package txnset holds what a store transaction buffers before it commits:
-// its writes (last one per key winning, handed out in key order) and its
-// read set (point keys and scanned spans), against which commits are
-// validated. The Pebble and PostgreSQL stores share it. Not safe for
-// concurrent use.
 package txnset
 
 import (

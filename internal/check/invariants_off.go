@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package check
-
-const invariantsOn = false

@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package coord
-
-const invariantsOn = false

@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package dql
-
-const invariantsOn = false

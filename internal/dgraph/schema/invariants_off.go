@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package schema
-
-const invariantsOn = false

@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package engine
-
-const invariantsBuild = false

@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package faultproxy
-
-const invariantsOn = false

@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package graph
-
-const invariantsOn = false

@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package kronos
-
-const invariantsOn = false

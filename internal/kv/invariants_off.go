@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package kv
-
-const invariantsOn = false

@@ -1,8 +1,0 @@
-//go:build invariants
-
-package kv
-
-// invariantsOn makes Apply check the sibling list it returns (pairwise
-// concurrent, canonical order) and NewRing its token order (go test -tags
-// invariants).
-const invariantsOn = true

@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package monitor
-
-const invariantsOn = false

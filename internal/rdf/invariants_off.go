@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package rdf
-
-const invariantsOn = false

@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package shard
-
-const invariantsBuild = false

@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package sim
-
-const invariantsBuild = false

@@ -1,7 +1,0 @@
-//go:build !invariants
-
-package postgres
-
-const invariantsOn = false
-
-func assert(bool, string, ...any) {}
