@@ -50,7 +50,16 @@ func TestParseStat(t *testing.T) {
 	if st.Pid != 4242 || st.PPid != 1 || st.State != 'S' || st.Ticks != 7+3+2+1 || st.Start != 555 || st.Zombie() {
 		t.Fatalf("ParseStat = %+v", st)
 	}
-	for _, bad := range []string{"", "4242 weft S 1", "x (weft) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19", "4242 (weft) S 1 2"} {
+	// A command name with spaces and parentheses: fields count from the last ')'.
+	line := "4242 (post (gres) x) S 4200 4242 4242 0 -1 4194560 100 0 0 0 150 25 7 3 20 0 1 0 12345 1000 10 18446744073709551615\n"
+	if st, err = ParseStat([]byte(line)); err != nil {
+		t.Fatal(err)
+	}
+	if st.Pid != 4242 || st.PPid != 4200 || st.Ticks != 150+25+7+3 || st.Start != 12345 || st.State != 'S' {
+		t.Fatalf("parsed %+v, want pid 4242, ppid 4200, ticks 185, start 12345, state S", st)
+	}
+	for _, bad := range []string{"", "12 no-parens S 1", "x (a) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19",
+		"7 (a) S 1 2", "7 (a) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 z"} {
 		if _, err := ParseStat([]byte(bad)); err == nil {
 			t.Errorf("ParseStat(%q): no error", bad)
 		}

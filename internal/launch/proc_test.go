@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// shProc is a detached shell process that logs a ready line and runs a
-// script (which may ignore SIGTERM).
+// shProc is a detached shell process running script, where $READY logs
+// the ready line.
 func shProc(t *testing.T, name, script string) *Proc {
 	t.Helper()
 	sh, err := exec.LookPath("sh")
@@ -18,7 +18,7 @@ func shProc(t *testing.T, name, script string) *Proc {
 		t.Skip(err)
 	}
 	p := &Proc{Name: name, Log: filepath.Join(t.TempDir(), "logs", name+".log"),
-		Args: []string{"-c", "echo '" + name + " serving on here'; " + script, name}}
+		Args: []string{"-c", strings.ReplaceAll(script, "$READY", "echo '"+name+" serving on here'"), name}}
 	if err := Start(sh, p); err != nil {
 		t.Fatal(err)
 	}
@@ -27,14 +27,14 @@ func shProc(t *testing.T, name, script string) *Proc {
 }
 
 func TestStartWaitStop(t *testing.T) {
-	p := shProc(t, "calm", "sleep 600 & wait")
+	p := shProc(t, "calm", "$READY; sleep 600 & wait")
 	if err := WaitLog(p, servingLine, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if !p.Alive() {
 		t.Fatal("not alive after its ready line")
 	}
-	stubborn := shProc(t, "stubborn", "trap '' TERM; sleep 600 & wait; sleep 600")
+	stubborn := shProc(t, "stubborn", "trap '' TERM; $READY; sleep 600 & wait; sleep 600")
 	if err := WaitLog(stubborn, servingLine, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +56,11 @@ func TestStartWaitStop(t *testing.T) {
 func TestWaitLogExitAndKill(t *testing.T) {
 	// Released, never reaped by this process (its parent): it stays a
 	// zombie, which WaitLog must see as exited.
-	p := shProc(t, "quitter", "exit 3")
+	p := shProc(t, "quitter", "$READY; exit 3")
 	if err := WaitLog(p, "no such line", 10*time.Second); err == nil || !strings.Contains(err.Error(), "exited") {
 		t.Fatalf("WaitLog on an exited process: %v", err)
 	}
-	k := shProc(t, "victim", "sleep 600")
+	k := shProc(t, "victim", "$READY; sleep 600")
 	if err := Kill(k); err != nil {
 		t.Fatal(err)
 	}
