@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/testproc"
 )
 
@@ -33,9 +34,9 @@ func TestClusterUpDgraph(t *testing.T) {
 		return string(out)
 	}
 	t.Cleanup(func() {
-		if st, err := readClusterState(dir); err == nil {
+		if st, err := launch.Load(dir); err == nil {
 			for _, p := range st.Procs {
-				if procAlive(p) {
+				if p.Alive() {
 					_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
 				}
 			}
@@ -43,11 +44,11 @@ func TestClusterUpDgraph(t *testing.T) {
 	})
 	out := run("cluster", "up", "--gatekeepers", "2", "--shards", "2", "--kronos", "1", "--coord", "1",
 		"--dgraph", "--dgraph-placement", "predicate")
-	st, err := readClusterState(dir)
+	st, err := launch.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gks := procsOf(st, "gatekeeper")
+	gks := st.Of("gatekeeper")
 	if !st.Dgraph || st.DgraphPlacement != "predicate" || len(gks) != 2 {
 		t.Fatalf("state: dgraph %v placement %q, %d gatekeepers", st.Dgraph, st.DgraphPlacement, len(gks))
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/testproc"
 )
 
@@ -33,9 +34,9 @@ func TestClusterUpStatusDown(t *testing.T) {
 	}
 	t.Cleanup(func() {
 		// Whatever happened, leave no process behind.
-		if st, err := readClusterState(dir); err == nil {
+		if st, err := launch.Load(dir); err == nil {
 			for _, p := range st.Procs {
-				if procAlive(p) {
+				if p.Alive() {
 					_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
 				}
 			}
@@ -45,16 +46,16 @@ func TestClusterUpStatusDown(t *testing.T) {
 	if strings.Contains(out, "not started") {
 		t.Fatalf("up left roles out:\n%s", out)
 	}
-	st, err := readClusterState(dir)
+	st, err := launch.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(procsOf(st, "kronos")) != 3 || len(procsOf(st, "coord")) != 3 || len(procsOf(st, "postgres")) != 1 ||
-		len(procsOf(st, "shard")) != 4 || len(procsOf(st, "gatekeeper")) != 2 {
+	if len(st.Of("kronos")) != 3 || len(st.Of("coord")) != 3 || len(st.Of("postgres")) != 1 ||
+		len(st.Of("shard")) != 4 || len(st.Of("gatekeeper")) != 2 {
 		t.Fatalf("state file lists %d processes, want 3 kronos, 3 coord, 1 postgres, 4 shards, 2 gatekeepers: %+v", len(st.Procs), st.Procs)
 	}
 	for _, p := range st.Procs {
-		if !procAlive(p) {
+		if !p.Alive() {
 			t.Fatalf("%s (pid %d) not running after up", p.Name, p.Pid)
 		}
 	}
@@ -97,7 +98,7 @@ func TestClusterUpStatusDown(t *testing.T) {
 
 	// Every shard and Kronos replica serves /healthz and /metrics.
 	for _, want := range []struct{ role, metric string }{{"shard", "weft_shard_vertices"}, {"kronos", "weft_kronos_term"}} {
-		for _, p := range procsOf(st, want.role) {
+		for _, p := range st.Of(want.role) {
 			for _, path := range []string{"/healthz", "/metrics"} {
 				var body []byte
 				code := 0
@@ -120,7 +121,7 @@ func TestClusterUpStatusDown(t *testing.T) {
 	}
 
 	// kill -9 one coordinator replica: a minority; the group still leads.
-	victim := procsOf(st, "coord")[0]
+	victim := st.Of("coord")[0]
 	if err := syscall.Kill(-victim.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestClusterUpStatusDown(t *testing.T) {
 	if !strings.Contains(out, "stopped") {
 		t.Fatalf("down: %s", out)
 	}
-	st, err = readClusterState(dir)
+	st, err = launch.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestClusterUpStatusDown(t *testing.T) {
 		t.Fatal("state file not marked stopped")
 	}
 	for _, p := range st.Procs {
-		if procAlive(p) {
+		if p.Alive() {
 			t.Fatalf("%s (pid %d) still running after down", p.Name, p.Pid)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weft-db/weft/internal/api"
 	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/roles"
 )
 
 func init() { subcommands = append(subcommands, newServeCmd) }
@@ -25,7 +26,7 @@ func newServeCmd() *cobra.Command {
 		inMemory, demo  bool
 		shutdownTimeout time.Duration
 		gc              gcFlags
-		dg              dgraphFlags
+		dg              = roles.DefaultDgraphConfig()
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -86,11 +87,11 @@ to --shutdown-timeout) and closes the store.`,
 	f.BoolVar(&demo, "demo", false, "load the demo graph (50 vertices: people, cities, companies, topics) unless it is loaded already")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long requests in flight may take to finish")
 	gc.register(f)
-	dg.register(f)
+	registerDgraphFlags(f, &dg)
 	return cmd
 }
 
-func serve(ctx context.Context, cmd *cobra.Command, cfg engine.Config, acfg api.Config, demo bool, shutdownTimeout time.Duration, dg *dgraphFlags) (err error) {
+func serve(ctx context.Context, cmd *cobra.Command, cfg engine.Config, acfg api.Config, demo bool, shutdownTimeout time.Duration, dg *roles.DgraphConfig) (err error) {
 	db, err := engine.Open(cfg)
 	if err != nil {
 		return err
@@ -110,7 +111,7 @@ func serve(ctx context.Context, cmd *cobra.Command, cfg engine.Config, acfg api.
 	if err := srv.Start(); err != nil {
 		return err
 	}
-	dsrv, err := dg.start(ctx, db)
+	dsrv, err := dg.Start(ctx, db)
 	if err != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()
@@ -127,25 +128,20 @@ func serve(ctx context.Context, cmd *cobra.Command, cfg engine.Config, acfg api.
 	fmt.Fprintf(cmd.OutOrStdout(), "weft serving gRPC on %s, HTTP on %s (store: %s)\n", orOff(srv.GRPCAddr()), orOff(srv.HTTPAddr()), where)
 	if dsrv != nil {
 		fmt.Fprintf(cmd.OutOrStdout(), "weft serving Dgraph's API: gRPC on %s, HTTP on %s (ACL %s)\n",
-			orOff(dsrv.grpcAddr), orOff(dsrv.httpAddr), map[bool]string{true: "on", false: "off"}[dsrv.acl])
+			orOff(dsrv.GRPCAddr), orOff(dsrv.HTTPAddr), map[bool]string{true: "on", false: "off"}[dsrv.ACL])
 	}
 	var serveErr error
 	select {
 	case <-ctx.Done():
 	case serveErr = <-srv.Err():
-	case serveErr = <-dsrv.errs():
+	case serveErr = <-dsrv.Errs():
 	}
 	slog.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
-	dsrv.stop(sctx)
+	dsrv.Stop(sctx)
 	srv.Stop(sctx)
 	return serveErr
 }
 
-func orOff(addr string) string {
-	if addr == "" {
-		return "(off)"
-	}
-	return addr
-}
+func orOff(addr string) string { return roles.OrOff(addr) }

@@ -3,20 +3,19 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/weft-db/weft/client/weft"
+	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/wire/kronospb"
 )
 
@@ -24,20 +23,11 @@ import (
 // up` (the same binary) in a directory of its own.
 type scaleCluster struct {
 	bin, dir string
-	procs    []scaleProc
+	procs    []*launch.Proc
 	// seen are the processes of the cluster's trees at the CPU samples
 	// (PostgreSQL's server processes are children of `weft postgres`),
 	// pid → start time: none may be left after down.
 	seen map[int]int64
-}
-
-// scaleProc is what the bench reads of a process in cluster.json.
-type scaleProc struct {
-	Name string   `json:"name"`
-	Role string   `json:"role"`
-	Pid  int      `json:"pid"`
-	Addr string   `json:"addr"`
-	Args []string `json:"args"`
 }
 
 // startScaleCluster runs `bin cluster up` in dir and reads the processes it
@@ -51,7 +41,7 @@ func startScaleCluster(ctx context.Context, bin, dir string, gatekeepers, shards
 	if err != nil {
 		return c, fmt.Errorf("bench: weft cluster up: %w\n%s%s", err, tail(out, 20), c.logTails(10))
 	}
-	if c.procs, err = readScaleProcs(dir); err != nil {
+	if c.procs, err = loadProcs(dir); err != nil {
 		return c, err
 	}
 	for _, role := range []string{roleGatekeeper, roleShard, roleKronos} {
@@ -79,7 +69,7 @@ func (c *scaleCluster) weft(ctx context.Context, args ...string) ([]byte, error)
 // down runs `weft cluster down` (with its own deadline: it runs after an
 // interrupt too) and checks that no process of the cluster is left.
 func (c *scaleCluster) down() error {
-	if _, err := os.Stat(filepath.Join(c.dir, "cluster.json")); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(c.dir, launch.StateFile)); errors.Is(err, os.ErrNotExist) {
 		return nil // up started nothing
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -88,7 +78,7 @@ func (c *scaleCluster) down() error {
 	if err != nil {
 		err = fmt.Errorf("bench: weft cluster down: %w\n%s", err, tail(out, 10))
 	}
-	if procs, rerr := readScaleProcs(c.dir); rerr == nil {
+	if procs, rerr := loadProcs(c.dir); rerr == nil {
 		c.procs = procs // up may have failed after starting some
 	}
 	return errors.Join(err, c.checkStopped())
@@ -99,12 +89,12 @@ func (c *scaleCluster) down() error {
 func (c *scaleCluster) checkStopped() error {
 	var alive []string
 	for _, p := range c.procs {
-		if scaleProcAlive(p) {
+		if p.Alive() {
 			alive = append(alive, fmt.Sprintf("%s (pid %d)", p.Name, p.Pid))
 		}
 	}
 	for pid, start := range c.seen {
-		if st, ok := readProcStat(pid); ok && st.start == start && !zombie(pid) {
+		if st, ok := launch.ReadStat(pid); ok && st.Start == start && !st.Zombie() {
 			comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 			alive = append(alive, fmt.Sprintf("%s (pid %d, of the cluster's process trees)", strings.TrimSpace(string(comm)), pid))
 		}
@@ -115,40 +105,13 @@ func (c *scaleCluster) checkStopped() error {
 	return nil
 }
 
-func readScaleProcs(dir string) ([]scaleProc, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
+// loadProcs reads the processes of the cluster's state file in dir.
+func loadProcs(dir string) ([]*launch.Proc, error) {
+	st, err := launch.Load(dir)
 	if err != nil {
 		return nil, fmt.Errorf("bench: the cluster's state: %w", err)
 	}
-	var st struct {
-		Procs []scaleProc `json:"procs"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("bench: %s: %w", filepath.Join(dir, "cluster.json"), err)
-	}
 	return st.Procs, nil
-}
-
-// scaleProcAlive reports whether p's pid still runs p (pids are reused: its
-// command line must be the one the launcher gave it), as the launcher checks.
-func scaleProcAlive(p scaleProc) bool {
-	if p.Pid <= 0 || syscall.Kill(p.Pid, 0) != nil || zombie(p.Pid) {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.Pid))
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist)
-	}
-	return strings.Contains(string(b), strings.Join(p.Args, "\x00"))
-}
-
-func zombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	_, rest, _ := strings.Cut(string(b[bytes.LastIndexByte(b, ')')+1:]), " ")
-	return strings.HasPrefix(rest, "Z") || strings.HasPrefix(rest, "X")
 }
 
 func (c *scaleCluster) addrs(role string) []string {
@@ -198,12 +161,12 @@ func (c *scaleCluster) sampleCPU() (cpuSample, error) {
 	}
 	s.at, s.self = time.Now(), processCPU()
 	for _, p := range c.procs {
-		if !scaleProcAlive(p) {
+		if !p.Alive() {
 			return s, fmt.Errorf("bench: %s (pid %d) is not running%s", p.Name, p.Pid, c.logTails(10))
 		}
 		s.byProc[p.Name] = t.treeCPU(p.Pid)
 		for _, pid := range t.tree(p.Pid) {
-			c.seen[pid] = t[pid].start
+			c.seen[pid] = t[pid].Start
 		}
 	}
 	return s, nil

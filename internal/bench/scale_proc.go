@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/weft-db/weft/internal/launch"
 )
 
 // CPU accounting of `weft bench scale` from /proc: the CPU a cluster
@@ -22,65 +23,8 @@ import (
 // 100 on every Linux architecture (sysconf(_SC_CLK_TCK)).
 const clockTicksPerSecond = 100
 
-// procStat is what the CPU accounting needs of one /proc/<pid>/stat.
-type procStat struct {
-	pid, ppid int
-	// ticks is utime+stime+cutime+cstime, in clock ticks.
-	ticks int64
-	// start is the process's start time (ticks after boot): with the pid,
-	// it names the process even after the pid is reused.
-	start int64
-}
-
-// parseProcStat parses the content of /proc/<pid>/stat. The command name
-// (field 2) is in parentheses and may hold spaces and parentheses itself,
-// so the fields are counted from the last ')'.
-func parseProcStat(b []byte) (procStat, error) {
-	s := string(b)
-	open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 1 || close < open {
-		return procStat{}, fmt.Errorf("bench: /proc stat %.60q: no command name", s)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(s[:open]))
-	if err != nil {
-		return procStat{}, fmt.Errorf("bench: /proc stat %.60q: pid: %w", s, err)
-	}
-	// After the name: state(3) ppid(4) pgrp session tty_nr tpgid flags minflt
-	// cminflt majflt cmajflt utime(14) stime(15) cutime(16) cstime(17)
-	// priority nice num_threads itrealvalue starttime(22).
-	f := strings.Fields(s[close+1:])
-	if len(f) < 20 {
-		return procStat{}, fmt.Errorf("bench: /proc stat of pid %d: %d fields after the name", pid, len(f))
-	}
-	st := procStat{pid: pid}
-	if st.ppid, err = strconv.Atoi(f[1]); err != nil {
-		return procStat{}, fmt.Errorf("bench: /proc stat of pid %d: ppid: %w", pid, err)
-	}
-	for _, i := range []int{11, 12, 13, 14} { // utime stime cutime cstime
-		n, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil {
-			return procStat{}, fmt.Errorf("bench: /proc stat of pid %d: field %d: %w", pid, i+3, err)
-		}
-		st.ticks += n
-	}
-	if st.start, err = strconv.ParseInt(f[19], 10, 64); err != nil {
-		return procStat{}, fmt.Errorf("bench: /proc stat of pid %d: starttime: %w", pid, err)
-	}
-	return st, nil
-}
-
-// readProcStat reads one process's stat; ok is false when it is gone.
-func readProcStat(pid int) (procStat, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return procStat{}, false
-	}
-	st, err := parseProcStat(b)
-	return st, err == nil
-}
-
 // procTable is a snapshot of every process: pid → stat.
-type procTable map[int]procStat
+type procTable map[int]launch.Stat
 
 // readProcTable reads /proc/*/stat. Processes that exit while it reads are
 // skipped (their time is in their parent's cutime once reaped).
@@ -102,7 +46,7 @@ func readProcTable() (procTable, error) {
 			}
 			return nil, err
 		}
-		st, err := parseProcStat(b)
+		st, err := launch.ParseStat(b)
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +62,7 @@ func (t procTable) tree(root int) []int {
 	}
 	children := map[int][]int{}
 	for pid, st := range t {
-		children[st.ppid] = append(children[st.ppid], pid)
+		children[st.PPid] = append(children[st.PPid], pid)
 	}
 	out := []int{root}
 	for i := 0; i < len(out) && i < len(t); i++ { // bounded: a pid appears once
@@ -131,7 +75,7 @@ func (t procTable) tree(root int) []int {
 func (t procTable) treeCPU(root int) time.Duration {
 	var ticks int64
 	for _, pid := range t.tree(root) {
-		ticks += t[pid].ticks
+		ticks += t[pid].Ticks
 	}
 	return time.Duration(ticks) * time.Second / clockTicksPerSecond
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/store/postgres/pgtest"
 	"github.com/weft-db/weft/internal/testproc"
 )
@@ -21,33 +22,15 @@ import (
 // the package's tests).
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-func TestParseProcStat(t *testing.T) {
-	// A command name with spaces and parentheses: fields count from the last ')'.
-	line := "4242 (post (gres) x) S 4200 4242 4242 0 -1 4194560 100 0 0 0 150 25 7 3 20 0 1 0 12345 1000 10 18446744073709551615\n"
-	st, err := parseProcStat([]byte(line))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.pid != 4242 || st.ppid != 4200 || st.ticks != 150+25+7+3 || st.start != 12345 {
-		t.Fatalf("parsed %+v, want pid 4242, ppid 4200, ticks 185, start 12345", st)
-	}
-	for _, bad := range []string{"", "12 no-parens S 1", "x (a) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19",
-		"7 (a) S 1 2", "7 (a) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 z"} {
-		if _, err := parseProcStat([]byte(bad)); err == nil {
-			t.Errorf("parseProcStat(%q) accepted", bad)
-		}
-	}
-}
-
 // A tree's CPU is its root's and every descendant's, and nothing else's.
 func TestProcTreeCPU(t *testing.T) {
 	tab := procTable{
-		1:  {pid: 1, ppid: 0, ticks: 1000},
-		10: {pid: 10, ppid: 1, ticks: 100}, // root of the tree measured
-		11: {pid: 11, ppid: 10, ticks: 20},
-		12: {pid: 12, ppid: 11, ticks: 3},
-		13: {pid: 13, ppid: 10, ticks: 50},
-		20: {pid: 20, ppid: 1, ticks: 7}, // a sibling: not counted
+		1:  {Pid: 1, PPid: 0, Ticks: 1000},
+		10: {Pid: 10, PPid: 1, Ticks: 100}, // root of the tree measured
+		11: {Pid: 11, PPid: 10, Ticks: 20},
+		12: {Pid: 12, PPid: 11, Ticks: 3},
+		13: {Pid: 13, PPid: 10, Ticks: 50},
+		20: {Pid: 20, PPid: 1, Ticks: 7}, // a sibling: not counted
 	}
 	if got, want := tab.treeCPU(10), 173*time.Second/clockTicksPerSecond; got != want {
 		t.Errorf("treeCPU(10) = %v, want %v", got, want)
@@ -67,11 +50,11 @@ func TestReadProcTableSelf(t *testing.T) {
 		t.Skipf("no /proc here: %v", err)
 	}
 	st, ok := tab[os.Getpid()]
-	if !ok || st.ppid != os.Getppid() || st.start <= 0 {
+	if !ok || st.PPid != os.Getppid() || st.Start <= 0 {
 		t.Fatalf("own entry %+v (present %v), want ppid %d and a start time", st, ok, os.Getppid())
 	}
-	if again, ok := readProcStat(os.Getpid()); !ok || again.start != st.start {
-		t.Errorf("readProcStat: %+v %v, want start %d", again, ok, st.start)
+	if again, ok := launch.ReadStat(os.Getpid()); !ok || again.Start != st.Start {
+		t.Errorf("launch.ReadStat: %+v %v, want start %d", again, ok, st.Start)
 	}
 }
 
@@ -291,15 +274,16 @@ func checkStopped(t *testing.T, dir string) {
 	if dir == "" {
 		t.Fatal("the cluster's directory was not kept")
 	}
-	procs, err := readScaleProcs(dir)
+	st, err := launch.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	procs := st.Procs
 	if len(procs) < 7 {
 		t.Fatalf("cluster.json lists %d processes, want at least 7", len(procs))
 	}
 	for _, p := range procs {
-		if scaleProcAlive(p) {
+		if p.Alive() {
 			t.Errorf("%s (pid %d) still running after the bench", p.Name, p.Pid)
 		}
 	}
@@ -310,7 +294,10 @@ func checkStopped(t *testing.T, dir string) {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), dir) && !zombie(pid) {
+		if st, ok := launch.ReadStat(pid); ok && st.Zombie() {
+			continue
+		}
+		if err == nil && strings.Contains(string(b), dir) {
 			t.Errorf("pid %d still runs on the cluster's directory: %q", pid, strings.ReplaceAll(string(b), "\x00", " "))
 		}
 	}

@@ -2,7 +2,6 @@ package clustertest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	weft "github.com/weft-db/weft/client/weft"
+	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/store/postgres/pgtest"
 	"github.com/weft-db/weft/internal/testproc"
 )
@@ -180,16 +180,8 @@ func TestClusterUpRunsEveryRole(t *testing.T) {
 	if strings.Contains(out, "not started") {
 		t.Fatalf("roles left out:\n%s", out)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
+	st, err := launch.Load(dir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct {
-		Procs []struct {
-			Role, Addr string
-		} `json:"procs"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
 	var api []string

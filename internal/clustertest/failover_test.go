@@ -22,6 +22,7 @@ import (
 
 	weft "github.com/weft-db/weft/client/weft"
 	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/store/postgres/pgtest"
 	"github.com/weft-db/weft/internal/testproc"
 	"github.com/weft-db/weft/internal/txn"
@@ -38,11 +39,7 @@ type upCluster struct {
 	coord *coord.Client
 }
 
-type upProc struct {
-	Name, Role, Addr string
-	Pid              int
-	HTTPAddr         string `json:"http_addr"`
-}
+type upProc = launch.Proc
 
 // gatekeeperHTTP is the HTTP API address of a gatekeeper process started by
 // up.
@@ -96,20 +93,14 @@ func clusterUp(t *testing.T, args ...string) *upCluster {
 	if err != nil {
 		t.Fatalf("weft cluster up: %v\n%s", err, out)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
+	st, err := launch.Load(dir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct {
-		Procs []upProc `json:"procs"`
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
 	u.procs = map[string]upProc{}
 	var coordAddrs []string
 	for _, p := range st.Procs {
-		u.procs[p.Name] = p
+		u.procs[p.Name] = *p
 		if p.Role == "coord" {
 			coordAddrs = append(coordAddrs, p.Addr)
 		}

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -19,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/wire/coordpb"
 	"github.com/weft-db/weft/internal/wire/kronospb"
 )
@@ -186,17 +186,11 @@ func roleOf(k FaultKind) string {
 // isPause reports whether k pauses rather than kills.
 func isPause(k FaultKind) bool { return strings.HasPrefix(string(k), "pause-") }
 
-// member is one process of the cluster, as cluster.json records it.
+// member is one process of the cluster: as the state file records it
+// (a gatekeeper's HTTPAddr serves the mover's /v1/placement and
+// /v1/move), and what the harness did to it.
 type member struct {
-	Name     string   `json:"name"`
-	Role     string   `json:"role"`
-	Index    int      `json:"index"`
-	Pid      int      `json:"pid"`
-	Addr     string   `json:"addr"`
-	HTTPAddr string   `json:"http_addr"` // its HTTP API: a gatekeeper's serves the mover's /v1/placement and /v1/move
-	DataDir  string   `json:"data_dir"`
-	Log      string   `json:"log"`
-	Args     []string `json:"args"`
+	*launch.Proc
 
 	p         *proc // the harness's restart of it; nil: the launcher's process
 	down      bool  // killed by the nemesis, not restarted yet
@@ -291,19 +285,17 @@ func startCluster(ctx context.Context, h *harness) (*clusterTarget, error) {
 	return t, nil
 }
 
-// loadMembers reads the processes from dir/cluster.json.
+// loadMembers reads the processes from dir's state file.
 func loadMembers(dir string) ([]*member, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
+	st, err := launch.Load(dir)
 	if err != nil {
 		return nil, err
 	}
-	var st struct {
-		Procs []*member `json:"procs"`
+	out := make([]*member, len(st.Procs))
+	for i, p := range st.Procs {
+		out[i] = &member{Proc: p}
 	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("cluster.json: %w", err)
-	}
-	return st.Procs, nil
+	return out, nil
 }
 
 func (t *clusterTarget) addrsOf(role string) []string {
@@ -356,10 +348,10 @@ func (t *clusterTarget) watch() {
 		}
 		t.mu.Lock()
 		for _, m := range t.members {
-			if m.p == nil && !m.down && !m.mayExit && !m.exitNoted && !pidAlive(m.Pid, m.Args) {
+			if m.p == nil && !m.down && !m.mayExit && !m.exitNoted && !m.Alive() {
 				m.exitNoted = true
 				t.unexpected = append(t.unexpected, fmt.Sprintf("%s (pid %d) exited; log tail:\n%s",
-					m.Name, m.Pid, logTail(m.Log, 30)))
+					m.Name, m.Pid, launch.LogTail(m.Log, 30)))
 			}
 		}
 		t.mu.Unlock()
@@ -378,24 +370,7 @@ func (t *clusterTarget) alive(m *member) bool {
 		running, _ := m.p.state()
 		return running
 	}
-	return pidAlive(m.Pid, m.Args)
-}
-
-// pidAlive reports whether pid runs the command line args (pids are
-// reused; a zombie's command line is empty).
-func pidAlive(pid int, args []string) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return !errors.Is(err, os.ErrNotExist) // no /proc: trust kill(0)
-	}
-	return strings.Contains(string(b), strings.Join(args, "\x00"))
-}
-
-func logTail(path string, n int) string {
-	return (&proc{logPath: path}).tail(n)
+	return m.Alive()
 }
 
 // ensure restarts the processes that exited by themselves (the report
@@ -779,7 +754,7 @@ func (t *clusterTarget) pause(m *member) error {
 	if m.p != nil {
 		return m.p.pause()
 	}
-	if err := syscall.Kill(-m.Pid, syscall.SIGSTOP); err != nil {
+	if err := launch.Signal(m.Pid, syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("faults: pause %s: %w", m.Name, err)
 	}
 	return nil
@@ -801,7 +776,7 @@ func (t *clusterTarget) resume(m *member, j *journal) error {
 		}
 		return m.p.resume()
 	}
-	if err := syscall.Kill(-m.Pid, syscall.SIGCONT); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := launch.Signal(m.Pid, syscall.SIGCONT); err != nil {
 		return fmt.Errorf("faults: resume %s: %w", m.Name, err)
 	}
 	return nil
@@ -849,19 +824,13 @@ func (t *clusterTarget) settle(ctx context.Context, m *member, holder uint64, j 
 func (t *clusterTarget) kill(m *member) error {
 	t.mu.Lock()
 	m.down = true
-	p, pid, args := m.p, m.Pid, m.Args
+	p, lp := m.p, *m.Proc
 	t.mu.Unlock()
 	if p != nil {
 		return p.kill()
 	}
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("faults: kill %s: %w", m.Name, err)
-	}
-	for end := time.Now().Add(5 * time.Second); pidAlive(pid, args); {
-		if time.Now().After(end) {
-			return fmt.Errorf("faults: %s (pid %d) still runs 5s after SIGKILL", m.Name, pid)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := launch.Kill(&lp); err != nil {
+		return fmt.Errorf("faults: %w", err)
 	}
 	return nil
 }
@@ -876,7 +845,7 @@ func (t *clusterTarget) restart(m *member, j *journal) error {
 	if old := m.p; old != nil {
 		t.unexpected = append(t.unexpected, old.unexpectedExits()...)
 	} else if !m.down && !m.mayExit && !m.exitNoted {
-		t.unexpected = append(t.unexpected, fmt.Sprintf("%s (pid %d) exited; log tail:\n%s", m.Name, m.Pid, logTail(m.Log, 30)))
+		t.unexpected = append(t.unexpected, fmt.Sprintf("%s (pid %d) exited; log tail:\n%s", m.Name, m.Pid, launch.LogTail(m.Log, 30)))
 	}
 	m.p, m.down, m.exitNoted, m.mayExit = p, false, false, false
 	m.Pid = p.pid()
@@ -886,35 +855,7 @@ func (t *clusterTarget) restart(m *member, j *journal) error {
 		return fmt.Errorf("faults: restarting %s: %w", m.Name, err)
 	}
 	j.note("start", fmt.Sprintf("%s (pid %d) ready after %v", m.Name, m.Pid, time.Since(start).Round(time.Millisecond)))
-	return t.recordPid(m.Name, m.Pid)
-}
-
-// recordPid rewrites the process's pid in cluster.json, leaving every other
-// field as the launcher wrote it.
-func (t *clusterTarget) recordPid(name string, pid int) error {
-	path := filepath.Join(t.dir, "cluster.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var st map[string]any
-	if err := json.Unmarshal(b, &st); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	procs, _ := st["procs"].([]any)
-	for _, p := range procs {
-		if pm, ok := p.(map[string]any); ok && pm["name"] == name {
-			pm["pid"] = pid
-		}
-	}
-	if b, err = json.MarshalIndent(st, "", "  "); err != nil {
-		return err
-	}
-	tmp := path + ".faults.tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return launch.SetPid(t.dir, m.Name, m.Pid)
 }
 
 // stop ends the cluster: `weft cluster down` (SIGTERM, SIGKILL after 10s),
@@ -979,8 +920,8 @@ func (t *clusterTarget) strays() error {
 	}
 	var errs []error
 	for _, m := range members {
-		if pidAlive(m.Pid, m.Args) {
-			_ = syscall.Kill(-m.Pid, syscall.SIGKILL)
+		if m.Alive() {
+			_ = launch.Signal(m.Pid, syscall.SIGKILL)
 			errs = append(errs, fmt.Errorf("faults: %s (pid %d) survived weft cluster down: killed", m.Name, m.Pid))
 		}
 	}

@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -101,7 +100,7 @@ func assertNoStrays(t *testing.T, path string) {
 		t.Fatal("cluster.json lists no process")
 	}
 	for _, m := range procs {
-		if pidAlive(m.Pid, m.Args) {
+		if m.Alive() {
 			t.Errorf("%s (pid %d) outlived the run", m.Name, m.Pid)
 		}
 	}
@@ -215,34 +214,5 @@ func TestAddrBook(t *testing.T) {
 	b.set([]string{"d"})
 	if b.next("a") != "d" || b.next("d") != "d" {
 		t.Fatalf("after set: %v", b.all())
-	}
-}
-
-// recordPid rewrites one pid and keeps every other field of the launcher's
-// state file.
-func TestRecordPid(t *testing.T) {
-	dir := t.TempDir()
-	in := `{"binary":"/bin/weft","stopped":false,"procs":[` +
-		`{"name":"shard-1","role":"shard","pid":10,"addr":"x","args":["shard"],"extra":7},` +
-		`{"name":"shard-2","role":"shard","pid":11,"addr":"y","args":["shard"]}]}`
-	if err := os.WriteFile(filepath.Join(dir, "cluster.json"), []byte(in), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ct := &clusterTarget{dir: dir}
-	if err := ct.recordPid("shard-2", 99); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "cluster.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
-	procs := got["procs"].([]any)
-	p1, p2 := procs[0].(map[string]any), procs[1].(map[string]any)
-	if p1["pid"] != 10.0 || p2["pid"] != 99.0 || p1["extra"] != 7.0 || got["binary"] != "/bin/weft" {
-		t.Fatalf("state file after recordPid: %s", b)
 	}
 }

@@ -1,18 +1,16 @@
-// Package launch holds what starting local processes needs: loopback
-// ports for them that nobody else is about to take.
-//
-// A launcher plans a process's address, closes its probe listener and
-// passes the address on a command line; the process binds it a moment
-// later. Two things can take the port in between. The kernel hands ports of
-// its ephemeral range (ip_local_port_range) to every outgoing connection
-// and to every listener on port 0, so a port chosen from that range is
-// taken often on a busy machine (a test suite's clients and servers). And
-// another launcher, planning at the same moment, can pick the same port.
-// FreeAddrs therefore picks ports below the ephemeral range, where only an
-// explicit bind lands, and reserves each one for ReserveFor in a file
-// under the temporary directory, created exclusively, that other
-// launchers honour.
 package launch
+
+// Loopback ports for launched processes. A launcher plans a process's
+// address, closes its probe listener and passes the address on a command
+// line; the process binds it a moment later. Two things can take the port
+// in between. The kernel hands ports of its ephemeral range
+// (ip_local_port_range) to every outgoing connection and to every listener
+// on port 0, so a port chosen from that range is taken often on a busy
+// machine (a test suite's clients and servers). And another launcher,
+// planning at the same moment, can pick the same port. FreeAddrs therefore
+// picks ports below the ephemeral range, where only an explicit bind lands,
+// and reserves each one for ReserveFor in a file under the temporary
+// directory, created exclusively, that other launchers honour.
 
 import (
 	"errors"

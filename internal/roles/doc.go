@@ -17,4 +17,18 @@
 // answering it, and it holds FIFO entries while the lease lapses. A
 // gatekeeper reports the shards it has not reached for UnreachableAfter
 // with its heartbeats (lease.go).
+//
+// The process around it is assembled here too (process.go): from a
+// process's command line (ProcessConfig, the flags of weft shard and weft
+// gatekeeper) RunShardProcess and RunGatekeeperProcess open the shared
+// store, dial the Kronos group, and serve either a member (with a
+// coordinator) or slot ID of a fixed cluster; a gatekeeper also serves the
+// Weft API (internal/api) and, with DgraphConfig, Dgraph's face
+// (dgraph.go, which weft serve uses as well). Each logs a ready line
+// holding " serving on ", which launchers wait for, and stops on SIGINT or
+// SIGTERM.
+//
+// Concurrency: a member's state is guarded by its lock; the Run functions
+// block until the process must stop, and a DgraphServer may be stopped
+// from any goroutine.
 package roles
