@@ -10,7 +10,9 @@ import (
 )
 
 // shProc is a detached shell process running script, where $READY logs
-// the ready line.
+// the ready line. The line is quoted in two pieces so that the log's
+// header, which repeats the command line, does not hold it: WaitLog must
+// see the shell's own echo (after its trap), not the header.
 func shProc(t *testing.T, name, script string) *Proc {
 	t.Helper()
 	sh, err := exec.LookPath("sh")
@@ -18,7 +20,7 @@ func shProc(t *testing.T, name, script string) *Proc {
 		t.Skip(err)
 	}
 	p := &Proc{Name: name, Log: filepath.Join(t.TempDir(), "logs", name+".log"),
-		Args: []string{"-c", strings.ReplaceAll(script, "$READY", "echo '"+name+" serving on here'"), name}}
+		Args: []string{"-c", strings.ReplaceAll(script, "$READY", "echo '"+name+" serv''ing on here'"), name}}
 	if err := Start(sh, p); err != nil {
 		t.Fatal(err)
 	}
