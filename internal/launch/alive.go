@@ -13,7 +13,8 @@ import (
 // exists (kill(pid, 0) succeeds), it is not a zombie (an exited process
 // nobody has reaped yet, state Z or X in /proc/PID/stat), and its command
 // line holds args (pids are reused: another program with our old pid is
-// not ours; a zombie's command line is empty). Without /proc (not Linux)
+// not ours; a zombie's command line is empty; a process still inside
+// execve has none yet and counts as running). Without /proc (not Linux)
 // it trusts kill(0).
 func Alive(pid int, args []string) bool {
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
@@ -41,10 +42,19 @@ type probe struct {
 
 // judgeAlive is Alive's decision over what /proc showed (the pid exists).
 func judgeAlive(pr probe, args []string) bool {
+	parsed := false
 	if pr.statErr == nil {
-		if st, err := ParseStat(pr.stat); err == nil && st.Zombie() {
+		st, err := ParseStat(pr.stat)
+		if err == nil && st.Zombie() {
 			return false
 		}
+		parsed = err == nil
+	}
+	if pr.cmdErr == nil && len(pr.cmdline) == 0 && parsed {
+		// Not a zombie, yet no command line: the process is inside execve
+		// (the kernel fills the new one in a moment later; seen right after
+		// Start returns). It runs.
+		return true
 	}
 	if pr.cmdErr != nil {
 		// Gone since kill(0), or not ours to read (then trust kill(0)).

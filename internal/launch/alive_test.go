@@ -25,6 +25,7 @@ func TestJudgeAlive(t *testing.T) {
 		{"running (R), our command line", probe{stat: stat("weft", 'R'), cmdline: ours}, true},
 		{"stopped (SIGSTOP) is alive", probe{stat: stat("weft", 'T'), cmdline: ours}, true},
 		{"zombie", probe{stat: stat("weft", 'Z'), cmdline: nil}, false},
+		{"inside execve: no command line yet", probe{stat: stat("weft", 'R'), cmdline: nil}, true},
 		{"zombie whose command line still reads", probe{stat: stat("weft", 'Z'), cmdline: ours}, false},
 		{"dead (X)", probe{stat: stat("weft", 'X'), cmdline: ours}, false},
 		{"reused pid: another program", probe{stat: stat("sleep", 'S'), cmdline: []byte("sleep\x00600\x00")}, false},
