@@ -1,6 +1,6 @@
 //go:build invariants
 
-package kv
+package kvcore
 
 // invariantsOn makes Apply check the sibling list it returns (pairwise
 // concurrent, canonical order) and NewRing its token order (go test -tags

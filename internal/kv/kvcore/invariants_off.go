@@ -1,5 +1,5 @@
 //go:build !invariants
 
-package kv
+package kvcore
 
 const invariantsOn = false
