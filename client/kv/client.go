@@ -13,32 +13,32 @@ import (
 	"sync/atomic"
 	"time"
 
-	ikv "github.com/weft-db/weft/internal/kv"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 )
 
 // Types shared with the server.
 type (
 	// Version is a vector clock over client sessions.
-	Version = ikv.Version
+	Version = kvcore.Version
 	// Sibling is one ⟨version, value⟩ of a key.
-	Sibling = ikv.Sibling
+	Sibling = kvcore.Sibling
 	// Meta is a server's description of the store.
-	Meta = ikv.Meta
+	Meta = kvcore.Meta
 	// CandidatesResponse is a page of a server's detector candidates.
-	CandidatesResponse = ikv.CandidatesResponse
+	CandidatesResponse = kvcore.CandidatesResponse
 )
 
 // Errors (test with errors.Is).
 var (
-	ErrQuorum          = ikv.ErrQuorum
-	ErrTooManySiblings = ikv.ErrTooManySiblings
-	ErrInvalid         = ikv.ErrInvalid
-	ErrUnavailable     = ikv.ErrUnavailable
-	ErrOverloaded      = ikv.ErrOverloaded
-	ErrClosed          = ikv.ErrClosed
+	ErrQuorum          = kvcore.ErrQuorum
+	ErrTooManySiblings = kvcore.ErrTooManySiblings
+	ErrInvalid         = kvcore.ErrInvalid
+	ErrUnavailable     = kvcore.ErrUnavailable
+	ErrOverloaded      = kvcore.ErrOverloaded
+	ErrClosed          = kvcore.ErrClosed
 	// ErrPaused: the servers are fenced for a rollback; wait and retry,
 	// then check Generation.
-	ErrPaused = ikv.ErrPaused
+	ErrPaused = kvcore.ErrPaused
 )
 
 // Options configure a Client. The zero value takes every default.
@@ -74,7 +74,7 @@ type Client struct {
 	round time.Duration
 
 	mu     sync.Mutex
-	sess   *ikv.Session
+	sess   *kvcore.Session
 	closed bool
 	bg     sync.WaitGroup // read repairs and trailing replica calls
 
@@ -88,7 +88,7 @@ type Client struct {
 
 	follow bool
 	gen    atomic.Uint64
-	advice atomic.Pointer[ikv.Advice]
+	advice atomic.Pointer[kvcore.Advice]
 }
 
 // Dial fetches the metadata from the first server of servers that answers
@@ -103,7 +103,7 @@ func Dial(ctx context.Context, servers []string, opts Options) (*Client, error) 
 		c.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}
 	}
 	if c.tick <= 0 {
-		c.tick = ikv.TickDefault
+		c.tick = kvcore.TickDefault
 	}
 	if c.round <= 0 {
 		c.round = 500 * time.Millisecond
@@ -122,11 +122,11 @@ func Dial(ctx context.Context, servers []string, opts Options) (*Client, error) 
 	c.peers = c.meta.Peers
 	c.gen.Store(c.meta.Gen)
 	c.advice.Store(c.meta.Advice)
-	ring, err := ikv.NewRing(len(c.peers), c.meta.VNodes)
+	ring, err := kvcore.NewRing(len(c.peers), c.meta.VNodes)
 	if err != nil {
 		return nil, err
 	}
-	q := ikv.Quorum{N: c.meta.N, R: c.meta.R, W: c.meta.W, Preferred: opts.Preferred, ReadRepair: !opts.NoReadRepair,
+	q := kvcore.Quorum{N: c.meta.N, R: c.meta.R, W: c.meta.W, Preferred: opts.Preferred, ReadRepair: !opts.NoReadRepair,
 		RoundTicks: max(1, int(c.round/c.tick))}
 	if opts.R > 0 {
 		q.R = opts.R
@@ -141,7 +141,7 @@ func Dial(ctx context.Context, servers []string, opts Options) (*Client, error) 
 	if c.follow && c.meta.Advice != nil {
 		q.R, q.W = c.meta.Advice.R, c.meta.Advice.W
 	}
-	if c.sess, err = ikv.NewSession(ring, actor, q); err != nil {
+	if c.sess, err = kvcore.NewSession(ring, actor, q); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -162,7 +162,7 @@ func (c *Client) Advice() (r, w int, ok bool) {
 }
 
 // observe records a server's generation and advice.
-func (c *Client) observe(gen uint64, adv *ikv.Advice) {
+func (c *Client) observe(gen uint64, adv *kvcore.Advice) {
 	for {
 		g := c.gen.Load()
 		if gen <= g || c.gen.CompareAndSwap(g, gen) {
@@ -185,7 +185,7 @@ func (c *Client) observe(gen uint64, adv *ikv.Advice) {
 func (c *Client) Meta() Meta { return c.meta }
 
 // Quorum is the session's quorum.
-func (c *Client) Quorum() ikv.Quorum {
+func (c *Client) Quorum() kvcore.Quorum {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sess.Quorum()
@@ -206,11 +206,11 @@ func (c *Client) Close() error {
 }
 
 // ReqOption adjusts one request.
-type ReqOption func(*ikv.Quorum)
+type ReqOption func(*kvcore.Quorum)
 
 // WithQuorum sets R and W for one request (0 keeps the session's).
 func WithQuorum(r, w int) ReqOption {
-	return func(q *ikv.Quorum) {
+	return func(q *kvcore.Quorum) {
 		if r > 0 {
 			q.R = r
 		}
@@ -247,7 +247,7 @@ func (c *Client) Get(ctx context.Context, key string, opts ...ReqOption) (GetRes
 	if err != nil {
 		return GetResult{}, err
 	}
-	return GetResult{Siblings: res.Siblings, Context: ikv.Versions(res.Siblings), Acks: res.Acks, Round: res.Round}, nil
+	return GetResult{Siblings: res.Siblings, Context: kvcore.Versions(res.Siblings), Acks: res.Acks, Round: res.Round}, nil
 }
 
 // Put writes value to key on W of its replicas, superseding the versions in
@@ -293,7 +293,7 @@ func (c *Client) Candidates(ctx context.Context, server int, after uint64, limit
 	return out, err
 }
 
-func (c *Client) requestQuorum(opts []ReqOption) *ikv.Quorum {
+func (c *Client) requestQuorum(opts []ReqOption) *kvcore.Quorum {
 	if len(opts) == 0 {
 		return nil
 	}
@@ -306,9 +306,9 @@ func (c *Client) requestQuorum(opts []ReqOption) *ikv.Quorum {
 
 // run drives op to its end: it sends its messages (one goroutine per
 // replica call), feeds the answers back, and ticks it.
-func (c *Client) run(ctx context.Context, op *ikv.Op) (ikv.Result, error) {
+func (c *Client) run(ctx context.Context, op *kvcore.Op) (kvcore.Result, error) {
 	// At most 2N sends per op (each round asks each replica at most once).
-	replies := make(chan ikv.Reply, 2*c.meta.N)
+	replies := make(chan kvcore.Reply, 2*c.meta.N)
 	tick := time.NewTicker(c.tick)
 	defer tick.Stop()
 	op.Start()
@@ -327,7 +327,7 @@ func (c *Client) run(ctx context.Context, op *ikv.Op) (ikv.Result, error) {
 		case <-tick.C:
 			op.Tick()
 		case <-ctx.Done():
-			return ikv.Result{}, ctx.Err()
+			return kvcore.Result{}, ctx.Err()
 		}
 	}
 }
@@ -335,7 +335,7 @@ func (c *Client) run(ctx context.Context, op *ikv.Op) (ikv.Result, error) {
 // dispatch starts one call per message. Calls outlive the op if they must
 // (a PUT still reaching its last replicas, a read repair); each is bounded
 // by two round timeouts.
-func (c *Client) dispatch(sends []ikv.Send, replies chan<- ikv.Reply) {
+func (c *Client) dispatch(sends []kvcore.Send, replies chan<- kvcore.Reply) {
 	for _, s := range sends {
 		c.bg.Add(1)
 		c.spawn(func() {
@@ -394,22 +394,22 @@ func (c *Client) worker(f func()) {
 	}
 }
 
-func (c *Client) send(ctx context.Context, s ikv.Send) ikv.Reply {
-	r := ikv.Reply{From: s.To, Op: s.Op, Round: s.Round}
+func (c *Client) send(ctx context.Context, s kvcore.Send) kvcore.Reply {
+	r := kvcore.Reply{From: s.To, Op: s.Op, Round: s.Round}
 	addr := c.peers[s.To]
 	switch s.Kind {
-	case ikv.KindGet:
-		var out ikv.GetResponse
-		r.Err = c.call(ctx, addr, http.MethodPost, "/v1/kv/get", ikv.GetRequest{Key: s.Key, HVC: ikv.ToHVCJSON(s.HVC)}, &out)
+	case kvcore.KindGet:
+		var out kvcore.GetResponse
+		r.Err = c.call(ctx, addr, http.MethodPost, "/v1/kv/get", kvcore.GetRequest{Key: s.Key, HVC: kvcore.ToHVCJSON(s.HVC)}, &out)
 		r.Siblings, r.HVC = out.Siblings, out.HVC.HVC()
 		if r.Err == nil {
 			c.observe(out.Gen, out.Advice)
 		}
-	case ikv.KindPut:
-		var out ikv.PutResponse
-		r.Err = c.call(ctx, addr, http.MethodPost, "/v1/kv/put", ikv.PutRequest{Key: s.Key, Sibling: s.Sibling, HVC: ikv.ToHVCJSON(s.HVC)}, &out)
+	case kvcore.KindPut:
+		var out kvcore.PutResponse
+		r.Err = c.call(ctx, addr, http.MethodPost, "/v1/kv/put", kvcore.PutRequest{Key: s.Key, Sibling: s.Sibling, HVC: kvcore.ToHVCJSON(s.HVC)}, &out)
 		if r.Err == nil {
-			o, ok := ikv.ParseOutcome(out.Outcome)
+			o, ok := kvcore.ParseOutcome(out.Outcome)
 			if !ok {
 				r.Err = fmt.Errorf("%w: server %d answered outcome %q", ErrUnavailable, s.To, out.Outcome)
 			}
@@ -451,11 +451,11 @@ func (c *Client) call(ctx context.Context, addr, method, path string, in, out an
 		return fmt.Errorf("%w: %s: %v", ErrUnavailable, addr, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		var e ikv.ErrorJSON
+		var e kvcore.ErrorJSON
 		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
 			return fmt.Errorf("%w: %s: HTTP %d", ErrUnavailable, addr, resp.StatusCode)
 		}
-		return ikv.ErrorOf(e.Error.Code, e.Error.Message)
+		return kvcore.ErrorOf(e.Error.Code, e.Error.Message)
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("%w: %s: bad answer: %v", ErrUnavailable, addr, err)
@@ -465,17 +465,17 @@ func (c *Client) call(ctx context.Context, addr, method, path string, in, out an
 
 // ErrTxnConflict: Kronos could not order the transaction after a
 // concurrent one; it aborted without effect, retry it.
-var ErrTxnConflict = ikv.ErrTxnConflict
+var ErrTxnConflict = kvcore.ErrTxnConflict
 
 // TxnWrite is one write of a transaction: Value replaces the key's value,
 // or, with Add, Value is a signed decimal integer added to the key's
 // current value (read as one; absent is 0) at the transaction's place in
 // the serial order.
-type TxnWrite = ikv.TxnWriteJSON
+type TxnWrite = kvcore.TxnWriteJSON
 
 // TxnResult is a committed transaction's reads: each read key's siblings
 // after every transaction serialised before it and before its own writes.
-type TxnResult = ikv.TxnResponse
+type TxnResult = kvcore.TxnResponse
 
 // Txn runs a multi-key transaction in the Kronos transactional mode (the
 // servers must run with --kronos): it reads reads and writes writes
@@ -494,7 +494,7 @@ func (c *Client) Txn(ctx context.Context, server int, reads []string, writes []T
 	if server >= len(c.peers) {
 		return out, fmt.Errorf("%w: no server %d", ErrInvalid, server)
 	}
-	err := c.call(ctx, c.peers[server], http.MethodPost, "/v1/kv/txn", ikv.TxnRequest{Reads: reads, Writes: writes}, &out)
+	err := c.call(ctx, c.peers[server], http.MethodPost, "/v1/kv/txn", kvcore.TxnRequest{Reads: reads, Writes: writes}, &out)
 	return out, err
 }
 
@@ -505,8 +505,8 @@ func (c *Client) GetReplica(ctx context.Context, server int, key string) ([]Sibl
 	if server < 0 || server >= len(c.peers) {
 		return nil, fmt.Errorf("%w: no server %d", ErrInvalid, server)
 	}
-	var out ikv.GetResponse
-	if err := c.call(ctx, c.peers[server], http.MethodPost, "/v1/kv/get", ikv.GetRequest{Key: key}, &out); err != nil {
+	var out kvcore.GetResponse
+	if err := c.call(ctx, c.peers[server], http.MethodPost, "/v1/kv/get", kvcore.GetRequest{Key: key}, &out); err != nil {
 		return nil, err
 	}
 	return out.Siblings, nil
@@ -514,8 +514,8 @@ func (c *Client) GetReplica(ctx context.Context, server int, key string) ([]Sibl
 
 // ServerStats fetches one server's counters (GET /v1/kv/stats), among them
 // its transactional outbox (writes not yet acknowledged by a replica).
-func (c *Client) ServerStats(ctx context.Context, server int) (ikv.ServerStats, error) {
-	var out ikv.ServerStats
+func (c *Client) ServerStats(ctx context.Context, server int) (kvcore.ServerStats, error) {
+	var out kvcore.ServerStats
 	if server < 0 || server >= len(c.peers) {
 		return out, fmt.Errorf("%w: no server %d", ErrInvalid, server)
 	}

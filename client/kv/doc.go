@@ -14,8 +14,9 @@
 // concurrent value; Put takes the versions the caller saw (Get's Context)
 // and supersedes exactly those, so concurrent writers leave siblings
 // instead of losing updates; Write is get-then-put (Voldemort's
-// StoreClient.put). The quorum logic is internal/kv's pure Op state
-// machine; this package is its network shell.
+// StoreClient.put). The quorum logic is the pure Op state machine of
+// internal/kv/kvcore (shared with the servers); this package is its
+// network shell, and imports nothing of the server.
 //
 // Rollback (`weft monitor --rollback`): while servers are fenced, requests
 // fail with ErrPaused (retryable, wrapped in ErrQuorum); answers carry the

@@ -53,13 +53,6 @@ type IndexedCandidate struct {
 	monitor.Outbound
 }
 
-// DetectorStats counts a detector's output.
-type DetectorStats struct {
-	Emitted uint64 `json:"emitted"` // candidates produced
-	Dropped uint64 `json:"dropped"` // pushed out of the full buffer (read or not)
-	Errors  uint64 `json:"errors"`  // PUTs the detector refused (clock regressions)
-}
-
 // NewDetector returns the detector of server on spec (validated here),
 // whose first state starts at start (the replica's clock when monitoring
 // begins), buffering at most candidatesMax candidates.

@@ -21,13 +21,19 @@
 //
 // # Pieces
 //
+// The pure pieces that clients share (versions, siblings and their stored
+// form, the ring, Op and Session, the errors and their codes, the wire
+// types) are in internal/kv/kvcore, which has no server code; core.go
+// names them here too (kv.Version is kvcore.Version).
+//
 //   - Ring: consistent hashing with virtual nodes; a key's preference list
 //     is the first N distinct servers clockwise from its hash. Tokens depend
 //     only on (server number, vnode), so every party computes the same ring.
 //   - Replica: one server's share, in Pebble (key 'v'+key → the encoded
-//     sibling list, codec.go), fsynced before a PUT is acknowledged; stamps
-//     each request with the server's vclock.HybridClock (merging the HVC the
-//     client carries) and shows each applied PUT to a PutHook. Every applied
+//     sibling list, kvcore/codec.go), fsynced before a PUT is
+//     acknowledged; stamps each request with the server's
+//     vclock.HybridClock (merging the HVC the client carries) and shows
+//     each applied PUT to a PutHook. Every applied
 //     PUT also leaves an undo record (the key's previous siblings and the
 //     PUT's stamp) in a bounded rollback window (window.go, WindowMax
 //     records, Retroscope-style), written in the same batch.
@@ -54,7 +60,7 @@
 //   - TxnParticipant and Txn: the Kronos transactional mode (txn.go),
 //     served over HTTP by txn_server.go (below) with its durable state in
 //     txn_store.go.
-//   - Server: the shell — HTTP/JSON on loopback (wire.go): POST /v1/kv/get,
+//   - Server: the shell — HTTP/JSON on loopback (kvcore/wire.go): POST /v1/kv/get,
 //     POST /v1/kv/put (one replica's share: the client replicates), GET
 //     /v1/kv/meta (ring and suggested R, W: Voldemort's metadata), GET
 //     /v1/kv/stats, GET /v1/kv/candidates?after=I&max=M&wait_ms=W (a long

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -68,16 +69,6 @@ type Replica struct {
 
 type replicaCounters struct {
 	gets, applied, duplicate, obsolete, rejected, undone atomic.Uint64
-}
-
-// ReplicaStats counts a replica's requests since it opened.
-type ReplicaStats struct {
-	Gets      uint64 `json:"gets"`
-	Applied   uint64 `json:"applied"`
-	Duplicate uint64 `json:"duplicate"`
-	Obsolete  uint64 `json:"obsolete"`
-	Rejected  uint64 `json:"rejected"` // PUTs refused: too many siblings, reused version
-	Undone    uint64 `json:"undone"`   // PUTs rolled back by Restore
 }
 
 // OpenReplica opens (or creates) the replica's Pebble store.
@@ -186,7 +177,7 @@ func (r *Replica) put(key string, s Sibling, from vclock.HVC, extra func(b *pebb
 	}
 	r.life.RLock()
 	defer r.life.RUnlock()
-	mu := &r.locks[KeyHash(key)%stripes]
+	mu := &r.locks[kvcore.KeyHash(key)%stripes]
 	mu.Lock()
 	defer mu.Unlock()
 	if r.closed.Load() {
@@ -196,7 +187,7 @@ func (r *Replica) put(key string, s Sibling, from vclock.HVC, extra func(b *pebb
 	if err != nil {
 		return 0, vclock.HVC{}, err
 	}
-	next, o, err := Apply(stored, s, r.cfg.SiblingsMax)
+	next, o, err := kvcore.Apply(stored, s, r.cfg.SiblingsMax)
 	if err != nil {
 		r.stats.rejected.Add(1)
 		return 0, vclock.HVC{}, err
@@ -240,7 +231,7 @@ func (r *Replica) write(key string, next []Sibling, rec histRecord, seq uint64, 
 	if extra != nil {
 		extra(b, rec.At)
 	}
-	_ = b.Set(pebbleKey(key), AppendSiblings(nil, next), nil)
+	_ = b.Set(pebbleKey(key), kvcore.AppendSiblings(nil, next), nil)
 	if r.cfg.WindowMax > 0 {
 		_ = b.Set(histKey(seq), appendHistRecord(nil, rec), nil)
 	}
@@ -289,7 +280,7 @@ func (r *Replica) load(key string) ([]Sibling, error) {
 		return nil, fmt.Errorf("%w: read %q: %v", ErrUnavailable, key, err)
 	}
 	defer closer.Close()
-	sibs, err := DecodeSiblings(v)
+	sibs, err := kvcore.DecodeSiblings(v)
 	if err != nil {
 		return nil, fmt.Errorf("key %q: %w", key, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/vclock"
@@ -343,7 +344,7 @@ func (s *Server) handle(fn handlerFunc) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.BodyBytesMax)
 		out, err := fn(r)
 		if err != nil {
-			code := CodeOf(err)
+			code := kvcore.CodeOf(err)
 			writeError(w, httpStatus(code), ErrorBody{Code: code, Message: err.Error(), Retryable: code.Retryable()})
 			return
 		}
@@ -376,7 +377,7 @@ func (s *Server) get(r *http.Request) (any, error) {
 	if sibs == nil {
 		sibs = []Sibling{}
 	}
-	return GetResponse{Siblings: sibs, HVC: ToHVCJSON(at), Gen: s.rep.Gen(), Advice: s.advice.Load()}, nil
+	return GetResponse{Siblings: sibs, HVC: kvcore.ToHVCJSON(at), Gen: s.rep.Gen(), Advice: s.advice.Load()}, nil
 }
 
 func (s *Server) put(r *http.Request) (any, error) {
@@ -393,7 +394,7 @@ func (s *Server) put(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return PutResponse{Outcome: o.String(), HVC: ToHVCJSON(at), Gen: s.rep.Gen(), Advice: s.advice.Load()}, nil
+	return PutResponse{Outcome: o.String(), HVC: kvcore.ToHVCJSON(at), Gen: s.rep.Gen(), Advice: s.advice.Load()}, nil
 }
 
 func (s *Server) meta(*http.Request) (any, error) {
@@ -418,22 +419,6 @@ func (s *Server) stats(*http.Request) (any, error) {
 		out.Detector = &st
 	}
 	return out, nil
-}
-
-// ServerStats is GET /v1/kv/stats.
-type ServerStats struct {
-	Replica  ReplicaStats   `json:"replica"`
-	Window   WindowStats    `json:"window"`
-	Paused   bool           `json:"paused"`
-	Detector *DetectorStats `json:"detector,omitempty"`
-	Outbox   OutboxStats    `json:"outbox"`
-}
-
-// OutboxStats describes the transactional writes' outbox (txn_outbox.go).
-type OutboxStats struct {
-	Len    int    `json:"len"`    // records not yet acknowledged by their replica
-	Pushed uint64 `json:"pushed"` // records acknowledged since the server started
-	Failed uint64 `json:"failed"` // pushes that failed (and were retried)
 }
 
 // candidatesPageMax bounds one page of candidates.
@@ -479,7 +464,7 @@ func (s *Server) candidates(r *http.Request) (any, error) {
 	cs, missed := s.det.Candidates(after, limit)
 	boot, gen := s.det.Epoch()
 	out := CandidatesResponse{Candidates: make([]CandidateJSON, 0, len(cs)), Missed: missed, Boot: boot, Gen: gen,
-		Clock: ToHVCJSON(s.rep.Clock())}
+		Clock: kvcore.ToHVCJSON(s.rep.Clock())}
 	for _, c := range cs {
 		out.Candidates = append(out.Candidates, ToCandidateJSON(s.det.Spec(), c))
 	}
@@ -510,7 +495,7 @@ func (s *Server) pause(r *http.Request) (any, error) {
 		return nil, err
 	}
 	s.log.Info("kv: paused for rollback", "role", "kv", "node", s.cfg.Replica.Self, "gen", req.Gen)
-	return PauseResponse{Paused: true, Gen: s.rep.Gen(), HVC: ToHVCJSON(s.rep.Clock())}, nil
+	return PauseResponse{Paused: true, Gen: s.rep.Gen(), HVC: kvcore.ToHVCJSON(s.rep.Clock())}, nil
 }
 
 // pauseLocked fences the server for generation gen until resumed or
@@ -561,7 +546,7 @@ func (s *Server) resume(r *http.Request) (any, error) {
 		s.unpauseLocked()
 		s.log.Info("kv: resumed", "role", "kv", "node", s.cfg.Replica.Self, "gen", req.Gen)
 	}
-	return PauseResponse{Paused: s.paused, Gen: s.rep.Gen(), HVC: ToHVCJSON(s.rep.Clock())}, nil
+	return PauseResponse{Paused: s.paused, Gen: s.rep.Gen(), HVC: kvcore.ToHVCJSON(s.rep.Clock())}, nil
 }
 
 // restore rewinds the paused replica to C(req.Before) and restarts the
@@ -581,7 +566,7 @@ func (s *Server) restore(r *http.Request) (any, error) {
 		return nil, err
 	}
 	s.log.Info("kv: restored", "role", "kv", "node", s.cfg.Replica.Self, "gen", req.Gen, "before", req.Before, "undone", res.Undone)
-	return RestoreResponse{Undone: res.Undone, Keys: len(res.Keys), Gen: req.Gen, HVC: ToHVCJSON(res.At)}, nil
+	return RestoreResponse{Undone: res.Undone, Keys: len(res.Keys), Gen: req.Gen, HVC: kvcore.ToHVCJSON(res.At)}, nil
 }
 
 // lateVersions lists the writes a rollback to req.Before may discard here.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -429,7 +430,7 @@ func (rb *rbState) startOp(i int) {
 		w.t.Fatalf("seed %d: %v", w.cfg.Seed, err)
 	}
 	if put {
-		rb.writes[c.op.put.Version.String()] = &rbWrite{client: i, issue: slices.Clone(rb.vc[self])}
+		rb.writes[c.op.PutSibling().Version.String()] = &rbWrite{client: i, issue: slices.Clone(rb.vc[self])}
 	}
 	w.begin(i, h)
 }
@@ -827,7 +828,7 @@ func (rb *rbState) checkRestored(t uint64, was [][]int) {
 		want := map[string][]Sibling{}
 		for _, a := range rb.eff[s] {
 			app := rb.apps[a]
-			next, _, err := Apply(want[app.key], app.sib, SiblingsLimit)
+			next, _, err := kvcore.Apply(want[app.key], app.sib, SiblingsLimit)
 			if err != nil {
 				rb.fail("replaying server %d: %v", s, err)
 				return
@@ -836,7 +837,7 @@ func (rb *rbState) checkRestored(t uint64, was [][]int) {
 		}
 		for _, a := range was[s] {
 			app := rb.apps[a]
-			if early[app.sib.Version.String()] && !CoveredBy(app.sib.Version, mustLoad(srv.rep, app.key)) {
+			if early[app.sib.Version.String()] && !kvcore.CoveredBy(app.sib.Version, mustLoad(srv.rep, app.key)) {
 				rb.fail("(b) server %d lost write %s of %q, which took effect before the cut %d (here at %d)", s, app.sib.Version, app.key, t, CutTime(app.at))
 				return
 			}

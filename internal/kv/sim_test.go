@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/weft-db/weft/internal/kv/kvcore"
 )
 
 var (
@@ -148,7 +150,7 @@ func newSimWorld(t testing.TB, cfg simConfig) *simWorld {
 		w.servers = append(w.servers, &simServer{fs: vfs.NewCrashableMem(), skew: w.rng.Uint64N(500)})
 	}
 	for i := range cfg.Clients {
-		sess, err := NewSession(w.ring, uint64(i+1)<<32|w.rng.Uint64N(1<<32), cfg.Quorum)
+		sess, err := kvcore.NewSession(w.ring, uint64(i+1)<<32|w.rng.Uint64N(1<<32), cfg.Quorum)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,9 +355,9 @@ func (w *simWorld) answer(m simMsg) {
 	if c.op == nil || c.op.ID() != m.reply.Op {
 		return
 	}
-	acks := c.op.acks
+	acks := c.op.Acks()
 	c.op.Step(m.reply)
-	if w.rb != nil && c.op.acks > acks {
+	if w.rb != nil && c.op.Acks() > acks {
 		w.rb.absorb(m.client, m.vc) // the op took this answer (and its HVC)
 	}
 	w.flush(m.client)
@@ -400,7 +402,7 @@ func (w *simWorld) stepClient(i int) {
 func (w *simWorld) begin(i int, h histOp) {
 	c := w.clients[i]
 	if h.Kind == KindPut {
-		h.Put = c.op.put
+		h.Put = c.op.PutSibling()
 	}
 	c.hist = len(w.hist)
 	w.hist = append(w.hist, h)
@@ -434,7 +436,7 @@ func (w *simWorld) flush(i int) {
 	case h.Kind == KindGet:
 		w.res.OKGets++
 		h.Got = res.Siblings
-		c.ctx[h.Key] = Versions(res.Siblings)
+		c.ctx[h.Key] = kvcore.Versions(res.Siblings)
 	default:
 		w.res.OKPuts++
 		if w.rb != nil {
@@ -492,7 +494,7 @@ func checkHistory(hist []histOp, res *simResult) error {
 				continue
 			}
 			res.Checked++
-			if !CoveredBy(p.Put.Version, g.Got) {
+			if !kvcore.CoveredBy(p.Put.Version, g.Got) {
 				res.Stale++
 				stale = true
 			}

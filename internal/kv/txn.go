@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -50,10 +51,6 @@ import (
 // applied-transaction entries below the watermark. The participant keeps
 // one entry per key ever used transactionally (and the shell one record
 // each in Pebble).
-
-// ErrTxnConflict means Kronos could not order a transaction after a
-// conflicting one: it aborted without effect; retry it (with a new stamp).
-var ErrTxnConflict = errors.New("kv: transaction conflicts with a concurrent one")
 
 // TxnWrite is one write of a transaction: Value replaces the key's value,
 // or, with Add, Value is a signed decimal integer added to the key's
@@ -378,8 +375,8 @@ func (r *Replica) ExecTxn(e TxnExec) (map[string][]Sibling, error) {
 				return nil, fmt.Errorf("key %q: %w", w.Key, err)
 			}
 		}
-		ctx := Versions(cur)
-		v := Descend(ctx, actor, NextCounter(0, ctx, actor), VersionEntriesMax)
+		ctx := kvcore.Versions(cur)
+		v := kvcore.Descend(ctx, actor, kvcore.NextCounter(0, ctx, actor), VersionEntriesMax)
 		if _, _, err := r.Put(w.Key, Sibling{Version: v, Value: value}, vclock.HVC{}); err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -94,7 +95,7 @@ func (r *Replica) openOutbox() error {
 // to key stamped at, and returns made with the new entries appended.
 func (r *Replica) appendOutbox(b *pebble.Batch, made []outboxEntry, to []int, key string, sib Sibling, at vclock.HVC) []outboxEntry {
 	for _, peer := range to {
-		rec := outboxRecord{To: peer, Key: key, Sibling: sib, HVC: ToHVCJSON(at)}
+		rec := outboxRecord{To: peer, Key: key, Sibling: sib, HVC: kvcore.ToHVCJSON(at)}
 		data, err := json.Marshal(rec)
 		assert(err == nil, "marshal outbox record: %v", err)
 		seq := r.outNext.Add(1) - 1

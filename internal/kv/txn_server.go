@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -22,45 +23,6 @@ import (
 // POST /v1/kv/txn/decide (commit or abort; a committed part runs once it
 // heads its keys' queues, and the answer carries its reads). The
 // coordinator answers the client once every part ran.
-
-// TxnWriteJSON is one write of a transaction on the wire.
-type TxnWriteJSON struct {
-	Key   string `json:"key"`
-	Value []byte `json:"value"`
-	// Add makes Value a signed decimal integer added to the key's current
-	// value (TxnWrite.Add).
-	Add bool `json:"add,omitempty"`
-}
-
-// TxnRequest is POST /v1/kv/txn: read Reads and write Writes atomically,
-// serialisably with every other transaction.
-type TxnRequest struct {
-	Reads  []string       `json:"reads,omitempty"`
-	Writes []TxnWriteJSON `json:"writes,omitempty"`
-}
-
-// TxnResponse answers it: every read key's siblings at the transaction's
-// place in the serial order (after its predecessors, before its own
-// writes), and the transaction's Kronos event.
-type TxnResponse struct {
-	Reads map[string][]Sibling `json:"reads"`
-	Txn   StampJSON            `json:"txn"`
-}
-
-// StampJSON names a transaction (its coordinator's clock stamp).
-type StampJSON struct {
-	Owner    uint32   `json:"owner"`
-	Epoch    uint64   `json:"epoch"`
-	Counters []uint64 `json:"counters"`
-}
-
-func toStampJSON(s vclock.Stamp) StampJSON {
-	return StampJSON{Owner: s.Owner, Epoch: s.Clock.Epoch, Counters: s.Clock.Counters}
-}
-
-func (j StampJSON) stamp() vclock.Stamp {
-	return vclock.Stamp{Owner: j.Owner, Clock: vclock.Clock{Epoch: j.Epoch, Counters: j.Counters}}
-}
 
 // TxnPrepareRequest is POST /v1/kv/txn/prepare: one server's part.
 type TxnPrepareRequest struct {
@@ -229,7 +191,7 @@ func (s *Server) txnCoordinate(r *http.Request) (any, error) {
 	if reads == nil {
 		reads = map[string][]Sibling{}
 	}
-	return TxnResponse{Reads: reads, Txn: toStampJSON(id)}, nil
+	return TxnResponse{Reads: reads, Txn: kvcore.ToStampJSON(id)}, nil
 }
 
 // prepareParts sends every part its prepare in parallel and returns the
@@ -242,12 +204,12 @@ func (s *Server) prepareParts(ctx context.Context, id vclock.Stamp, parts []TxnP
 		go func() {
 			defer wg.Done()
 			var v TxnVote
-			err := s.txnCall(ctx, p.Server, "/v1/kv/txn/prepare", TxnPrepareRequest{Txn: toStampJSON(id), Reads: p.Reads, Writes: txnWritesJSON(p.Writes)}, &v)
+			err := s.txnCall(ctx, p.Server, "/v1/kv/txn/prepare", TxnPrepareRequest{Txn: kvcore.ToStampJSON(id), Reads: p.Reads, Writes: txnWritesJSON(p.Writes)}, &v)
 			switch {
 			case err != nil:
 				votes[i] = err
 			case !v.OK && v.Error != nil:
-				votes[i] = ErrorOf(v.Error.Code, v.Error.Message)
+				votes[i] = kvcore.ErrorOf(v.Error.Code, v.Error.Message)
 			case !v.OK:
 				votes[i] = ErrTxnConflict
 			}
@@ -270,7 +232,7 @@ func (s *Server) decideParts(id vclock.Stamp, parts []TxnPart, commit bool) ([]T
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.txnCall(ctx, p.Server, "/v1/kv/txn/decide", TxnDecideRequest{Txn: toStampJSON(id), Commit: commit}, &outs[i])
+			errs[i] = s.txnCall(ctx, p.Server, "/v1/kv/txn/decide", TxnDecideRequest{Txn: kvcore.ToStampJSON(id), Commit: commit}, &outs[i])
 		}()
 	}
 	wg.Wait()
@@ -284,7 +246,7 @@ func (s *Server) abortAll(id vclock.Stamp, parts []TxnPart) {
 	defer cancel()
 	for _, p := range parts {
 		var out TxnDecideResponse
-		_ = s.txnCall(ctx, p.Server, "/v1/kv/txn/decide", TxnDecideRequest{Txn: toStampJSON(id), Commit: false}, &out)
+		_ = s.txnCall(ctx, p.Server, "/v1/kv/txn/decide", TxnDecideRequest{Txn: kvcore.ToStampJSON(id), Commit: false}, &out)
 	}
 }
 
@@ -303,7 +265,7 @@ func (s *Server) txnPrepare(r *http.Request) (any, error) {
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
-	id := req.Txn.stamp()
+	id := req.Txn.Stamp()
 	data, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
@@ -332,7 +294,7 @@ func (s *Server) txnPrepare(r *http.Request) (any, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.TxnTimeout)
 	defer cancel()
 	if err := Vote(ctx, s.cfg.Oracle, prevs, id); err != nil {
-		code := CodeOf(err)
+		code := kvcore.CodeOf(err)
 		return TxnVote{Error: &ErrorBody{Code: code, Message: err.Error(), Retryable: code.Retryable()}}, nil
 	}
 	return TxnVote{OK: true}, nil
@@ -346,7 +308,7 @@ func (s *Server) txnDecide(r *http.Request) (any, error) {
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
-	id := req.Txn.stamp()
+	id := req.Txn.Stamp()
 	key := stampKey(id)
 	s.txn.mu.Lock()
 	var wait chan struct{}
@@ -456,7 +418,7 @@ func (s *Server) recoverTxns() error {
 		if err := json.Unmarshal(rec.Data, &req); err != nil {
 			return fmt.Errorf("%w: prepared part %d: %v", ErrCorrupt, rec.Seq, err)
 		}
-		id := req.Txn.stamp()
+		id := req.Txn.Stamp()
 		// Kronos already holds the orders this part asked for.
 		if _, err := s.txn.part.Prepare(id, req.Reads, txnWrites(req.Writes)); err != nil {
 			return fmt.Errorf("kv: recovering prepared part %d: %w", rec.Seq, err)
@@ -484,7 +446,7 @@ func (s *Server) txnStatus(r *http.Request) (any, error) {
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
-	return TxnStatusResponse{State: s.statusOf(req.Txn.stamp())}, nil
+	return TxnStatusResponse{State: s.statusOf(req.Txn.Stamp())}, nil
 }
 
 func (s *Server) statusOf(id vclock.Stamp) string {
@@ -535,7 +497,7 @@ func (s *Server) txnJanitor() {
 			} else if int(id.Owner) < len(s.cfg.Peers) {
 				ctx, cancel := context.WithTimeout(context.Background(), s.cfg.TxnTimeout)
 				var out TxnStatusResponse
-				if err := s.txnCall(ctx, int(id.Owner), "/v1/kv/txn/status", TxnDecideRequest{Txn: toStampJSON(id)}, &out); err == nil {
+				if err := s.txnCall(ctx, int(id.Owner), "/v1/kv/txn/status", TxnDecideRequest{Txn: kvcore.ToStampJSON(id)}, &out); err == nil {
 					state = out.State
 				}
 				cancel()

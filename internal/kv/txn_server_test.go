@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/weft-db/weft/internal/kronos"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -82,7 +83,7 @@ func postTxn(addr string, req TxnRequest) (TxnResponse, error) {
 		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
 			return out, fmt.Errorf("HTTP %d", resp.StatusCode)
 		}
-		return out, ErrorOf(e.Error.Code, e.Error.Message)
+		return out, kvcore.ErrorOf(e.Error.Code, e.Error.Message)
 	}
 	return out, json.NewDecoder(resp.Body).Decode(&out)
 }
@@ -225,7 +226,7 @@ func TestTxnPartRerunAfterCrashSkipsWhatItWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The crash: "a" written with its marker, "b" not.
-	v := Descend(nil, TxnActor(0), 1, VersionEntriesMax)
+	v := kvcore.Descend(nil, TxnActor(0), 1, VersionEntriesMax)
 	if _, _, err := rep.put("a", Sibling{Version: v, Value: []byte("5")}, vclock.HVC{}, func(b *pebble.Batch, _ vclock.HVC) {
 		_ = b.Set(txnWroteKey(stampKey(id), "a"), []byte{1}, nil)
 	}); err != nil {
@@ -281,7 +282,7 @@ func TestTxnUndecidedPartSettledByStatus(t *testing.T) {
 		}
 	}
 	var vote TxnVote
-	if err := servers[1].txnCall(t.Context(), 0, "/v1/kv/txn/prepare", TxnPrepareRequest{Txn: toStampJSON(orphan), Writes: []TxnWriteJSON{{Key: key, Value: []byte("orphan")}}}, &vote); err != nil || !vote.OK {
+	if err := servers[1].txnCall(t.Context(), 0, "/v1/kv/txn/prepare", TxnPrepareRequest{Txn: kvcore.ToStampJSON(orphan), Writes: []TxnWriteJSON{{Key: key, Value: []byte("orphan")}}}, &vote); err != nil || !vote.OK {
 		t.Fatalf("prepare: %v %+v", err, vote)
 	}
 	// The janitor asks server 1 once the part is TxnTimeout old.

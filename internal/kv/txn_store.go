@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -64,7 +65,7 @@ func (r *Replica) LoadApplied() (map[string]vclock.Stamp, error) {
 		if err := json.Unmarshal(it.Value(), &j); err != nil {
 			return nil, fmt.Errorf("%w: last transaction of %q: %v", ErrCorrupt, it.Key()[2:], err)
 		}
-		out[string(it.Key()[2:])] = j.stamp()
+		out[string(it.Key()[2:])] = j.Stamp()
 	}
 	return out, nil
 }
@@ -189,7 +190,7 @@ func (r *Replica) ExecTxnDurable(e TxnExec, seq uint64, others func(key string) 
 	}
 	id := stampKey(e.Txn)
 	actor := TxnActor(r.cfg.Self)
-	stamp, err := json.Marshal(toStampJSON(e.Txn))
+	stamp, err := json.Marshal(kvcore.ToStampJSON(e.Txn))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -228,8 +229,8 @@ func (r *Replica) ExecTxnDurable(e TxnExec, seq uint64, others func(key string) 
 				return nil, nil, fmt.Errorf("key %q: %w", w.Key, err)
 			}
 		}
-		ctx := Versions(cur)
-		sib := Sibling{Version: Descend(ctx, actor, NextCounter(0, ctx, actor), VersionEntriesMax), Value: value}
+		ctx := kvcore.Versions(cur)
+		sib := Sibling{Version: kvcore.Descend(ctx, actor, kvcore.NextCounter(0, ctx, actor), VersionEntriesMax), Value: value}
 		var to []int
 		if others != nil {
 			to = others(w.Key)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 )
 
@@ -450,7 +451,7 @@ func (w *Watcher) handleViolations(vs []monitor.Violation, gen uint64, boots []u
 		}
 		r := ViolationReport{Predicate: v.Name, Clause: v.Clause, Since: v.Since, DetectedAt: now}
 		for _, c := range v.Cut {
-			r.Cut = append(r.Cut, CandidateJSON{Server: c.Server, Seq: c.Seq, Start: ToHVCJSON(c.Start), End: ToHVCJSON(c.End),
+			r.Cut = append(r.Cut, CandidateJSON{Server: c.Server, Seq: c.Seq, Start: kvcore.ToHVCJSON(c.Start), End: kvcore.ToHVCJSON(c.End),
 				Values: c.Values, Keys: w.cfg.Spec.Keys(v.Predicate, c.Server), Predicate: v.Predicate, Name: v.Name, Gen: gen})
 			r.Completed = max(r.Completed, c.Start.Own())
 		}
@@ -861,7 +862,7 @@ func exchangeJSON(ctx context.Context, hc *http.Client, method, addr, path strin
 		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
 			return fmt.Errorf("%w: %s: HTTP %d", ErrUnavailable, addr, resp.StatusCode)
 		}
-		return ErrorOf(e.Error.Code, e.Error.Message)
+		return kvcore.ErrorOf(e.Error.Code, e.Error.Message)
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("%w: %s: bad answer: %v", ErrUnavailable, addr, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -37,10 +38,6 @@ var (
 	metaGen   = []byte{metaPrefix, 'g'}
 	metaPause = []byte{metaPrefix, 'p'}
 )
-
-// ErrWindow means a rollback asked for a time older than the window keeps:
-// records it would need to undo were already trimmed. Nothing was changed.
-var ErrWindow = errors.New("kv: rollback target older than the window")
 
 // CutTime is the time that places an event relative to a rollback cut: the
 // largest entry of its stamp under the ε rule. An event belongs to C(T) iff
@@ -78,11 +75,11 @@ func appendHistRecord(b []byte, r histRecord) []byte {
 	b = append(b, r.Key...)
 	var prev []byte
 	if len(r.Prev) > 0 {
-		prev = AppendSiblings(nil, r.Prev)
+		prev = kvcore.AppendSiblings(nil, r.Prev)
 	}
 	b = binary.AppendUvarint(b, uint64(len(prev)))
 	b = append(b, prev...)
-	return AppendSiblings(b, []Sibling{r.Sib})
+	return kvcore.AppendSiblings(b, []Sibling{r.Sib})
 }
 
 func decodeHistRecord(b []byte) (histRecord, error) {
@@ -113,11 +110,11 @@ func decodeHistRecord(b []byte) (histRecord, error) {
 		return r, err
 	}
 	if len(prev) > 0 {
-		if r.Prev, err = DecodeSiblings(prev); err != nil {
+		if r.Prev, err = kvcore.DecodeSiblings(prev); err != nil {
 			return r, fmt.Errorf("window record of %q: %w", r.Key, err)
 		}
 	}
-	sib, err := DecodeSiblings(b)
+	sib, err := kvcore.DecodeSiblings(b)
 	if err != nil || len(sib) != 1 {
 		return r, fmt.Errorf("%w: window record of %q: applied sibling: %v", ErrCorrupt, r.Key, err)
 	}
@@ -296,7 +293,7 @@ func (r *Replica) Restore(before, gen uint64, keep []Version) (RestoreResult, er
 		}
 		rec.Prev = state[key]
 		_ = b.Set(lr.key, appendHistRecord(nil, rec), nil)
-		next, _, err := Apply(state[key], rec.Sib, SiblingsLimit)
+		next, _, err := kvcore.Apply(state[key], rec.Sib, SiblingsLimit)
 		if err != nil {
 			return RestoreResult{}, fmt.Errorf("%w: replaying %q: %v", ErrCorrupt, key, err)
 		}
@@ -306,7 +303,7 @@ func (r *Replica) Restore(before, gen uint64, keep []Version) (RestoreResult, er
 		if sibs := state[key]; len(sibs) == 0 {
 			_ = b.Delete(pebbleKey(key), nil)
 		} else {
-			_ = b.Set(pebbleKey(key), AppendSiblings(nil, sibs), nil)
+			_ = b.Set(pebbleKey(key), kvcore.AppendSiblings(nil, sibs), nil)
 		}
 		res.Keys[key] = currentValue(state[key])
 	}
@@ -461,13 +458,6 @@ func (r *Replica) SetPause(gen uint64) error {
 	r.pauseGen = gen
 	r.clockMu.Unlock()
 	return nil
-}
-
-// WindowStats describes the rollback window.
-type WindowStats struct {
-	Records uint64 `json:"records"`
-	Floor   uint64 `json:"floor"` // no rollback can reach before this time
-	Gen     uint64 `json:"gen"`
 }
 
 // Window returns the window's size, floor and the generation.

@@ -1,4 +1,4 @@
-package kv
+package kvcore
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package kv
+package kvcore
 
 import (
 	"errors"
@@ -35,6 +35,14 @@ var (
 	// rollback generation afterwards must redo its work from the restored
 	// state.
 	ErrPaused = errors.New("kv: paused for rollback")
+	// ErrTxnConflict means Kronos could not order a transaction after a
+	// conflicting one: it aborted without effect; retry it (with a new
+	// stamp).
+	ErrTxnConflict = errors.New("kv: transaction conflicts with a concurrent one")
+	// ErrWindow means a rollback asked for a time older than the window
+	// keeps: records it would need to undo were already trimmed. Nothing
+	// was changed.
+	ErrWindow = errors.New("kv: rollback target older than the window")
 )
 
 // Code is an error's stable wire form.

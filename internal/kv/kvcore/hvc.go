@@ -1,4 +1,4 @@
-package kv
+package kvcore
 
 import "github.com/weft-db/weft/internal/vclock"
 

@@ -1,4 +1,4 @@
-package kv
+package kvcore
 
 import (
 	"errors"
@@ -176,6 +176,12 @@ func newOp(id uint64, kind Kind, key string, replicas []int, q Quorum, s Sibling
 
 // ID is the op's id.
 func (o *Op) ID() uint64 { return o.id }
+
+// PutSibling is the sibling a PUT op writes (zero for a GET).
+func (o *Op) PutSibling() Sibling { return o.put }
+
+// Acks counts the successful answers so far.
+func (o *Op) Acks() int { return o.acks }
 
 // Start sends round 1.
 func (o *Op) Start() {
