@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Alive reports whether pid is a running process that runs args: the pid
@@ -14,7 +15,8 @@ import (
 // nobody has reaped yet, state Z or X in /proc/PID/stat), and its command
 // line holds args (pids are reused: another program with our old pid is
 // not ours; a zombie's command line is empty). Without /proc (not Linux)
-// it trusts kill(0).
+// it trusts kill(0). It waits a moment for a process in the middle of its
+// exec, whose command line is not there yet.
 func Alive(pid int, args []string) bool {
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
 		return false
@@ -22,9 +24,34 @@ func Alive(pid int, args []string) bool {
 	if !hasProc() {
 		return true
 	}
+	pr := probePid(pid)
+	// A process in the middle of its exec shows an empty command line for
+	// a moment (the launcher asks right after Start): look again, briefly.
+	// A kernel thread's stays empty, and is never ours.
+	for try := 0; try < execRetries && pr.midExec(); try++ {
+		time.Sleep(time.Millisecond)
+		pr = probePid(pid)
+	}
+	return judgeAlive(pr, args)
+}
+
+// execRetries bounds Alive's looks at a process in the middle of its exec.
+const execRetries = 50
+
+func probePid(pid int) probe {
 	stat, statErr := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	cmdline, cmdErr := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return judgeAlive(probe{stat: stat, statErr: statErr, cmdline: cmdline, cmdErr: cmdErr}, args)
+	return probe{stat: stat, statErr: statErr, cmdline: cmdline, cmdErr: cmdErr}
+}
+
+// midExec reports whether the probe shows a live process with no command
+// line yet.
+func (pr probe) midExec() bool {
+	if pr.statErr != nil || pr.cmdErr != nil || len(pr.cmdline) > 0 {
+		return false
+	}
+	st, err := ParseStat(pr.stat)
+	return err == nil && !st.Zombie()
 }
 
 // hasProc reports whether this system has a Linux /proc.
