@@ -7,15 +7,16 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Alive reports whether pid is a running process that runs args: the pid
 // exists (kill(pid, 0) succeeds), it is not a zombie (an exited process
 // nobody has reaped yet, state Z or X in /proc/PID/stat), and its command
 // line holds args (pids are reused: another program with our old pid is
-// not ours; a zombie's command line is empty; a process still inside
-// execve has none yet and counts as running). Without /proc (not Linux)
-// it trusts kill(0).
+// not ours; a zombie's command line is empty). Without /proc (not Linux)
+// it trusts kill(0). It waits a moment for a process in the middle of its
+// exec, whose command line is not there yet.
 func Alive(pid int, args []string) bool {
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
 		return false
@@ -23,9 +24,34 @@ func Alive(pid int, args []string) bool {
 	if !hasProc() {
 		return true
 	}
+	pr := probePid(pid)
+	// A process in the middle of its exec shows an empty command line for
+	// a moment (the launcher asks right after Start): look again, briefly.
+	// A kernel thread's stays empty, and is never ours.
+	for try := 0; try < execRetries && pr.midExec(); try++ {
+		time.Sleep(time.Millisecond)
+		pr = probePid(pid)
+	}
+	return judgeAlive(pr, args)
+}
+
+// execRetries bounds Alive's looks at a process in the middle of its exec.
+const execRetries = 50
+
+func probePid(pid int) probe {
 	stat, statErr := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	cmdline, cmdErr := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return judgeAlive(probe{stat: stat, statErr: statErr, cmdline: cmdline, cmdErr: cmdErr}, args)
+	return probe{stat: stat, statErr: statErr, cmdline: cmdline, cmdErr: cmdErr}
+}
+
+// midExec reports whether the probe shows a live process with no command
+// line yet.
+func (pr probe) midExec() bool {
+	if pr.statErr != nil || pr.cmdErr != nil || len(pr.cmdline) > 0 {
+		return false
+	}
+	st, err := ParseStat(pr.stat)
+	return err == nil && !st.Zombie()
 }
 
 // hasProc reports whether this system has a Linux /proc.
@@ -42,19 +68,10 @@ type probe struct {
 
 // judgeAlive is Alive's decision over what /proc showed (the pid exists).
 func judgeAlive(pr probe, args []string) bool {
-	parsed := false
 	if pr.statErr == nil {
-		st, err := ParseStat(pr.stat)
-		if err == nil && st.Zombie() {
+		if st, err := ParseStat(pr.stat); err == nil && st.Zombie() {
 			return false
 		}
-		parsed = err == nil
-	}
-	if pr.cmdErr == nil && len(pr.cmdline) == 0 && parsed {
-		// Not a zombie, yet no command line: the process is inside execve
-		// (the kernel fills the new one in a moment later; seen right after
-		// Start returns). It runs.
-		return true
 	}
 	if pr.cmdErr != nil {
 		// Gone since kill(0), or not ours to read (then trust kill(0)).

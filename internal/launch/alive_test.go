@@ -25,7 +25,6 @@ func TestJudgeAlive(t *testing.T) {
 		{"running (R), our command line", probe{stat: stat("weft", 'R'), cmdline: ours}, true},
 		{"stopped (SIGSTOP) is alive", probe{stat: stat("weft", 'T'), cmdline: ours}, true},
 		{"zombie", probe{stat: stat("weft", 'Z'), cmdline: nil}, false},
-		{"inside execve: no command line yet", probe{stat: stat("weft", 'R'), cmdline: nil}, true},
 		{"zombie whose command line still reads", probe{stat: stat("weft", 'Z'), cmdline: ours}, false},
 		{"dead (X)", probe{stat: stat("weft", 'X'), cmdline: ours}, false},
 		{"reused pid: another program", probe{stat: stat("sleep", 'S'), cmdline: []byte("sleep\x00600\x00")}, false},
@@ -106,5 +105,45 @@ func TestAlive(t *testing.T) {
 	_ = cmd.Wait()
 	if Alive(pid, nil) {
 		t.Fatal("a reaped process is alive")
+	}
+}
+
+// Right after Start the process may still be in its exec (an empty
+// command line for a moment): Alive must not call it gone.
+func TestAliveRightAfterStart(t *testing.T) {
+	if !hasProc() {
+		t.Skip("no /proc")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip(err)
+	}
+	for i := range 100 {
+		p := &Proc{Name: "fresh", Log: t.TempDir() + "/fresh.log", Args: []string{"-c", "sleep 600", "fresh"}}
+		if err := Start(sh, p); err != nil {
+			t.Fatal(err)
+		}
+		alive := p.Alive()
+		_ = Kill(p)
+		if !alive {
+			t.Fatalf("start %d: not alive right after Start", i)
+		}
+	}
+}
+
+func TestProbeMidExec(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		pr   probe
+		want bool
+	}{
+		{"empty command line, running", probe{stat: stat("sh", 'R')}, true},
+		{"empty command line, zombie", probe{stat: stat("sh", 'Z')}, false},
+		{"a command line", probe{stat: stat("sh", 'R'), cmdline: []byte("sh\x00")}, false},
+		{"gone", probe{statErr: os.ErrNotExist, cmdErr: os.ErrNotExist}, false},
+	} {
+		if got := c.pr.midExec(); got != c.want {
+			t.Errorf("%s: midExec = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

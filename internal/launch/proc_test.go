@@ -10,9 +10,10 @@ import (
 )
 
 // shProc is a detached shell process running script, where $READY logs
-// the ready line. The line is quoted in two pieces so that the log's
-// header, which repeats the command line, does not hold it: WaitLog must
-// see the shell's own echo (after its trap), not the header.
+// the ready line. (A script's last command may replace the shell, exec
+// without fork, changing the command line Alive looks for: the scripts
+// end in a wait or a loop. And the ready line is split in the script, so
+// that the log's start line, which quotes the script, does not hold it.)
 func shProc(t *testing.T, name, script string) *Proc {
 	t.Helper()
 	sh, err := exec.LookPath("sh")
@@ -36,7 +37,7 @@ func TestStartWaitStop(t *testing.T) {
 	if !p.Alive() {
 		t.Fatal("not alive after its ready line")
 	}
-	stubborn := shProc(t, "stubborn", "trap '' TERM; $READY; sleep 600 & wait; sleep 600")
+	stubborn := shProc(t, "stubborn", "trap '' TERM; $READY; while :; do sleep 1; done")
 	if err := WaitLog(stubborn, servingLine, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestWaitLogExitAndKill(t *testing.T) {
 	if err := WaitLog(p, "no such line", 10*time.Second); err == nil || !strings.Contains(err.Error(), "exited") {
 		t.Fatalf("WaitLog on an exited process: %v", err)
 	}
-	k := shProc(t, "victim", "$READY; sleep 600")
+	k := shProc(t, "victim", "$READY; sleep 600 & wait")
 	if err := Kill(k); err != nil {
 		t.Fatal(err)
 	}
