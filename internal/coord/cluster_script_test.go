@@ -2,13 +2,13 @@ package coord
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/weft-db/weft/internal/scripttest"
 	pb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -28,38 +28,15 @@ import (
 //	leader               the serving leader, or "none"
 //	status               the serving leader's configuration and members
 func TestClusterScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/cluster/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, file := range files {
+	for _, file := range scripttest.Files(t, "testdata/cluster/*.txt") {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
 			o := defaultSimOptions()
 			o.scripted, o.faults, o.lossPct, o.gatekeepers, o.shards, o.backups = true, false, 0, 1, 2, 0
 			o.driftPct = 0
 			s := newSim(t, 1, o)
-			var out strings.Builder
-			for _, c := range parseScript(t, string(b)) {
-				got := s.script(c.cmd)
-				if !*rewrite && got != c.want {
-					t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", file, c.line, c.cmd, got, c.want)
-				}
-				if c.comment != "" {
-					fmt.Fprintf(&out, "%s\n", c.comment)
-				}
-				fmt.Fprintf(&out, "%s\n----\n%s\n\n", c.cmd, got)
-			}
+			scripttest.Run(t, file, s.script)
 			if len(s.chk.violations) > 0 {
 				t.Fatalf("checker: %s", strings.Join(s.chk.violations, "\n"))
-			}
-			if *rewrite {
-				if err := os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
 			}
 		})
 	}

@@ -1,9 +1,7 @@
 package coord
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,10 +9,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/weft-db/weft/internal/scripttest"
 	pb "github.com/weft-db/weft/internal/wire/coordpb"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/ with the current output")
 
 // TestMachineGolden runs the scripts in testdata/machine: each case is a
 // command, a "----" line, and the expected output up to a blank line.
@@ -22,70 +19,13 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/
 // ack ID EPOCH; config; members; promotions; history. -rewrite regenerates
 // the expected outputs (review the diff like code).
 func TestMachineGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/machine/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, file := range files {
+	for _, file := range scripttest.Files(t, "testdata/machine/*.txt") {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
 			m := NewMachine()
-			var out strings.Builder
 			index := uint64(0)
-			for _, c := range parseScript(t, string(b)) {
-				got := runGolden(t, m, &index, c.cmd)
-				if !*rewrite && got != c.want {
-					t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", file, c.line, c.cmd, got, c.want)
-				}
-				if c.comment != "" {
-					fmt.Fprintf(&out, "%s\n", c.comment)
-				}
-				fmt.Fprintf(&out, "%s\n----\n%s\n\n", c.cmd, got)
-			}
-			if *rewrite {
-				if err := os.WriteFile(file, []byte(strings.TrimRight(out.String(), "\n")+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			scripttest.Run(t, file, func(cmd string) string { return runGolden(t, m, &index, cmd) })
 		})
 	}
-}
-
-type goldenCase struct {
-	line               int
-	comment, cmd, want string
-}
-
-func parseScript(t *testing.T, s string) []goldenCase {
-	var cases []goldenCase
-	var comment []string
-	lines := strings.Split(s, "\n")
-	for i := 0; i < len(lines); i++ {
-		l := strings.TrimSpace(lines[i])
-		if l == "" {
-			continue
-		}
-		if strings.HasPrefix(l, "#") {
-			comment = append(comment, l)
-			continue
-		}
-		c := goldenCase{line: i + 1, cmd: l, comment: strings.Join(comment, "\n")}
-		comment = nil
-		if i+1 >= len(lines) || strings.TrimSpace(lines[i+1]) != "----" {
-			t.Fatalf("line %d: %q is not followed by ----", i+1, l)
-		}
-		i += 2
-		var want []string
-		for ; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
-			want = append(want, lines[i])
-		}
-		c.want = strings.Join(want, "\n")
-		cases = append(cases, c)
-	}
-	return cases
 }
 
 func runGolden(t *testing.T, m *Machine, index *uint64, cmd string) string {
