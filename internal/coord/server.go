@@ -7,9 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"sort"
 	"sync"
 	"time"
 
@@ -87,7 +84,7 @@ func (c ServerConfig) nodeConfig() NodeConfig {
 		nc.SuspectTicks = int64(c.SuspectAfter / c.Tick)
 	}
 	nc.Tick, nc.Lease = c.Tick, c.leaseRule()
-	for _, id := range c.peerIDs() {
+	for _, id := range raftlog.IDs(c.ID, c.Peers) {
 		nc.Peers = append(nc.Peers, id)
 	}
 	return nc
@@ -103,18 +100,6 @@ func (c ServerConfig) leaseRule() LeaseRule {
 		return LeaseRule{Lease: c.SuspectAfter / 2, MaxDrift: md}
 	}
 	return LeaseRule{Lease: c.Lease, MaxDrift: c.MaxDrift}
-}
-
-func (c ServerConfig) peerIDs() []uint64 {
-	if len(c.Peers) == 0 {
-		return []uint64{c.ID}
-	}
-	ids := make([]uint64, 0, len(c.Peers))
-	for id := range c.Peers {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
 }
 
 // Validate reports a configuration error.
@@ -165,7 +150,7 @@ type Server struct {
 	gsrv    *grpc.Server
 	httpSrv *http.Server
 	httpLis net.Listener
-	peers   map[uint64]*raftlog.Peer
+	peers   raftlog.Peers
 	metrics *metrics
 
 	reqc  chan *request
@@ -174,9 +159,9 @@ type Server struct {
 	done  chan struct{}
 	once  sync.Once
 
-	waiters  map[uint64]*request
-	lastSnap uint64
-	pubKey   pubKey
+	waiters map[uint64]*request
+	snaps   raftlog.Compactor
+	pubKey  pubKey
 
 	pubMu    sync.Mutex
 	status   *pb.StatusResponse
@@ -197,15 +182,13 @@ func NewServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
 	return &Server{cfg: cfg, log: log.With("role", "coord", "node", cfg.ID),
 		reqc: make(chan *request, cfg.ProposalsMax), recvc: make(chan *raftpb.Message, 4096),
 		stopc: make(chan struct{}), done: make(chan struct{}), waiters: map[uint64]*request{},
+		snaps:  raftlog.Compactor{Every: cfg.SnapshotEvery},
 		status: &pb.StatusResponse{NodeId: cfg.ID}, changed: make(chan struct{}), metrics: newMetrics()}, nil
 }
 
 // Start opens the log, restores the state, listens and runs.
 func (s *Server) Start() error {
-	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
-		return err
-	}
-	rl, err := raftlog.Open(filepath.Join(s.cfg.DataDir, "raft"), raftlog.Options{Sync: s.cfg.Sync})
+	rl, err := raftlog.OpenDir(s.cfg.DataDir, raftlog.Options{Sync: s.cfg.Sync})
 	if err != nil {
 		return err
 	}
@@ -230,12 +213,7 @@ func (s *Server) Start() error {
 	s.gsrv = grpc.NewServer()
 	pb.RegisterCoordServer(s.gsrv, s)
 	pb.RegisterCoordRaftServer(s.gsrv, s)
-	s.peers = map[uint64]*raftlog.Peer{}
-	for id, addr := range s.cfg.Peers {
-		if id != s.cfg.ID {
-			s.peers[id] = raftlog.NewPeer(id, addr, s.log, openRaft)
-		}
-	}
+	s.peers = raftlog.NewPeers(s.cfg.ID, s.cfg.Peers, s.log, openRaft)
 	go func() { _ = s.gsrv.Serve(s.lis) }()
 	go s.run()
 	s.log.Info("coord replica serving", "addr", s.Addr(), "http", s.HTTPAddr(), "peers", len(s.cfg.Peers),
@@ -257,7 +235,7 @@ func (s *Server) restore() error {
 		conf = snap.GetMetadata().GetConfState()
 	}
 	mach.SetApplied(snap.GetMetadata().GetIndex())
-	s.lastSnap = mach.Applied()
+	s.snaps.From(mach.Applied())
 	s.node, err = NewNode(s.cfg.nodeConfig(), s.rlog.Mem, mach, conf)
 	return err
 }
@@ -284,9 +262,7 @@ func (s *Server) Stop() {
 			cancel()
 		}
 		s.gsrv.Stop()
-		for _, p := range s.peers {
-			p.Stop()
-		}
+		s.peers.Stop()
 		_ = s.rlog.Close()
 	})
 }
@@ -373,7 +349,7 @@ func (s *Server) drain() error {
 			return err
 		}
 		for _, m := range rd.Messages {
-			s.send(m)
+			s.peers.Send(m)
 		}
 		wasServing := s.node.Serving()
 		results, err := s.node.Advance(rd)
@@ -381,7 +357,7 @@ func (s *Server) drain() error {
 			return err
 		}
 		if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
-			s.lastSnap = rd.Snapshot.GetMetadata().GetIndex() // a leader's snapshot: ours counts from it
+			s.snaps.From(rd.Snapshot.GetMetadata().GetIndex()) // a leader's snapshot: ours counts from it
 		}
 		for _, res := range results {
 			if w, ok := s.waiters[res.Proposal]; ok {
@@ -398,7 +374,8 @@ func (s *Server) drain() error {
 			// so the client retries at the new leader.
 			s.failAll(pb.ErrorCode_NOT_LEADER, "coord: leadership lost")
 		}
-		if err := s.maybeSnapshot(); err != nil {
+		m := s.node.Machine()
+		if err := s.snaps.Maybe(s.rlog, m.Applied(), s.node.ConfState(), m.Snapshot); err != nil {
 			return err
 		}
 	}
@@ -415,19 +392,6 @@ func (s *Server) drain() error {
 type pubKey struct {
 	applied, lead, term uint64
 	serving             bool
-}
-
-func (s *Server) maybeSnapshot() error {
-	applied := s.node.Machine().Applied()
-	if applied-s.lastSnap < s.cfg.SnapshotEvery {
-		return nil
-	}
-	s.lastSnap = applied
-	conf := s.node.ConfState()
-	if conf == nil {
-		conf = &raftpb.ConfState{}
-	}
-	return s.rlog.Compact(applied, conf, s.node.Machine().Snapshot(), s.cfg.SnapshotEvery/2)
 }
 
 func (s *Server) failAll(code pb.ErrorCode, msg string) {
@@ -651,17 +615,7 @@ func (s *Server) Watch(req *pb.WatchRequest, st grpc.ServerStreamingServer[pb.Co
 
 // Send receives a peer's raft message stream.
 func (s *Server) Send(st grpc.ClientStreamingServer[pb.RaftEnvelope, pb.RaftAck]) error {
-	err := raftlog.Receive(func() ([]byte, error) {
-		env, err := st.Recv()
-		return env.GetMessage(), err
-	}, s.recvc, s.stopc)
-	switch err {
-	case nil:
-		return st.SendAndClose(&pb.RaftAck{})
-	case raftlog.ErrStopped:
-		return ErrStopped
-	}
-	return err
+	return raftlog.ServeStream(st, &pb.RaftAck{}, s.recvc, s.stopc, ErrStopped)
 }
 
 // openRaft makes the raft message stream to a peer replica.
@@ -671,11 +625,4 @@ func openRaft(ctx context.Context, conn *grpc.ClientConn) (func([]byte) error, e
 		return nil, err
 	}
 	return func(b []byte) error { return st.Send(&pb.RaftEnvelope{Message: b}) }, nil
-}
-
-// send routes a raft message to its peer.
-func (s *Server) send(m *raftpb.Message) {
-	if p, ok := s.peers[m.GetTo()]; ok {
-		p.Send(m)
-	}
 }

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -110,7 +107,7 @@ type Server struct {
 
 	lis   net.Listener
 	gsrv  *grpc.Server
-	peers map[uint64]*raftlog.Peer
+	peers raftlog.Peers
 
 	propc chan *proposal
 	readc chan *readReq
@@ -127,7 +124,7 @@ type Server struct {
 	waiters           map[uint64]*proposal
 	reads             map[string][]*readReq
 	waiting           []pendingRead // read states waiting for apply
-	lastSnap          uint64
+	snaps             raftlog.Compactor
 
 	statsMu sync.Mutex
 	stats   *pb.StatsResponse
@@ -149,15 +146,13 @@ func NewServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
 	return &Server{cfg: cfg, log: log.With("role", "kronos", "node", cfg.ID),
 		propc: make(chan *proposal, cfg.ProposalsMax), readc: make(chan *readReq, cfg.ProposalsMax),
 		recvc: make(chan *raftpb.Message, 4096), stopc: make(chan struct{}), done: make(chan struct{}),
-		waiters: map[uint64]*proposal{}, reads: map[string][]*readReq{}, stats: &pb.StatsResponse{}}, nil
+		waiters: map[uint64]*proposal{}, reads: map[string][]*readReq{}, snaps: raftlog.Compactor{Every: cfg.SnapshotEvery},
+		stats: &pb.StatsResponse{}}, nil
 }
 
 // Start opens the log, restores the state machine, listens and runs.
 func (s *Server) Start() error {
-	if err := os.MkdirAll(s.cfg.DataDir, 0o755); err != nil {
-		return err
-	}
-	rl, err := raftlog.Open(filepath.Join(s.cfg.DataDir, "raft"), raftlog.Options{Sync: s.cfg.Sync})
+	rl, err := raftlog.OpenDir(s.cfg.DataDir, raftlog.Options{Sync: s.cfg.Sync})
 	if err != nil {
 		return err
 	}
@@ -173,12 +168,7 @@ func (s *Server) Start() error {
 	s.gsrv = grpc.NewServer(grpc.MaxRecvMsgSize(64 << 20))
 	pb.RegisterKronosServer(s.gsrv, s)
 	pb.RegisterRaftServer(s.gsrv, s)
-	s.peers = map[uint64]*raftlog.Peer{}
-	for id, addr := range s.cfg.Peers {
-		if id != s.cfg.ID {
-			s.peers[id] = raftlog.NewPeer(id, addr, s.log, openRaft)
-		}
-	}
+	s.peers = raftlog.NewPeers(s.cfg.ID, s.cfg.Peers, s.log, openRaft)
 	go func() { _ = s.gsrv.Serve(s.lis) }()
 	go s.run()
 	s.log.Info("kronos replica serving", "addr", s.lis.Addr().String(), "peers", len(s.cfg.Peers), "sync", s.cfg.Sync)
@@ -201,7 +191,7 @@ func (s *Server) restore() error {
 		return err
 	}
 	s.mach.SetApplied(snap.GetMetadata().GetIndex())
-	s.lastSnap = s.mach.Applied()
+	s.snaps.From(s.mach.Applied())
 	fresh := s.rlog.Empty()
 	rc := &raft.Config{ID: s.cfg.ID, ElectionTick: s.cfg.ElectionTicks, HeartbeatTick: s.cfg.HeartbeatTicks,
 		Storage: s.rlog.Mem, Applied: s.mach.Applied(), MaxSizePerMsg: 4 << 20, MaxInflightMsgs: 256,
@@ -212,7 +202,7 @@ func (s *Server) restore() error {
 	}
 	if fresh {
 		var peers []raft.Peer
-		for _, id := range s.peerIDs() {
+		for _, id := range raftlog.IDs(s.cfg.ID, s.cfg.Peers) {
 			peers = append(peers, raft.Peer{ID: id})
 		}
 		if err := s.rn.Bootstrap(peers); err != nil {
@@ -245,18 +235,6 @@ func (s *Server) maybeCampaign() {
 	_ = s.rn.Campaign()
 }
 
-func (s *Server) peerIDs() []uint64 {
-	if len(s.cfg.Peers) == 0 {
-		return []uint64{s.cfg.ID}
-	}
-	ids := make([]uint64, 0, len(s.cfg.Peers))
-	for id := range s.cfg.Peers {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
-}
-
 // Addr returns the address the server listens on.
 func (s *Server) Addr() string { return s.lis.Addr().String() }
 
@@ -266,9 +244,7 @@ func (s *Server) Stop() {
 		close(s.stopc)
 		<-s.done
 		s.gsrv.Stop()
-		for _, p := range s.peers {
-			p.Stop()
-		}
+		s.peers.Stop()
 		_ = s.rlog.Close()
 	})
 }
@@ -443,10 +419,10 @@ func (s *Server) handleReady() error {
 		s.mach = m
 		s.mach.SetApplied(rd.Snapshot.GetMetadata().GetIndex())
 		s.conf = rd.Snapshot.GetMetadata().GetConfState()
-		s.lastSnap = s.mach.Applied()
+		s.snaps.From(s.mach.Applied())
 	}
 	for _, m := range rd.Messages {
-		s.send(m)
+		s.peers.Send(m)
 	}
 	for _, e := range rd.CommittedEntries {
 		s.apply(e)
@@ -462,7 +438,7 @@ func (s *Server) handleReady() error {
 	s.rn.Advance(rd)
 	s.maybeCampaign()
 	s.publishStats()
-	return s.maybeSnapshot()
+	return s.snaps.Maybe(s.rlog, s.mach.Applied(), s.conf, s.mach.Snapshot)
 }
 
 func (s *Server) apply(e *raftpb.Entry) {
@@ -508,19 +484,6 @@ func (s *Server) answerReads() {
 		}
 	}
 	s.waiting = keep
-}
-
-func (s *Server) maybeSnapshot() error {
-	applied := s.mach.Applied()
-	if applied-s.lastSnap < s.cfg.SnapshotEvery {
-		return nil
-	}
-	s.lastSnap = applied
-	conf := s.conf
-	if conf == nil {
-		conf = &raftpb.ConfState{}
-	}
-	return s.rlog.Compact(applied, conf, s.mach.Snapshot(), s.cfg.SnapshotEvery/2)
 }
 
 func (s *Server) failReads() {

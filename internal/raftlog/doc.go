@@ -9,5 +9,13 @@
 // replica already acknowledged, which breaks raft's safety: use it for
 // benchmarks only.
 //
-// A Log is used by one goroutine at a time.
+// The package also holds what the raft service shells of Kronos and the
+// coordinator share (shell.go, transport.go): the log's place in a data
+// directory, a group's ids, the message streams to the peers (Peers) and
+// the receiving end of a peer's stream (ServeStream), and when to snapshot
+// (Compactor). Each service keeps its own run loop, Ready handling and
+// state machine.
+//
+// A Log and a Compactor are used by one goroutine at a time (the service's
+// run loop); Peers' Send is safe for concurrent use.
 package raftlog
