@@ -188,19 +188,12 @@ func NewServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
 
 // Start opens the log, restores the state, listens and runs.
 func (s *Server) Start() error {
-	rl, err := raftlog.OpenDir(s.cfg.DataDir, raftlog.Options{Sync: s.cfg.Sync})
+	rl, lis, err := raftlog.OpenAndListen(s.cfg.DataDir, raftlog.Options{Sync: s.cfg.Sync}, s.cfg.Addr,
+		func(l *raftlog.Log) error { s.rlog = l; return s.restore() })
 	if err != nil {
 		return err
 	}
-	s.rlog = rl
-	if err := s.restore(); err != nil {
-		rl.Close()
-		return err
-	}
-	if s.lis, err = net.Listen("tcp", s.cfg.Addr); err != nil {
-		rl.Close()
-		return err
-	}
+	s.lis = lis
 	if s.cfg.HTTPAddr != "" {
 		if s.httpLis, err = net.Listen("tcp", s.cfg.HTTPAddr); err != nil {
 			s.lis.Close()

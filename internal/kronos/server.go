@@ -152,19 +152,12 @@ func NewServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
 
 // Start opens the log, restores the state machine, listens and runs.
 func (s *Server) Start() error {
-	rl, err := raftlog.OpenDir(s.cfg.DataDir, raftlog.Options{Sync: s.cfg.Sync})
+	_, lis, err := raftlog.OpenAndListen(s.cfg.DataDir, raftlog.Options{Sync: s.cfg.Sync}, s.cfg.Addr,
+		func(l *raftlog.Log) error { s.rlog = l; return s.restore() })
 	if err != nil {
 		return err
 	}
-	s.rlog = rl
-	if err := s.restore(); err != nil {
-		rl.Close()
-		return err
-	}
-	if s.lis, err = net.Listen("tcp", s.cfg.Addr); err != nil {
-		rl.Close()
-		return err
-	}
+	s.lis = lis
 	s.gsrv = grpc.NewServer(grpc.MaxRecvMsgSize(64 << 20))
 	pb.RegisterKronosServer(s.gsrv, s)
 	pb.RegisterRaftServer(s.gsrv, s)

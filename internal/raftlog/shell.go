@@ -2,6 +2,7 @@ package raftlog
 
 import (
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,6 +22,26 @@ func OpenDir(dataDir string, o Options) (*Log, error) {
 		return nil, err
 	}
 	return Open(filepath.Join(dataDir, "raft"), o)
+}
+
+// OpenAndListen opens the log (OpenDir), has restore rebuild the service's
+// state from it, and listens on addr, the service's gRPC address. On failure
+// it closes what it opened.
+func OpenAndListen(dataDir string, o Options, addr string, restore func(*Log) error) (*Log, net.Listener, error) {
+	l, err := OpenDir(dataDir, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := restore(l); err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	return l, lis, nil
 }
 
 // IDs returns the ids of the replicas of a group in order: those of peers
