@@ -210,10 +210,7 @@ func (r rule) violations(pkgs map[string]pkgInfo, p string) []string {
 // known are violations not yet mended, each with what mends it
 // (docs/architecture.md lists them too). The test fails when one of them
 // is gone, so that it leaves this list with its mend.
-var known = map[string]string{
-	"client/weft reaches github.com/weft-db/weft/internal/coord (imported by client/weft)":      "the coordinator client moves to the wire",
-	"client/weft reaches github.com/weft-db/weft/internal/raftlog (imported by internal/coord)": "the coordinator client moves to the wire",
-}
+var known = map[string]string{}
 
 // TestImportRules checks the rules of docs/architecture.md ("What may
 // import what") on the non-test code of every package.

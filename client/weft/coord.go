@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
-	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	coordpb "github.com/weft-db/weft/internal/wire/coordpb"
 	pb "github.com/weft-db/weft/internal/wire/weftpb"
 )
@@ -73,7 +73,7 @@ func DialCoordinator(ctx context.Context, coordAddrs []string, opts ...Options) 
 	if len(coordAddrs) == 0 {
 		return nil, errors.New("weft: no coordinator addresses")
 	}
-	cc, err := coord.NewClient(coordAddrs)
+	cc, err := coordclient.NewClient(coordAddrs)
 	if err != nil {
 		return nil, fmt.Errorf("weft: %w", err)
 	}
@@ -102,7 +102,7 @@ func DialCoordinator(ctx context.Context, coordAddrs []string, opts ...Options) 
 
 // firstConfig asks the coordinator for its configuration until one
 // replica answers or the bound (ctx's deadline, else timeout) passes.
-func firstConfig(ctx context.Context, cc *coord.Client, addrs []string, timeout time.Duration) (*coordpb.Config, error) {
+func firstConfig(ctx context.Context, cc *coordclient.Client, addrs []string, timeout time.Duration) (*coordpb.Config, error) {
 	bound := timeout
 	if dl, ok := ctx.Deadline(); ok {
 		bound = time.Until(dl)
@@ -134,7 +134,7 @@ func firstConfig(ctx context.Context, cc *coord.Client, addrs []string, timeout 
 // a time; gRPC closes it when the connection idles and builds another when
 // it wakes). Its goroutines run from start to close.
 type directory struct {
-	coord    *coord.Client
+	coord    *coordclient.Client
 	poke     chan struct{} // gRPC asked to resolve again
 	onChange func(addrs []string)
 	cancel   context.CancelFunc

@@ -20,6 +20,7 @@ import (
 	"github.com/weft-db/weft/internal/api"
 	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	coordpb "github.com/weft-db/weft/internal/wire/coordpb"
 	pb "github.com/weft-db/weft/internal/wire/weftpb"
 )
@@ -50,7 +51,7 @@ type cluster struct {
 	t     *testing.T
 	coord *coord.Server
 	addrs []string // the coordinator's
-	cc    *coord.Client
+	cc    *coordclient.Client
 	db    *engine.DB
 }
 
@@ -68,7 +69,7 @@ func newCluster(t *testing.T, slots int32) *cluster {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Stop)
-	cc, err := coord.NewClient([]string{s.Addr()})
+	cc, err := coordclient.NewClient([]string{s.Addr()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -708,7 +709,7 @@ func BenchmarkGetNode(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer cs.Stop()
-	cc, err := coord.NewClient([]string{cs.Addr()})
+	cc, err := coordclient.NewClient([]string{cs.Addr()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	pb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -106,7 +107,7 @@ is fenced when declared failed (it then exits with an error).`,
 				h, _ := os.Hostname()
 				mc.Name = fmt.Sprintf("%s-%s-%d", role, h, os.Getpid())
 			}
-			c, err := coord.NewClient(splitAddrs(addrs))
+			c, err := coordclient.NewClient(splitAddrs(addrs))
 			if err != nil {
 				return err
 			}
@@ -119,7 +120,7 @@ is fenced when declared failed (it then exits with an error).`,
 				return nil
 			}
 			err = coord.RunMember(ctx, c, mc, slog.Default())
-			if errors.Is(err, coord.ErrFenced) {
+			if errors.Is(err, coordclient.ErrFenced) {
 				return fmt.Errorf("%s: %w", mc.Name, err)
 			}
 			return err
@@ -145,7 +146,7 @@ func newCoordAddSlotCmd() *cobra.Command {
 			if !ok || r == pb.Role_KRONOS {
 				return fmt.Errorf("unknown slotted role %q: want gatekeeper or shard", role)
 			}
-			c, err := coord.NewClient(splitAddrs(addrs))
+			c, err := coordclient.NewClient(splitAddrs(addrs))
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/kronos"
 	"github.com/weft-db/weft/internal/opshttp"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	"github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -108,7 +109,7 @@ group survives the loss of a minority.
 // until ctx ends; a replica fenced (declared failed after a pause)
 // registers again as a new member.
 func registerKronos(ctx context.Context, addrs, name, addr, httpAddr string) {
-	c, err := coord.NewClient(splitAddrs(addrs))
+	c, err := coordclient.NewClient(splitAddrs(addrs))
 	if err != nil {
 		slog.Error("kronos: coordinator client", "err", err)
 		return

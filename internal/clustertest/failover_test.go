@@ -21,12 +21,12 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	weft "github.com/weft-db/weft/client/weft"
-	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/store/postgres/pgtest"
 	"github.com/weft-db/weft/internal/testproc"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/wire/clusterpb"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	coordpb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -36,7 +36,7 @@ type upCluster struct {
 	bin   string
 	dir   string
 	procs map[string]upProc // by name
-	coord *coord.Client
+	coord *coordclient.Client
 }
 
 type upProc = launch.Proc
@@ -105,7 +105,7 @@ func clusterUp(t *testing.T, args ...string) *upCluster {
 			coordAddrs = append(coordAddrs, p.Addr)
 		}
 	}
-	if u.coord, err = coord.NewClient(coordAddrs); err != nil {
+	if u.coord, err = coordclient.NewClient(coordAddrs); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { u.coord.Close() })

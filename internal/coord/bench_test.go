@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	pb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -15,7 +15,7 @@ import (
 // round trip through the leader's run loop; no log write).
 func BenchmarkHeartbeat(b *testing.B) {
 	_, addrs := startGroupB(b, 3)
-	c, err := coord.NewClient(addrs)
+	c, err := coordclient.NewClient(addrs)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func BenchmarkHeartbeat(b *testing.B) {
 // by a majority, fsynced (Sync on) before it is acknowledged.
 func BenchmarkRegister(b *testing.B) {
 	_, addrs := startGroupB(b, 3)
-	c, err := coord.NewClient(addrs)
+	c, err := coordclient.NewClient(addrs)
 	if err != nil {
 		b.Fatal(err)
 	}

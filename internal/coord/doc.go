@@ -20,9 +20,9 @@
 //     run-loop goroutine owns the Node; raftlog persists; gRPC serves the
 //     Coord API and the raft transport; HTTP serves /healthz, /metrics and
 //     the /status page.
-//   - Client and RunMember (client.go, member.go): follow the leader, and
-//     register-heartbeat-adopt-acknowledge for a role's process; RunMember
-//     renews the process's LeaseState.
+//   - RunMember (member.go): register-heartbeat-adopt-acknowledge for a
+//     role's process, through a coordclient.Client (internal/wire/coordclient,
+//     which follows the leader); RunMember renews the process's LeaseState.
 //
 // Rules and invariants (CheckInvariants after every Apply under -tags
 // invariants; the simulation checker in sim_test.go over every state of every
@@ -57,5 +57,5 @@
 // term's first entry. A replica that starts serving gives every live member a
 // full SuspectAfter, so a coordinator failover does not fail its members.
 //
-// Machine and Node are not safe for concurrent use; Server and Client are.
+// Machine and Node are not safe for concurrent use; Server is.
 package coord

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	pb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -15,7 +16,7 @@ import (
 // acknowledging it. When fenced it must stop serving at once: a backup has
 // (or will have) its slot.
 func ExampleRunMember() {
-	c, err := coord.NewClient([]string{"10.0.0.1:7600", "10.0.0.2:7600", "10.0.0.3:7600"})
+	c, err := coordclient.NewClient([]string{"10.0.0.1:7600", "10.0.0.2:7600", "10.0.0.3:7600"})
 	if err != nil {
 		return
 	}
@@ -34,7 +35,7 @@ func ExampleRunMember() {
 			return nil
 		},
 	}, slog.Default())
-	if errors.Is(err, coord.ErrFenced) {
+	if errors.Is(err, coordclient.ErrFenced) {
 		// Stop serving; exit so a supervisor restarts the process as a new member.
 		return
 	}

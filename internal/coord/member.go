@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	pb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -47,11 +48,11 @@ type MemberConfig struct {
 
 // RunMember registers a process with the coordinator, then heartbeats every
 // Interval until ctx ends (returning nil) or the coordinator fences the
-// member (returning ErrFenced): a fenced process must stop serving. A failed
+// member (returning coordclient.ErrFenced): a fenced process must stop serving. A failed
 // heartbeat is not an error: the member goes on trying, and its Lease, not
 // renewed, lapses on its own — a member cut off from the coordinators stops
 // serving by itself, before the coordinator gives its slot away.
-func RunMember(ctx context.Context, c *Client, cfg MemberConfig, log *slog.Logger) error {
+func RunMember(ctx context.Context, c *coordclient.Client, cfg MemberConfig, log *slog.Logger) error {
 	if cfg.Name == "" || cfg.Role == pb.Role_ROLE_UNSPECIFIED {
 		return errors.New("coord: a member needs a name and a role")
 	}
@@ -119,7 +120,7 @@ func RunMember(ctx context.Context, c *Client, cfg MemberConfig, log *slog.Logge
 		resp, err := c.Heartbeat(hctx, req)
 		cancel()
 		switch {
-		case errors.Is(err, ErrFenced):
+		case errors.Is(err, coordclient.ErrFenced):
 			if cfg.Lease != nil {
 				cfg.Lease.Fence()
 			}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/testproc"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	pb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -71,7 +71,7 @@ func TestProcessKillLeaderAndMember46(t *testing.T) {
 		// Register in order, so the primaries take the slots.
 		time.Sleep(50 * time.Millisecond)
 	}
-	c, err := coord.NewClient(addrs[:3])
+	c, err := coordclient.NewClient(addrs[:3])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/testproc"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	pb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -72,7 +73,7 @@ func startGroupWith(t testing.TB, n int, mod func(*coord.ServerConfig)) ([]*coor
 // Watch delivers every configuration in epoch order.
 func TestServerMembersWatchAddSlot(t *testing.T) {
 	srvs, addrs := startGroup(t, 3, 1)
-	c, err := coord.NewClient(addrs)
+	c, err := coordclient.NewClient(addrs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,12 +188,12 @@ func TestServerMembersWatchAddSlot(t *testing.T) {
 		return false, "not listed"
 	})
 	hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
-	if _, err := c.Heartbeat(hctx, &pb.HeartbeatRequest{Member: reg.Member.Id}); !errors.Is(err, coord.ErrFenced) {
+	if _, err := c.Heartbeat(hctx, &pb.HeartbeatRequest{Member: reg.Member.Id}); !errors.Is(err, coordclient.ErrFenced) {
 		t.Fatalf("heartbeat of a failed member: %v", err)
 	}
 	hcancel()
 	ackCtx, ackCancel := context.WithTimeout(ctx, 5*time.Second)
-	if _, err := c.AckEpoch(ackCtx, &pb.AckEpochRequest{Member: reg.Member.Id, Epoch: 1}); !errors.Is(err, coord.ErrFenced) {
+	if _, err := c.AckEpoch(ackCtx, &pb.AckEpochRequest{Member: reg.Member.Id, Epoch: 1}); !errors.Is(err, coordclient.ErrFenced) {
 		t.Fatalf("ack of a fenced member: %v", err)
 	}
 	ackCancel()
@@ -226,7 +227,7 @@ func TestServerMembersWatchAddSlot(t *testing.T) {
 // restarted replica restores its own snapshot.
 func TestServerSnapshotCatchUp(t *testing.T) {
 	srvs, addrs, cfgs := startGroupWith(t, 3, func(cfg *coord.ServerConfig) { cfg.SnapshotEvery, cfg.Sync = 20, false })
-	c, err := coord.NewClient(addrs)
+	c, err := coordclient.NewClient(addrs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestServerSnapshotCatchUp(t *testing.T) {
 // leader's status (and its page), and only there.
 func TestServerShowsMemberLoad(t *testing.T) {
 	_, addrs := startGroup(t, 1, 1)
-	c, err := coord.NewClient(addrs)
+	c, err := coordclient.NewClient(addrs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/launch"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	"github.com/weft-db/weft/internal/wire/coordpb"
 	"github.com/weft-db/weft/internal/wire/kronospb"
 )
@@ -211,7 +211,7 @@ type clusterTarget struct {
 	dir   string
 	bin   string
 	book  *addrBook
-	coord *coord.Client
+	coord *coordclient.Client
 	rng   *rand.Rand // the victims' choice (nemesis goroutine only)
 
 	mu         sync.Mutex
@@ -262,7 +262,7 @@ func startCluster(ctx context.Context, h *harness) (*clusterTarget, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("faults: weft cluster up: %w\n%s", err, out), t.down())
 	}
-	if t.coord, err = coord.NewClient(t.addrsOf(roleCoord)); err != nil {
+	if t.coord, err = coordclient.NewClient(t.addrsOf(roleCoord)); err != nil {
 		return nil, errors.Join(err, t.down())
 	}
 	t.coord.AttemptTimeout = 300 * time.Millisecond

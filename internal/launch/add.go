@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	"github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -99,7 +100,7 @@ func planOne(dir string, r *role, c *Config, st *State) (*Proc, error) {
 // for one more slot of role; it returns the epoch of the configuration
 // that adds it and the role's slots in it.
 func addSlot(ctx context.Context, st *State, p *Proc, role string) (epoch uint64, slots int32, err error) {
-	c, err := coord.NewClient(st.Addrs("coord"))
+	c, err := coordclient.NewClient(st.Addrs("coord"))
 	if err != nil {
 		return 0, 0, err
 	}

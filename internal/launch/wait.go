@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/weft-db/weft/client/weft"
-	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	"github.com/weft-db/weft/internal/wire/coordpb"
 	"github.com/weft-db/weft/internal/wire/kronospb"
 )
@@ -117,7 +117,7 @@ func CoordStatus(ctx context.Context, st *State) (*coordpb.StatusResponse, error
 	if len(addrs) == 0 {
 		return nil, errors.New("no coordinator replicas")
 	}
-	c, err := coord.NewClient(addrs)
+	c, err := coordclient.NewClient(addrs)
 	if err != nil {
 		return nil, err
 	}

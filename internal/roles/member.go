@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/coord"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	pb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -227,7 +228,7 @@ func (m *member) load() map[string]float64 {
 // coordinator fenced it (it was declared failed: paused, partitioned) or
 // its engine stopped and no new epoch rebuilt it within grace; it returns
 // nil when ctx ends, or the error that must stop the process.
-func runMember(ctx context.Context, c *coord.Client, mc coord.MemberConfig, base uint64, build buildFunc,
+func runMember(ctx context.Context, c *coordclient.Client, mc coord.MemberConfig, base uint64, build buildFunc,
 	grace time.Duration, stats *Stats, lc leaseConfig, log *slog.Logger) error {
 	for {
 		m := newMember(base, build, log)
@@ -257,7 +258,7 @@ func runMember(ctx context.Context, c *coord.Client, mc coord.MemberConfig, base
 		switch {
 		case ctx.Err() != nil:
 			return nil
-		case errors.Is(err, coord.ErrFenced) || (err == nil && rejoined.Load()):
+		case errors.Is(err, coordclient.ErrFenced) || (err == nil && rejoined.Load()):
 			log.Warn("registering with the coordinator again, as a new member", "after", err)
 			select {
 			case <-ctx.Done():

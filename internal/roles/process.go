@@ -16,11 +16,11 @@ import (
 
 	kc "github.com/weft-db/weft/client/kronos"
 	"github.com/weft-db/weft/internal/api"
-	"github.com/weft-db/weft/internal/coord"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/opshttp"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/store"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 )
 
 // ProcessConfig is what a gatekeeper or shard process is given on its
@@ -248,7 +248,7 @@ func serveRole(ctx context.Context, out io.Writer, addr, name string, register f
 // with the coordinator and follows its epochs, until SIGINT/SIGTERM or
 // until it must stop (fenced: a backup holds its slot).
 func runMemberProcess(ctx context.Context, pc *ProcessConfig, st store.Store, oracle order.Oracle, front *GatekeeperFront) error {
-	c, err := coord.NewClient(pc.Coord)
+	c, err := coordclient.NewClient(pc.Coord)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/store"
 	pb "github.com/weft-db/weft/internal/wire/clusterpb"
+	"github.com/weft-db/weft/internal/wire/coordclient"
 	coordpb "github.com/weft-db/weft/internal/wire/coordpb"
 )
 
@@ -26,7 +27,7 @@ import (
 // coordinator.
 type Config struct {
 	// Coord reaches the coordinator group.
-	Coord *coord.Client
+	Coord *coordclient.Client
 	// Name labels the process (e.g. "shard-2"); Listener serves the
 	// cluster protocol (internal/wire/clusterpb) on Listener.Addr() across
 	// epochs.
