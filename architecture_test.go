@@ -250,6 +250,7 @@ func TestImportRulesCatch(t *testing.T) {
 	pkgs := loadModule(t)
 	cases := []struct{ from, to string }{
 		{"client/weft", in("internal/engine")},
+		{"client/weft", in("internal/coord")},
 		{"client/kv", in("internal/kv")},
 		{"internal/graph", "net/http"},
 		{"internal/gatekeeper", "google.golang.org/grpc"},
