@@ -513,7 +513,7 @@ func (s *blockingCommits) Begin(context.Context, *pb.BeginRequest) (*pb.BeginRes
 func (s *blockingCommits) Commit(ctx context.Context, req *pb.CommitRequest) (*pb.CommitResponse, error) {
 	s.commits.Add(1)
 	if req.GetOps()[0].GetVertex() == "abort" {
-		return nil, api.StatusError(api.CodeAborted, "weft: aborted")
+		return nil, api.StatusError(weft.CodeAborted, "weft: aborted")
 	}
 	s.received <- struct{}{}
 	<-ctx.Done()

@@ -7,26 +7,29 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/weft-db/weft/internal/wire/apicode"
 	pb "github.com/weft-db/weft/internal/wire/weftpb"
 )
 
-// Code is the stable code of a server error (docs/api.md lists them).
-type Code string
+// Code is the stable code of a server error (docs/api.md lists them). It
+// is the server's own type (one table for both sides): its Retryable method
+// says whether retrying may succeed.
+type Code = apicode.Code
 
 // The codes.
 const (
-	CodeAborted          Code = "ABORTED"
-	CodeSnapshotTooOld   Code = "SNAPSHOT_TOO_OLD"
-	CodeInvalidArgument  Code = "INVALID_ARGUMENT"
-	CodeTooLarge         Code = "TOO_LARGE"
-	CodeNotFound         Code = "NOT_FOUND"
-	CodeUnknownProgram   Code = "UNKNOWN_PROGRAM"
-	CodeAlreadyExists    Code = "ALREADY_EXISTS"
-	CodeOverloaded       Code = "OVERLOADED"
-	CodeUnavailable      Code = "UNAVAILABLE"
-	CodeDeadlineExceeded Code = "DEADLINE_EXCEEDED"
-	CodeCancelled        Code = "CANCELLED"
-	CodeInternal         Code = "INTERNAL"
+	CodeAborted          = apicode.CodeAborted
+	CodeSnapshotTooOld   = apicode.CodeSnapshotTooOld
+	CodeInvalidArgument  = apicode.CodeInvalidArgument
+	CodeTooLarge         = apicode.CodeTooLarge
+	CodeNotFound         = apicode.CodeNotFound
+	CodeUnknownProgram   = apicode.CodeUnknownProgram
+	CodeAlreadyExists    = apicode.CodeAlreadyExists
+	CodeOverloaded       = apicode.CodeOverloaded
+	CodeUnavailable      = apicode.CodeUnavailable
+	CodeDeadlineExceeded = apicode.CodeDeadlineExceeded
+	CodeCancelled        = apicode.CodeCancelled
+	CodeInternal         = apicode.CodeInternal
 )
 
 // Error is an error answered by the server (or a transport failure, as
@@ -54,16 +57,16 @@ func (e *Error) Is(target error) bool {
 
 // Sentinels to match with errors.Is.
 var (
-	ErrAborted         = &Error{Code: CodeAborted, Retryable: true}
-	ErrSnapshotTooOld  = &Error{Code: CodeSnapshotTooOld, Retryable: true}
-	ErrInvalidArgument = &Error{Code: CodeInvalidArgument}
-	ErrTooLarge        = &Error{Code: CodeTooLarge}
-	ErrNotFound        = &Error{Code: CodeNotFound}
-	ErrUnknownProgram  = &Error{Code: CodeUnknownProgram}
-	ErrAlreadyExists   = &Error{Code: CodeAlreadyExists}
-	ErrOverloaded      = &Error{Code: CodeOverloaded, Retryable: true}
-	ErrUnavailable     = &Error{Code: CodeUnavailable}
-	ErrInternal        = &Error{Code: CodeInternal}
+	ErrAborted         = sentinel(CodeAborted)
+	ErrSnapshotTooOld  = sentinel(CodeSnapshotTooOld)
+	ErrInvalidArgument = sentinel(CodeInvalidArgument)
+	ErrTooLarge        = sentinel(CodeTooLarge)
+	ErrNotFound        = sentinel(CodeNotFound)
+	ErrUnknownProgram  = sentinel(CodeUnknownProgram)
+	ErrAlreadyExists   = sentinel(CodeAlreadyExists)
+	ErrOverloaded      = sentinel(CodeOverloaded)
+	ErrUnavailable     = sentinel(CodeUnavailable)
+	ErrInternal        = sentinel(CodeInternal)
 
 	// ErrTxDone is returned by a Tx used after Commit.
 	ErrTxDone = errors.New("weft: transaction already committed")
@@ -78,6 +81,9 @@ var (
 	// that failed before its request was sent is not wrapped.
 	ErrUnknownOutcome = errors.New("weft: commit outcome unknown")
 )
+
+// sentinel is the error matching every answer with code c.
+func sentinel(c Code) *Error { return &Error{Code: c, Retryable: c.Retryable()} }
 
 // unknownOutcome is a commit error that matches both ErrUnknownOutcome and
 // its cause; its message is the cause's, as the server or gRPC said it.
@@ -96,7 +102,9 @@ func IsRetryable(err error) bool {
 
 // transportCodes classifies gRPC statuses that carry no Weft error detail
 // (the server was not reached, a proxy answered, or gRPC itself refused:
-// RESOURCE_EXHAUSTED without a detail is a message over the size bound).
+// RESOURCE_EXHAUSTED without a detail is a message over the size bound, not
+// OVERLOADED). Every other entry is a code whose own gRPC code it is
+// (Code.GRPC), the more general one where two share it; a test checks this.
 var transportCodes = map[codes.Code]Code{
 	codes.Unavailable:       CodeUnavailable,
 	codes.ResourceExhausted: CodeTooLarge,
@@ -104,6 +112,11 @@ var transportCodes = map[codes.Code]Code{
 	codes.NotFound:          CodeNotFound,
 	codes.AlreadyExists:     CodeAlreadyExists,
 	codes.Aborted:           CodeAborted,
+}
+
+// fromPB is the client's error for a server's Error detail.
+func fromPB(e *pb.Error) *Error {
+	return &Error{Code: apicode.FromPB(e.GetCode()), Message: e.GetMessage(), Retryable: e.GetRetryable()}
 }
 
 // fromRPC turns an RPC error into the client's errors: an *Error for server
@@ -122,7 +135,7 @@ func fromRPC(ctx context.Context, err error) error {
 	}
 	for _, d := range st.Details() {
 		if e, ok := d.(*pb.Error); ok {
-			return &Error{Code: Code(e.GetCode().String()), Message: e.GetMessage(), Retryable: e.GetRetryable()}
+			return fromPB(e)
 		}
 	}
 	switch st.Code() {
@@ -139,5 +152,5 @@ func fromRPC(ctx context.Context, err error) error {
 	if !ok {
 		code = CodeInternal
 	}
-	return &Error{Code: code, Message: "weft: " + st.Message(), Retryable: code == CodeAborted}
+	return &Error{Code: code, Message: "weft: " + st.Message(), Retryable: code.Retryable()}
 }

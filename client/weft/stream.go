@@ -301,7 +301,7 @@ func (c *Client) runStreamed(ctx context.Context, req *pb.RunRequest) (string, e
 			if e.GetCode() == pb.ErrorCode_UNAVAILABLE {
 				rs.retire() // the server is closing: open the next stream elsewhere
 			}
-			return "", &Error{Code: Code(e.GetCode().String()), Message: e.GetMessage(), Retryable: e.GetRetryable()}
+			return "", fromPB(e)
 		}
 		return r.resp.GetResultJson(), nil
 	case <-ctx.Done():

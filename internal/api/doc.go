@@ -6,8 +6,9 @@
 // (unknown fields, malformed JSON, fields an operation does not use, limits),
 // call the engine, and encode the answer. A request that fails these checks
 // never reaches the engine, so bad input changes nothing. Every error leaves
-// as one stable Code (errors.go), which each face maps to its own status
-// (gRPC code + Error detail; HTTP status + {"error": {...}} body).
+// as one stable code (internal/wire/apicode; errors.go classifies), which
+// each face maps to its own status (gRPC code + Error detail; HTTP status +
+// {"error": {...}} body).
 //
 // Server values and handlers are safe for concurrent use; they hold no state
 // of their own besides metrics.

@@ -8,39 +8,27 @@ import (
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
+	"github.com/weft-db/weft/internal/wire/apicode"
 )
-
-// Each code's wire name is its Code (HTTP and gRPC agree), except the
-// HTTP-only METHOD_NOT_ALLOWED.
-func TestCodeTableNames(t *testing.T) {
-	for code, info := range codeTable {
-		if code == CodeMethodNotAllowed {
-			continue
-		}
-		if info.pb.String() != string(code) {
-			t.Errorf("code %s maps to wire code %s", code, info.pb)
-		}
-	}
-}
 
 func TestCodeOf(t *testing.T) {
 	for _, c := range []struct {
 		err  error
-		want Code
+		want apicode.Code
 	}{
-		{nil, CodeOK},
-		{fmt.Errorf("commit: %w", engine.ErrAborted), CodeAborted},
-		{fmt.Errorf("%w: %w", engine.ErrAborted, engine.ErrSnapshotTooOld), CodeSnapshotTooOld},
-		{fmt.Errorf("op 3: %w", value.ErrMalformed), CodeInvalidArgument},
-		{fmt.Errorf("x: %w", &Error{Code: CodeTooLarge, Message: "big"}), CodeTooLarge},
-		{fmt.Errorf("%w: 20000 operations", txn.ErrTooLarge), CodeTooLarge},
-		{errors.New("boom"), CodeInternal},
+		{nil, apicode.CodeOK},
+		{fmt.Errorf("commit: %w", engine.ErrAborted), apicode.CodeAborted},
+		{fmt.Errorf("%w: %w", engine.ErrAborted, engine.ErrSnapshotTooOld), apicode.CodeSnapshotTooOld},
+		{fmt.Errorf("op 3: %w", value.ErrMalformed), apicode.CodeInvalidArgument},
+		{fmt.Errorf("x: %w", &Error{Code: apicode.CodeTooLarge, Message: "big"}), apicode.CodeTooLarge},
+		{fmt.Errorf("%w: 20000 operations", txn.ErrTooLarge), apicode.CodeTooLarge},
+		{errors.New("boom"), apicode.CodeInternal},
 	} {
 		if got := CodeOf(c.err); got != c.want {
 			t.Errorf("CodeOf(%v) = %s, want %s", c.err, got, c.want)
 		}
 	}
-	if CodeOK.HTTPStatus() != 200 || Code("NOPE").HTTPStatus() != 500 {
+	if apicode.CodeOK.HTTPStatus() != 200 || apicode.Code("NOPE").HTTPStatus() != 500 {
 		t.Fatal("HTTPStatus of OK or an unknown code")
 	}
 }

@@ -12,12 +12,13 @@ import (
 
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/wire/apicode"
 	pb "github.com/weft-db/weft/internal/wire/weftpb"
 )
 
 // grpcService implements pb.WeftServer. Its methods return plain errors; the
 // interceptor turns them into status errors with an Error detail, so the
-// mapping lives in one place (errors.go).
+// mapping lives in one place (internal/wire/apicode, errors.go classifying).
 type grpcService struct {
 	pb.UnimplementedWeftServer
 	svc service
@@ -61,13 +62,13 @@ func unaryInterceptor(m *Metrics) grpc.UnaryServerInterceptor {
 	}
 }
 
-// StatusError builds the gRPC status error for an API error.
-func StatusError(code Code, msg string) error {
-	info, ok := codeTable[code]
-	if !ok {
-		info, code = codeTable[CodeInternal], CodeInternal
+// StatusError builds the gRPC status error for an API error (a code the
+// table does not know answers as INTERNAL).
+func StatusError(code apicode.Code, msg string) error {
+	if !code.Known() {
+		code = apicode.CodeInternal
 	}
-	st := status.New(info.grpc, msg)
+	st := status.New(code.GRPC(), msg)
 	if d, err := st.WithDetails(errorPB(code, msg)); err == nil {
 		st = d
 	}
@@ -76,12 +77,8 @@ func StatusError(code Code, msg string) error {
 
 // errorPB is the Error detail for an API error (RunStream's per-request
 // errors carry it in the reply instead of a status).
-func errorPB(code Code, msg string) *pb.Error {
-	info, ok := codeTable[code]
-	if !ok {
-		info = codeTable[CodeInternal]
-	}
-	return &pb.Error{Code: info.pb, Message: msg, Retryable: info.retryable}
+func errorPB(code apicode.Code, msg string) *pb.Error {
+	return &pb.Error{Code: code.PB(), Message: msg, Retryable: code.Retryable()}
 }
 
 func snapPB(s engine.Snapshot) *pb.Snapshot { return &pb.Snapshot{Token: s.Token} }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/weft-db/weft/internal/api/apitest"
+	"github.com/weft-db/weft/internal/wire/apicode"
 	pb "github.com/weft-db/weft/internal/wire/weftpb"
 )
 
@@ -63,7 +64,7 @@ func FuzzGRPCMessages(f *testing.F) {
 		}
 		// The interceptor turns handler errors into statuses by CodeOf:
 		// bad input must map to a client error, never to INTERNAL.
-		if code := CodeOf(err); code == CodeInternal {
+		if code := CodeOf(err); code == apicode.CodeInternal {
 			t.Fatalf("kind %d: bad input answered INTERNAL: %v", kind%4, err)
 		}
 		if st, ok := status.FromError(StatusError(CodeOf(err), err.Error())); !ok || st.Message() == "" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/wire/apicode"
 )
 
 // HTTPOptions tune the HTTP API.
@@ -73,7 +74,7 @@ func NewHTTPHandler(db engine.API, m *Metrics, opts HTTPOptions) http.Handler {
 	})
 	mux.Handle("/openapi.yaml", methodNotAllowed("GET"))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &Error{Code: CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s (see /openapi.yaml)", r.Method, r.URL.Path)})
+		writeError(w, &Error{Code: apicode.CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s (see /openapi.yaml)", r.Method, r.URL.Path)})
 	})
 	return mux
 }
@@ -113,7 +114,7 @@ func writeError(w http.ResponseWriter, err error) {
 	code := CodeOf(err)
 	body, _ := marshal(errorJSON{Error: errorBody{Code: code, Message: err.Error(), Retryable: code.Retryable()}})
 	w.Header().Set("Content-Type", "application/json")
-	if code == CodeOverloaded {
+	if code == apicode.CodeOverloaded {
 		w.Header().Set("Retry-After", "1")
 	}
 	w.WriteHeader(code.HTTPStatus())
@@ -123,7 +124,7 @@ func writeError(w http.ResponseWriter, err error) {
 func methodNotAllowed(allowed string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allowed)
-		writeError(w, &Error{Code: CodeMethodNotAllowed,
+		writeError(w, &Error{Code: apicode.CodeMethodNotAllowed,
 			Message: fmt.Sprintf("method %s not allowed on %s (use %s)", r.Method, r.URL.Path, allowed)})
 	})
 }

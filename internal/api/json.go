@@ -12,6 +12,7 @@ import (
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
+	"github.com/weft-db/weft/internal/wire/apicode"
 )
 
 // The HTTP API's JSON bodies (docs/api.md, openapi.yaml). Snapshots are their
@@ -109,9 +110,9 @@ type errorJSON struct {
 }
 
 type errorBody struct {
-	Code      Code   `json:"code"`
-	Message   string `json:"message"`
-	Retryable bool   `json:"retryable"`
+	Code      apicode.Code `json:"code"`
+	Message   string       `json:"message"`
+	Retryable bool         `json:"retryable"`
 }
 
 func readsToJSON(rs []txn.Read) []readJSON {
@@ -206,7 +207,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, max int64, dst any, allo
 func bodyError(err error, max int64) error {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return &Error{Code: CodeTooLarge, Message: fmt.Sprintf("request body larger than %d bytes", max)}
+		return &Error{Code: apicode.CodeTooLarge, Message: fmt.Sprintf("request body larger than %d bytes", max)}
 	}
 	return invalid(jsonErrorMessage(err))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/weft-db/weft/internal/engine"
+	"github.com/weft-db/weft/internal/wire/apicode"
 )
 
 // Metrics holds the front ends' Prometheus metrics in a registry of its own
@@ -52,7 +53,7 @@ func NewMetrics(db engine.API) *Metrics {
 	return m
 }
 
-func (m *Metrics) observe(api, op string, code Code, d time.Duration) {
+func (m *Metrics) observe(api, op string, code apicode.Code, d time.Duration) {
 	if m == nil {
 		return
 	}

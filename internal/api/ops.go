@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/weft-db/weft/internal/txn"
+	"github.com/weft-db/weft/internal/wire/apicode"
 )
 
 // Op fields, as named in JSON and proto. An operation may set only the fields
@@ -95,10 +96,10 @@ func checkOp(i int, o *txn.Op) error {
 // checkSizes checks a commit's counts against txn's limits.
 func checkSizes(reads, ops int) error {
 	if ops > txn.OpsMax {
-		return &Error{Code: CodeTooLarge, Message: fmt.Sprintf("%d operations, at most %d", ops, txn.OpsMax)}
+		return &Error{Code: apicode.CodeTooLarge, Message: fmt.Sprintf("%d operations, at most %d", ops, txn.OpsMax)}
 	}
 	if reads > txn.ReadsMax {
-		return &Error{Code: CodeTooLarge, Message: fmt.Sprintf("%d reads, at most %d", reads, txn.ReadsMax)}
+		return &Error{Code: apicode.CodeTooLarge, Message: fmt.Sprintf("%d reads, at most %d", reads, txn.ReadsMax)}
 	}
 	return nil
 }
