@@ -14,6 +14,8 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+
+	"github.com/weft-db/weft/internal/wire/apicode"
 )
 
 // Placement commands over a server's HTTP API (GET /v1/placement, POST
@@ -44,9 +46,9 @@ type placementJSON struct {
 // apiError is an HTTP API error answer.
 type apiError struct {
 	Status    int
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	Retryable bool   `json:"retryable"`
+	Code      apicode.Code `json:"code"`
+	Message   string       `json:"message"`
+	Retryable bool         `json:"retryable"`
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("%s (%d): %s", e.Code, e.Status, e.Message) }
@@ -234,7 +236,7 @@ func rebalance(ctx context.Context, out, bars io.Writer, addr string) (int, erro
 			var res json.RawMessage
 			err := moveRetrying(ctx, addr, m.Unit, int(m.To), &res)
 			var ae *apiError
-			if errors.As(err, &ae) && ae.Code == "INVALID_ARGUMENT" {
+			if errors.As(err, &ae) && ae.Code == apicode.CodeInvalidArgument {
 				break // the directory changed under the plan: plan again
 			}
 			if err != nil {
