@@ -125,6 +125,11 @@ var rules = []rule{
 		allowedOnly: []string{"client", "internal/wire", "internal/value", "internal/vclock", "internal/kv/kvcore", "internal/invariants"},
 	},
 	{
+		name:        "the wire layer (generated messages, codes, the coordinator's client) reaches only wire and values",
+		who:         []string{"internal/wire"},
+		allowedOnly: []string{"internal/wire", "internal/value"},
+	},
+	{
 		name: "pure values, data structures and parsers reach no transport and no role",
 		who: []string{"internal/value", "internal/vclock", "internal/invariants", "internal/graph", "internal/txn",
 			"internal/nodeprog", "internal/monitor", "internal/check", "internal/rdf", "internal/engineapi",
@@ -252,6 +257,7 @@ func TestImportRulesCatch(t *testing.T) {
 		{"client/weft", in("internal/engine")},
 		{"client/weft", in("internal/coord")},
 		{"client/kv", in("internal/kv")},
+		{"internal/wire/apicode", in("internal/engine")},
 		{"internal/graph", "net/http"},
 		{"internal/gatekeeper", "google.golang.org/grpc"},
 		{"internal/dgraph/exec", in("internal/engine")},
