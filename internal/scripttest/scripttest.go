@@ -107,3 +107,51 @@ func Run(t testing.TB, file string, run func(cmd string) string) {
 		}
 	}
 }
+
+// Planted is the scripts' self-test: it runs the script in file once more,
+// in a temporary copy whose every expected output has a line appended, and
+// fails t unless Run reports every case as a mismatch. It shows that a
+// script's outputs are really compared, so a golden file that passes says
+// something. newRun returns a fresh interpreter (the one the script's own
+// test uses). Under -rewrite it does nothing: there is nothing to compare.
+func Planted(t *testing.T, file string, newRun func(t testing.TB) func(cmd string) string) {
+	t.Helper()
+	if *Rewrite {
+		t.Skip("-rewrite: nothing is compared")
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, trailer := Parse(t, string(b))
+	var out strings.Builder
+	for _, c := range cases {
+		if c.Comment != "" {
+			fmt.Fprintf(&out, "%s\n", c.Comment)
+		}
+		want := "planted: not the output"
+		if c.Want != "" {
+			want = c.Want + "\n" + want
+		}
+		fmt.Fprintf(&out, "%s\n----\n%s\n\n", c.Cmd, want)
+	}
+	fmt.Fprintf(&out, "%s\n", trailer)
+	planted := filepath.Join(t.TempDir(), filepath.Base(file))
+	if err := os.WriteFile(planted, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{TB: t}
+	Run(rec, planted, newRun(rec))
+	if rec.errors != len(cases) {
+		t.Fatalf("%s: %d of %d altered outputs reported as mismatches", file, rec.errors, len(cases))
+	}
+}
+
+// recorder counts the mismatches Run reports instead of failing the test;
+// anything else (Fatal, Log) goes to the real test.
+type recorder struct {
+	testing.TB
+	errors int
+}
+
+func (r *recorder) Errorf(string, ...any) { r.errors++ }
