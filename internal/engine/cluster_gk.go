@@ -42,7 +42,9 @@ type GatekeeperConfig struct {
 	// nothing waits for them [10ms]. Answers waiting for stability make
 	// the gatekeeper announce at once.
 	AnnounceEvery time.Duration
-	// InflightMax bounds transactions stamped and not yet resolved.
+	// InflightMax bounds the FIFO slots not yet delivered: transactions stamped
+	// and not yet resolved, resolved ones queued behind them, and queued NOPs
+	// (at most one per shard). BeginCommit beyond it answers ErrOverloaded.
 	InflightMax int
 	// ProgramsMax bounds node programs in flight [DefaultConfig's].
 	ProgramsMax int

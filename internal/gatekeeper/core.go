@@ -30,7 +30,9 @@ type Config struct {
 	Gatekeepers int
 	Shards      int
 	Epoch       uint64
-	// InflightMax bounds transactions stamped but not yet resolved.
+	// InflightMax bounds the FIFO slots not yet delivered: transactions stamped
+	// and not yet resolved, resolved ones queued behind them, and queued NOPs
+	// (at most one per shard). BeginCommit beyond it answers ErrOverloaded.
 	InflightMax int
 	// PeerAck: gatekeepers run in separate processes, so answers wait until
 	// every peer has merged their stamps (peers.go).
