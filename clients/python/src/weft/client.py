@@ -29,7 +29,7 @@ plain dataclasses (:class:`Vertex`, :class:`Edge`); :meth:`Client.run` returns
 the program's result as plain Python objects (dicts, lists, numbers, strings).
 
 Errors the server answers are raised as subclasses of :class:`WeftError`, one
-per stable error code. A :class:`Client` is safe to share between threads
+per stable error code (:mod:`weft.errors`; the classes are re-exported here). A :class:`Client` is safe to share between threads
 (each thread gets its own connection); a :class:`Transaction` is not.
 """
 
@@ -51,11 +51,31 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
+from .errors import (
+    Aborted,
+    AlreadyExists,
+    BadResponse,
+    Cancelled,
+    InternalError,
+    InvalidArgument,
+    NotFound,
+    Overloaded,
+    SnapshotTooOld,
+    Timeout,
+    TooLarge,
+    Unavailable,
+    UnknownOutcome,
+    UnknownProgram,
+    WeftError,
+    from_code,
+)
+
 __all__ = [
     "Aborted",
     "Alias",
     "AlreadyExists",
     "BadResponse",
+    "Cancelled",
     "Client",
     "CommitResult",
     "Edge",
@@ -104,121 +124,10 @@ T = TypeVar("T")
 # Errors
 
 
-class WeftError(Exception):
-    """Base class of every error this client raises for a failed call.
-
-    Attributes:
-        code: The stable error code (``"ABORTED"``, ``"NOT_FOUND"``, …; see
-            docs/api.md), or ``"TRANSPORT"`` when the server was not reached.
-        message: The server's message.
-        retryable: Whether running the whole transaction again, after a
-            pause, may succeed.
-        status: The HTTP status, when there was an answer.
-    """
-
-    def __init__(self, message: str, *, code: str = "INTERNAL", retryable: bool = False,
-                 status: int | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.retryable = retryable
-        self.status = status
-
-
-class Aborted(WeftError):
-    """The transaction conflicted with another; nothing was written. Retry it."""
-
-
-class SnapshotTooOld(WeftError):
-    """The snapshot's versions were garbage collected. Retry with a fresh one."""
-
-
-class InvalidArgument(WeftError):
-    """The request was malformed or invalid; nothing changed."""
-
-
-class TooLarge(InvalidArgument):
-    """A transaction, value or request over a documented limit."""
-
-
-class NotFound(WeftError):
-    """An operation names a vertex, edge or alias that does not exist."""
-
-
-class UnknownProgram(NotFound):
-    """:meth:`Client.run` names a program the server does not have."""
-
-
-class AlreadyExists(WeftError):
-    """A create names a handle or alias already in use."""
-
-
-class Overloaded(WeftError):
-    """The server is at a queue bound; retry after a pause."""
-
-
-class Unavailable(WeftError):
-    """The server is shutting down or could not be reached.
-
-    After a commit fails this way its outcome is unknown.
-    """
-
-
-class Timeout(WeftError):
-    """The call took longer than its timeout (a commit's outcome is unknown)."""
-
-
-class UnknownOutcome(WeftError):
-    """A commit was sent but its answer was lost: it may or may not have
-    been applied.
-
-    Raised by a cluster client (:meth:`Client.from_coordinator`) when the
-    gatekeeper that took a commit failed before answering (the connection
-    broke, the answer timed out, or the gatekeeper answered ``UNAVAILABLE``,
-    ``INTERNAL``, ``DEADLINE_EXCEEDED`` or ``CANCELLED`` while closing).
-    Never retried automatically: read to learn whether the transaction
-    committed, or make it idempotent (for example with client-chosen
-    handles). ``__cause__`` holds the failure. A commit whose request
-    provably never left the client (the connection could not be opened) is
-    retried on another gatekeeper instead.
-
-    Attributes:
-        cause: The error the commit failed with.
-    """
-
-    def __init__(self, message: str, *, cause: WeftError) -> None:
-        super().__init__(message, code="UNKNOWN_OUTCOME", retryable=False, status=cause.status)
-        self.cause = cause
-
-
 class _NotSent(Unavailable):
     """A request failed before any of it was sent (the connection could not
     be opened): the server never saw it, so even a commit may be sent again."""
 
-
-class InternalError(WeftError):
-    """The server failed in a way it did not expect."""
-
-
-class BadResponse(WeftError):
-    """The server's answer was not what the API documents."""
-
-
-_ERRORS: Final[Mapping[str, type[WeftError]]] = {
-    "ABORTED": Aborted,
-    "SNAPSHOT_TOO_OLD": SnapshotTooOld,
-    "INVALID_ARGUMENT": InvalidArgument,
-    "METHOD_NOT_ALLOWED": InvalidArgument,
-    "TOO_LARGE": TooLarge,
-    "NOT_FOUND": NotFound,
-    "UNKNOWN_PROGRAM": UnknownProgram,
-    "ALREADY_EXISTS": AlreadyExists,
-    "OVERLOADED": Overloaded,
-    "UNAVAILABLE": Unavailable,
-    "DEADLINE_EXCEEDED": Timeout,
-    "CANCELLED": Unavailable,
-    "INTERNAL": InternalError,
-}
 
 # Codes for answers without an error body (a proxy's, or a server too old).
 _STATUS_CODES: Final[Mapping[int, str]] = {
@@ -239,8 +148,7 @@ def _error(status: int, body: bytes) -> WeftError:
         code = _STATUS_CODES.get(status, "INTERNAL")
         message = f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}"
         retryable = code in _RETRYABLE and status != 409
-    cls = _ERRORS.get(code, WeftError)
-    return cls(message, code=code, retryable=retryable, status=status)
+    return from_code(code, message, service="api", retryable=retryable, status=status)
 
 
 # ---------------------------------------------------------------------------
