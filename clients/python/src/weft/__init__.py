@@ -43,6 +43,7 @@ from . import errors, kv
 from .client import (
     Alias,
     Client,
+    ClusterClient,
     CommitResult,
     Edge,
     Placement,
@@ -54,7 +55,7 @@ from .client import (
     UnitMove,
     Vertex,
 )
-from .cluster import ClusterClient, GatekeeperInfo
+from .cluster import GatekeeperInfo
 from .errors import (
     Aborted,
     AlreadyExists,
