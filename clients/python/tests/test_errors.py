@@ -3,15 +3,27 @@
 The code tables are read from the servers' sources (internal/wire/apicode,
 kronos.proto through the generated module, internal/kv/kvcore/errors.go), so
 a code added on the server without a class here fails a test.
+
+The last tests overload real servers (``weft kronos --proposals-max 1``,
+``weft serve --programs-max 1``, ``weft kv serve --requests-max 1``, each
+under concurrent calls) and check that one ``except weft.Overloaded``
+catches each of them.
 """
 
 from __future__ import annotations
 
 import re
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 
 import grpc
 import pytest
-from servers import REPO_ROOT
+from servers import LOG_TAIL, REPO_ROOT, free_ports
 
 import weft
 import weft.client
@@ -235,3 +247,129 @@ def test_catching_by_code() -> None:
             raise e
         except WeftError as caught:
             assert caught.code == "OVERLOADED"
+
+
+# -- real servers, overloaded
+
+START_TIMEOUT = 30.0  # seconds for a server to serve
+OVERLOAD_WITHIN = 20.0  # seconds of concurrent calls that must provoke OVERLOADED
+CALLERS = 8  # threads calling at once
+
+
+@contextmanager
+def _serving(weft_bin: Path, args: list[str], root: Path, ready: Callable[[], bool]) -> Iterator[None]:
+    """Run ``weft <args>`` until the block ends; wait until ready() first."""
+    log_path = root / "server.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([str(weft_bin), *args], stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT, cwd=root)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not ready():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"weft {' '.join(args)} did not serve:\n"
+                            f"{log_path.read_text(errors='replace')[-LOG_TAIL:]}", pytrace=False)
+            time.sleep(0.05)
+        yield
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def _first_overload(calls: list[Callable[[], object]]) -> weft.Overloaded:
+    """Run each call in a loop in its own thread until one raises; that
+    error, which must be caught by ``except weft.Overloaded``."""
+    stop = threading.Event()
+    caught: list[weft.Overloaded] = []
+    other: list[BaseException] = []
+
+    def loop(call: Callable[[], object]) -> None:
+        deadline = time.monotonic() + OVERLOAD_WITHIN
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                call()
+            except weft.Overloaded as e:  # the one clause every service's overload must meet
+                caught.append(e)
+                stop.set()
+            except BaseException as e:  # reported below
+                other.append(e)
+                stop.set()
+
+    threads = [threading.Thread(target=loop, args=(c,)) for c in calls]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not other, f"failed otherwise than OVERLOADED: {other[:3]!r}"
+    assert caught, f"no OVERLOADED within {OVERLOAD_WITHIN}s of {len(calls)} concurrent callers"
+    return caught[0]
+
+
+def _connects(addr: str) -> bool:
+    host, port = addr.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=0.25):
+            return True
+    except OSError:
+        return False
+
+
+def _leads(probe: weft.KronosClient) -> bool:
+    """Whether the probe's replica is its group's leader (a lone replica
+    elects itself shortly after it listens; until then it answers NOT_LEADER)."""
+    try:
+        return bool(probe.stats(probe.addrs[0])["is_leader"])
+    except weft.KronosError:
+        return False
+
+
+def _overloaded_kronos(weft_bin: Path, root: Path) -> weft.Overloaded:
+    addr = f"127.0.0.1:{free_ports(1)[0]}"
+    args = ["kronos", "--id", "1", "--addr", addr, "--data-dir", str(root / "k1"), "--proposals-max", "1"]
+    with weft.KronosClient([addr], timeout=1.0, retry_max=0) as probe, \
+            _serving(weft_bin, args, root, lambda: _leads(probe)), ExitStack() as stack:
+        # One client per thread: a client has one mutation in flight.
+        clients = [stack.enter_context(weft.KronosClient([addr], timeout=5.0, retry_max=0))
+                   for _ in range(CALLERS)]
+        return _first_overload([c.create_event for c in clients])
+
+
+def _overloaded_gatekeeper(weft_bin: Path, root: Path) -> weft.Overloaded:
+    http_port, grpc_port = free_ports(2)
+    url = f"http://127.0.0.1:{http_port}"
+    args = ["serve", "--in-memory", "--demo", "--gatekeepers", "1", "--programs-max", "1",
+            "--http-addr", f"127.0.0.1:{http_port}", "--grpc-addr", f"127.0.0.1:{grpc_port}"]
+    with weft.Client(url, timeout=10.0) as client, _serving(weft_bin, args, root, client.healthy):
+        # bfs is a node program (get_node, one vertex, is a snapshot read
+        # that takes no program slot).
+        return _first_overload([lambda: client.run("bfs", src="person/alice")] * CALLERS)
+
+
+def _overloaded_kv(weft_bin: Path, root: Path) -> weft.Overloaded:
+    addr = f"127.0.0.1:{free_ports(1)[0]}"
+    args = ["kv", "serve", "--id", "0", "--peers", addr, "--data-dir", str(root / "kv0"),
+            "--n", "1", "--r", "1", "--w", "1", "--requests-max", "1"]
+    with _serving(weft_bin, args, root, lambda: _connects(addr)), weft.KVClient([addr]) as kv:
+        return _first_overload([lambda: kv.get_replica(0, "k")] * CALLERS)
+
+
+def test_an_overloaded_kronos_is_caught_by_weft_overloaded(weft_bin: Path, tmp_path: Path) -> None:
+    e = _overloaded_kronos(weft_bin, tmp_path)
+    assert type(e) is weft.OverloadedError and isinstance(e, weft.KronosError)
+    assert weft.kronos.OverloadedError is type(e)  # the old name catches it still
+    assert (e.code, e.wire_code, e.retryable) == ("OVERLOADED", ErrorCode.OVERLOADED, True)
+
+
+def test_every_service_overloaded_is_one_class(weft_bin: Path, tmp_path: Path) -> None:
+    got = {}
+    for name, provoke in (("kronos", _overloaded_kronos), ("gatekeeper", _overloaded_gatekeeper),
+                          ("kv", _overloaded_kv)):
+        root = tmp_path / name
+        root.mkdir()
+        got[name] = provoke(weft_bin, root)
+    assert type(got["gatekeeper"]) is weft.Overloaded and got["gatekeeper"].status == 429
+    assert type(got["kv"]) is weft.KVOverloadedError and isinstance(got["kv"], weft.KVError)
+    assert type(got["kronos"]) is weft.OverloadedError
+    for e in got.values():
+        assert isinstance(e, weft.client.Overloaded) and isinstance(e, WeftError)
+        assert e.code == "OVERLOADED" and e.retryable
