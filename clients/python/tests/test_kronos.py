@@ -75,7 +75,7 @@ def test_must_conflict_rejects_whole_batch(client: KronosClient) -> None:
         client.assign_order([(c, "->", d, "must"), (b, "->", a, "must")])
     assert info.value.pair_index == 1
     assert info.value.actual is AFTER  # the order (b, a) already has
-    assert info.value.code is ErrorCode.MUST_CONFLICT
+    assert info.value.wire_code is ErrorCode.MUST_CONFLICT and info.value.code == "MUST_CONFLICT"
     assert isinstance(info.value, KronosError)
 
     # Musts apply before prefers, so the index is still the request's.
@@ -122,7 +122,7 @@ def test_release_underflow_changes_nothing(client: KronosClient) -> None:
     e, f = client.create_events(2)
     with pytest.raises(RefUnderflowError) as info:
         client.release_ref([e, e])
-    assert info.value.code is ErrorCode.REF_UNDERFLOW
+    assert info.value.wire_code is ErrorCode.REF_UNDERFLOW and info.value.code == "REF_UNDERFLOW"
     assert client.query_order([(e, f)]) == [CONCURRENT]  # still alive
 
     client.acquire_ref(e)

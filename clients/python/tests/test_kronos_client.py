@@ -177,7 +177,7 @@ def test_api_errors_are_not_retried(fakes: Callable[..., Fake]) -> None:
     with KronosClient(server.addr) as client:
         with pytest.raises(MustConflictError) as info:
             client.assign_order([(1, "->", 2, "must")] * 3)
-    assert (info.value.pair_index, info.value.actual, info.value.code) == (
+    assert (info.value.pair_index, info.value.actual, info.value.wire_code) == (
         2, Order.AFTER, ErrorCode.MUST_CONFLICT)
     assert len(server.requests["AssignOrder"]) == 1
 
@@ -198,7 +198,8 @@ def test_error_codes_map_to_exceptions(
     with KronosClient(server.addr) as client:
         with pytest.raises(exc) as info:
             client.acquire_ref([1])
-    assert info.value.code == code and info.value.message == "m"
+    assert info.value.wire_code == code and info.value.message == "m"
+    assert info.value.code == ErrorCode(code).name
 
 
 def test_shutting_down_moves_on_then_gives_up(fakes: Callable[..., Fake]) -> None:

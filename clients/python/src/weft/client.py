@@ -29,34 +29,50 @@ plain dataclasses (:class:`Vertex`, :class:`Edge`); :meth:`Client.run` returns
 the program's result as plain Python objects (dicts, lists, numbers, strings).
 
 Errors the server answers are raised as subclasses of :class:`WeftError`, one
-per stable error code. A :class:`Client` is safe to share between threads
+per stable error code (:mod:`weft.errors`; the classes are re-exported here). A :class:`Client` is safe to share between threads
 (each thread gets its own connection); a :class:`Transaction` is not.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
 import math
 import random
 import re
-import select
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeAlias, TypeVar
-from urllib.parse import quote, urlencode, urlsplit
+from typing import Any, Final, TypeAlias, TypeVar
+from urllib.parse import quote, urlencode
+
+from ._http import GatekeeperInfo, _ClusterTransport, _Requester, _Transport
+from .errors import (
+    Aborted,
+    AlreadyExists,
+    BadResponse,
+    Cancelled,
+    InternalError,
+    InvalidArgument,
+    NotFound,
+    Overloaded,
+    SnapshotTooOld,
+    Timeout,
+    TooLarge,
+    Unavailable,
+    UnknownOutcome,
+    UnknownProgram,
+    WeftError,
+)
 
 __all__ = [
     "Aborted",
     "Alias",
     "AlreadyExists",
     "BadResponse",
+    "Cancelled",
     "Client",
+    "ClusterClient",
     "CommitResult",
     "Edge",
     "InternalError",
@@ -89,158 +105,7 @@ Value: TypeAlias = str | int | float | bool | datetime | list["Value"] | tuple["
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 
-# A kept-alive connection idle longer than this is replaced before use: the
-# server closes idle connections after two minutes, and a request racing that
-# close could fail after being sent.
-_IDLE_REUSE_MAX: Final = 30.0
-
-if TYPE_CHECKING:
-    from .cluster import ClusterClient
-
 T = TypeVar("T")
-
-
-# ---------------------------------------------------------------------------
-# Errors
-
-
-class WeftError(Exception):
-    """Base class of every error this client raises for a failed call.
-
-    Attributes:
-        code: The stable error code (``"ABORTED"``, ``"NOT_FOUND"``, …; see
-            docs/api.md), or ``"TRANSPORT"`` when the server was not reached.
-        message: The server's message.
-        retryable: Whether running the whole transaction again, after a
-            pause, may succeed.
-        status: The HTTP status, when there was an answer.
-    """
-
-    def __init__(self, message: str, *, code: str = "INTERNAL", retryable: bool = False,
-                 status: int | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.retryable = retryable
-        self.status = status
-
-
-class Aborted(WeftError):
-    """The transaction conflicted with another; nothing was written. Retry it."""
-
-
-class SnapshotTooOld(WeftError):
-    """The snapshot's versions were garbage collected. Retry with a fresh one."""
-
-
-class InvalidArgument(WeftError):
-    """The request was malformed or invalid; nothing changed."""
-
-
-class TooLarge(InvalidArgument):
-    """A transaction, value or request over a documented limit."""
-
-
-class NotFound(WeftError):
-    """An operation names a vertex, edge or alias that does not exist."""
-
-
-class UnknownProgram(NotFound):
-    """:meth:`Client.run` names a program the server does not have."""
-
-
-class AlreadyExists(WeftError):
-    """A create names a handle or alias already in use."""
-
-
-class Overloaded(WeftError):
-    """The server is at a queue bound; retry after a pause."""
-
-
-class Unavailable(WeftError):
-    """The server is shutting down or could not be reached.
-
-    After a commit fails this way its outcome is unknown.
-    """
-
-
-class Timeout(WeftError):
-    """The call took longer than its timeout (a commit's outcome is unknown)."""
-
-
-class UnknownOutcome(WeftError):
-    """A commit was sent but its answer was lost: it may or may not have
-    been applied.
-
-    Raised by a cluster client (:meth:`Client.from_coordinator`) when the
-    gatekeeper that took a commit failed before answering (the connection
-    broke, the answer timed out, or the gatekeeper answered ``UNAVAILABLE``,
-    ``INTERNAL``, ``DEADLINE_EXCEEDED`` or ``CANCELLED`` while closing).
-    Never retried automatically: read to learn whether the transaction
-    committed, or make it idempotent (for example with client-chosen
-    handles). ``__cause__`` holds the failure. A commit whose request
-    provably never left the client (the connection could not be opened) is
-    retried on another gatekeeper instead.
-
-    Attributes:
-        cause: The error the commit failed with.
-    """
-
-    def __init__(self, message: str, *, cause: WeftError) -> None:
-        super().__init__(message, code="UNKNOWN_OUTCOME", retryable=False, status=cause.status)
-        self.cause = cause
-
-
-class _NotSent(Unavailable):
-    """A request failed before any of it was sent (the connection could not
-    be opened): the server never saw it, so even a commit may be sent again."""
-
-
-class InternalError(WeftError):
-    """The server failed in a way it did not expect."""
-
-
-class BadResponse(WeftError):
-    """The server's answer was not what the API documents."""
-
-
-_ERRORS: Final[Mapping[str, type[WeftError]]] = {
-    "ABORTED": Aborted,
-    "SNAPSHOT_TOO_OLD": SnapshotTooOld,
-    "INVALID_ARGUMENT": InvalidArgument,
-    "METHOD_NOT_ALLOWED": InvalidArgument,
-    "TOO_LARGE": TooLarge,
-    "NOT_FOUND": NotFound,
-    "UNKNOWN_PROGRAM": UnknownProgram,
-    "ALREADY_EXISTS": AlreadyExists,
-    "OVERLOADED": Overloaded,
-    "UNAVAILABLE": Unavailable,
-    "DEADLINE_EXCEEDED": Timeout,
-    "CANCELLED": Unavailable,
-    "INTERNAL": InternalError,
-}
-
-# Codes for answers without an error body (a proxy's, or a server too old).
-_STATUS_CODES: Final[Mapping[int, str]] = {
-    400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 409: "ABORTED", 413: "TOO_LARGE",
-    429: "OVERLOADED", 502: "UNAVAILABLE", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED",
-}
-
-_RETRYABLE: Final = frozenset({"ABORTED", "SNAPSHOT_TOO_OLD", "OVERLOADED"})
-
-
-def _error(status: int, body: bytes) -> WeftError:
-    """The exception for a non-2xx answer."""
-    try:
-        err = json.loads(body)["error"]
-        code, message = str(err["code"]), str(err["message"])
-        retryable = bool(err.get("retryable", code in _RETRYABLE))
-    except (ValueError, KeyError, TypeError):
-        code = _STATUS_CODES.get(status, "INTERNAL")
-        message = f"HTTP {status}: {body[:200].decode('utf-8', 'replace')}"
-        retryable = code in _RETRYABLE and status != 409
-    cls = _ERRORS.get(code, WeftError)
-    return cls(message, code=code, retryable=retryable, status=status)
 
 
 # ---------------------------------------------------------------------------
@@ -308,18 +173,18 @@ def decode_value(j: Any) -> Value:
         text = j.get("$datetime")
         if len(j) == 1 and isinstance(text, str):
             return _parse_datetime(text)
-        raise BadResponse(f"unexpected object as a property value: {j!r}", code="BAD_RESPONSE")
+        raise BadResponse(f"unexpected object as a property value: {j!r}")
     if isinstance(j, list):
         return [decode_value(e) for e in j]
     if j is None or isinstance(j, (str, int, float, bool)):
         return j
-    raise BadResponse(f"unexpected property value {j!r}", code="BAD_RESPONSE")
+    raise BadResponse(f"unexpected property value {j!r}")
 
 
 def _parse_datetime(text: str) -> datetime:
     m = _DATETIME_RE.match(text)
     if m is None:
-        raise BadResponse(f"malformed datetime {text!r}", code="BAD_RESPONSE")
+        raise BadResponse(f"malformed datetime {text!r}")
     base, frac, zone = m.groups()
     micros = int((frac or "0").ljust(6, "0")[:6])
     tz = timezone.utc
@@ -444,7 +309,7 @@ class Placement:
 def _get(obj: Any, key: str, typ: type[T]) -> T:
     """obj[key] checked to be a typ, or BadResponse."""
     if not isinstance(obj, dict) or not isinstance(obj.get(key), typ):
-        raise BadResponse(f"answer lacks {key!r} ({typ.__name__}): {obj!r:.200}", code="BAD_RESPONSE")
+        raise BadResponse(f"answer lacks {key!r} ({typ.__name__}): {obj!r:.200}")
     value: T = obj[key]
     return value
 
@@ -470,124 +335,6 @@ def _vertex(j: Any, snapshot: str) -> Vertex:
         edges=[_edge(e, snapshot) for e in _get(j, "edges", list)],
         edges_truncated=bool(j.get("edges_truncated", False)), snapshot=snapshot,
         reads=[_read(r) for r in _get(j, "reads", list)])
-
-
-# ---------------------------------------------------------------------------
-# Transport
-
-
-def _readable(sock: socket.socket) -> bool:
-    """Whether an idle connection has something to read: its end of file
-    when the server closed it."""
-    try:
-        ready, _, _ = select.select([sock], [], [], 0)
-    except (OSError, ValueError):
-        return True  # closed or broken
-    return bool(ready)
-
-
-class _Conn:
-    """One thread's kept-alive connection."""
-
-    def __init__(self, conn: http.client.HTTPConnection) -> None:
-        self.conn = conn
-        self.last_used = time.monotonic()
-        self.used = False
-
-
-class _Transport:
-    """HTTP/1.1 with one kept-alive connection per thread."""
-
-    def __init__(self, url: str, timeout: float, *, reopen_closed: bool = False) -> None:
-        parts = urlsplit(url if "://" in url else "http://" + url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"bad server URL {url!r}: want http://host:port")
-        self.scheme = parts.scheme
-        self.host = parts.hostname
-        self.port = parts.port
-        self.prefix = parts.path.rstrip("/")
-        self.timeout = timeout
-        # Check a kept-alive connection for the server's close before each
-        # request and reopen it (a cluster client: a gatekeeper that died
-        # between calls then costs no unknown commit outcome).
-        self.reopen_closed = reopen_closed
-        self.local = threading.local()
-        self.lock = threading.Lock()
-        self.all: list[_Conn] = []
-
-    def _conn(self) -> _Conn:
-        c: _Conn | None = getattr(self.local, "conn", None)
-        if c is not None and time.monotonic() - c.last_used > _IDLE_REUSE_MAX:
-            c.conn.close()
-            c.used = False
-        if c is None:
-            cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
-            c = _Conn(cls(self.host, self.port, timeout=self.timeout))
-            self.local.conn = c
-            with self.lock:
-                self.all.append(c)
-        return c
-
-    def close(self) -> None:
-        with self.lock:
-            for c in self.all:
-                c.conn.close()
-            self.all.clear()
-        self.local = threading.local()
-
-    def request(self, method: str, path: str, body: Any = None, *, idempotent: bool) -> Any:
-        """Send one request; return the decoded JSON answer or raise WeftError.
-
-        A request on a reused connection that finds it closed is sent again
-        on a fresh one if it is idempotent (every call but commit).
-        """
-        data = None if body is None else json.dumps(body, allow_nan=False).encode()
-        headers = {"Accept": "application/json"}
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        for attempt in (0, 1):
-            c = self._conn()
-            if self.reopen_closed and c.conn.sock is not None and _readable(c.conn.sock):
-                # Between answers an HTTP/1.1 server only ever closes the
-                # connection (or fails): start a fresh one rather than send
-                # on a dead one and lose the outcome of a commit.
-                c.conn.close()
-                c.used = False
-            reused = c.used
-            if c.conn.sock is None:
-                # Connect apart from sending, so that a failure here is
-                # known to have sent nothing (a cluster client moves even a
-                # commit to another gatekeeper then).
-                try:
-                    c.conn.connect()
-                except OSError as e:
-                    c.conn.close()
-                    raise _NotSent(f"{method} {path}: cannot connect to {self.host}:{self.port}: {e!r} "
-                                   "(nothing was sent)", code="TRANSPORT") from e
-            try:
-                c.conn.request(method, self.prefix + path, body=data, headers=headers)
-                resp = c.conn.getresponse()
-                raw = resp.read()
-            except TimeoutError as e:
-                c.conn.close()
-                c.used = False
-                raise Timeout(f"{method} {path}: no answer within {self.timeout}s", code="TRANSPORT") from e
-            except (http.client.HTTPException, OSError) as e:
-                c.conn.close()
-                c.used = False
-                if reused and idempotent and attempt == 0:
-                    continue
-                what = "" if idempotent else " (the commit's outcome is unknown)"
-                raise Unavailable(f"{method} {path}: {e!r}{what}", code="TRANSPORT") from e
-            c.used, c.last_used = True, time.monotonic()
-            if resp.status // 100 != 2:
-                raise _error(resp.status, raw)
-            try:
-                return json.loads(raw)
-            except ValueError as e:
-                raise BadResponse(f"{method} {path}: answer is not JSON: {raw[:200]!r}",
-                                  code="BAD_RESPONSE", status=resp.status) from e
-        raise AssertionError("unreachable")
 
 
 # ---------------------------------------------------------------------------
@@ -809,15 +556,6 @@ class Transactions:
 # The client
 
 
-class _Requester(Protocol):
-    """What a :class:`Client` sends its calls through: one server
-    (:class:`_Transport`) or a cluster's gatekeepers (weft.cluster)."""
-
-    def request(self, method: str, path: str, body: Any = None, *, idempotent: bool) -> Any: ...
-
-    def close(self) -> None: ...
-
-
 def _check_retry_options(timeout: float, retries: int, backoff: float, backoff_max: float) -> None:
     if retries < 0 or backoff < 0 or backoff_max < backoff or timeout <= 0:
         raise ValueError("want retries >= 0, 0 <= backoff <= backoff_max and timeout > 0")
@@ -854,8 +592,6 @@ class Client:
         """A client of every live gatekeeper of a cluster, found through its
         coordinator replicas' HTTP addresses (``weft coord --http-addr``):
         the same as ``ClusterClient(coord_urls, ...)``, which see."""
-        from .cluster import ClusterClient
-
         return ClusterClient(coord_urls, timeout=timeout, attempt_timeout=attempt_timeout,
                              retries=retries, backoff=backoff, backoff_max=backoff_max,
                              refresh_every=refresh_every)
@@ -954,7 +690,7 @@ class Client:
             path += "?" + urlencode({"at": at})
         j = self._http.request("POST", path, {} if params is None else params, idempotent=True)
         if not isinstance(j, dict) or "result" not in j:
-            raise BadResponse(f"run answer lacks 'result': {j!r:.200}", code="BAD_RESPONSE")
+            raise BadResponse(f"run answer lacks 'result': {j!r:.200}")
         return j["result"]
 
     def programs(self) -> list[ProgramInfo]:
@@ -991,7 +727,7 @@ class Client:
         """The server's health and size counters (vertices, edges, commits, …)."""
         j = self._http.request("GET", "/v1/status", idempotent=True)
         if not isinstance(j, dict):
-            raise BadResponse(f"status answer is not an object: {j!r:.200}", code="BAD_RESPONSE")
+            raise BadResponse(f"status answer is not an object: {j!r:.200}")
         return {str(k): int(v) for k, v in j.items() if isinstance(v, int)}
 
     def healthy(self) -> bool:
@@ -1001,3 +737,68 @@ class Client:
         except WeftError:
             return False
         return True
+
+
+# ---------------------------------------------------------------------------
+# A cluster through its coordinator (weft.cluster documents it)
+
+
+class ClusterClient(Client):
+    """A :class:`~weft.client.Client` of every live gatekeeper of a cluster,
+    found through the coordinator (the rules: :mod:`weft.cluster`).
+
+    Args:
+        coord_urls: The coordinator replicas' HTTP addresses (their
+            ``--http-addr``, ``http_addr`` in ``weft cluster``'s
+            cluster.json), e.g. ``["http://127.0.0.1:7611"]``; asked in
+            this order.
+        timeout: Seconds one call may take, failovers included; also the
+            bound on finding a first configuration.
+        attempt_timeout: Seconds to wait for one gatekeeper's answer
+            (default: ``timeout``); a read that runs out of it is tried on
+            another gatekeeper while ``timeout`` allows.
+        retries, backoff, backoff_max: As for :class:`~weft.client.Client`:
+            how :meth:`transaction` runs transactions again after aborts.
+        refresh_every: Seconds between configuration reads while calls
+            succeed (a failed call reads it at once).
+
+    Raises:
+        Unavailable: No coordinator replica served a configuration within
+            ``timeout``.
+    """
+
+    def __init__(self, coord_urls: Sequence[str], *, timeout: float = 30.0,
+                 attempt_timeout: float | None = None, retries: int = 10, backoff: float = 0.002,
+                 backoff_max: float = 0.5, refresh_every: float = 5.0) -> None:
+        _check_retry_options(timeout, retries, backoff, backoff_max)
+        attempt = timeout if attempt_timeout is None else attempt_timeout
+        if attempt <= 0 or refresh_every <= 0:
+            raise ValueError("want attempt_timeout > 0 and refresh_every > 0")
+        self._cluster = _ClusterTransport(coord_urls, timeout=timeout, attempt_timeout=attempt,
+                                          refresh_every=refresh_every)
+        self._http = self._cluster
+        self.retries = retries
+        self.backoff = backoff
+        self.backoff_max = backoff_max
+
+    @property
+    def epoch(self) -> int:
+        """The configuration epoch the client follows."""
+        return self._cluster.epoch
+
+    @property
+    def gatekeepers(self) -> list[GatekeeperInfo]:
+        """The gatekeepers calls are spread over, by slot."""
+        return self._cluster.gatekeepers
+
+    def refresh(self) -> bool:
+        """Read the coordinator's configuration now; whether a replica
+        answered (a configuration older than the one held is ignored)."""
+        return self._cluster.refresh()
+
+    def __enter__(self) -> ClusterClient:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()

@@ -14,7 +14,12 @@ creates on first use by :meth:`KronosClient.assign_order`.
 Failure model:
 
 * Errors that are part of the API travel as stable codes and are raised as
-  subclasses of :class:`KronosError`, one per code.
+  subclasses of :class:`KronosError`, one per code, each also the class of
+  its condition in :mod:`weft.errors` where one is shared with the other
+  services (:class:`OverloadedError` is a :class:`weft.Overloaded`,
+  :class:`UnavailableError` a :class:`weft.Unavailable`, …). ``.code`` is
+  the code's name (``"MUST_CONFLICT"``), ``.wire_code`` its
+  :class:`ErrorCode`.
 * Every mutating call carries a session (a random 64-bit client id and a
   sequence number). A retried call reuses its sequence number, and the
   replicated state machine answers a repeated number with the remembered
@@ -44,6 +49,25 @@ import grpc
 from google.protobuf.message import Message
 
 from ._proto import kronos_pb2 as pb
+from .errors import (
+    ClockInvalidError,
+    CollectedError,
+    ErrorCode,
+    KronosError,
+    MalformedError,
+    MustConflictError,
+    NotLeaderError,
+    OverloadedError,
+    ProtocolError,
+    RefOverflowError,
+    RefUnderflowError,
+    SelfOrderError,
+    ShuttingDownError,
+    TransportError,
+    UnavailableError,
+    UnknownEventError,
+    from_code,
+)
 
 __all__ = [
     "AssignResult",
@@ -146,23 +170,6 @@ class Strength(enum.Enum):
         return cls.__members__.get(value.strip().upper())
 
 
-class ErrorCode(enum.IntEnum):
-    """The stable error codes of the Kronos wire protocol."""
-
-    OK = int(pb.OK)
-    UNKNOWN_EVENT_ERROR = int(pb.UNKNOWN_EVENT_ERROR)
-    SELF_ORDER = int(pb.SELF_ORDER)
-    MALFORMED = int(pb.MALFORMED)
-    REF_UNDERFLOW = int(pb.REF_UNDERFLOW)
-    REF_OVERFLOW = int(pb.REF_OVERFLOW)
-    MUST_CONFLICT = int(pb.MUST_CONFLICT)
-    NOT_LEADER = int(pb.NOT_LEADER)
-    OVERLOADED = int(pb.OVERLOADED)
-    COLLECTED = int(pb.COLLECTED)
-    CLOCK_INVALID = int(pb.CLOCK_INVALID)
-    SHUTTING_DOWN = int(pb.SHUTTING_DOWN)
-
-
 @dataclass(frozen=True)
 class VClock:
     """A vector timestamp naming an event stamped by a gatekeeper.
@@ -224,139 +231,7 @@ class CleanupResult(NamedTuple):
 
 
 # ---------------------------------------------------------------------------
-# Errors
-
-
-class KronosError(Exception):
-    """Base class of every error this client raises for a failed call.
-
-    Attributes:
-        code: The wire error code, or None for failures that did not come
-            from a Kronos answer (transport, protocol).
-        message: The server's (or client's) description.
-        leader_hint: For :class:`NotLeaderError`, the leader's address when
-            known; otherwise empty.
-    """
-
-    code: ErrorCode | None = None
-
-    def __init__(self, message: str, *, leader_hint: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.leader_hint = leader_hint
-
-
-class UnknownEventError(KronosError):
-    """A request names an event that does not exist (or was collected)."""
-
-    code = ErrorCode.UNKNOWN_EVENT_ERROR
-
-
-class SelfOrderError(KronosError):
-    """A pair names the same event twice."""
-
-    code = ErrorCode.SELF_ORDER
-
-
-class MalformedError(KronosError):
-    """The request had missing or invalid fields."""
-
-    code = ErrorCode.MALFORMED
-
-
-class RefUnderflowError(KronosError):
-    """``release_ref`` would take a reference count below zero."""
-
-    code = ErrorCode.REF_UNDERFLOW
-
-
-class RefOverflowError(KronosError):
-    """``acquire_ref`` would take a reference count above 2**32 - 1."""
-
-    code = ErrorCode.REF_OVERFLOW
-
-
-class MustConflictError(KronosError):
-    """A ``must`` pair contradicts the graph; the whole batch was rejected.
-
-    Attributes:
-        pair_index: Index into the request's pairs of the contradicting pair.
-        actual: The order that pair already has in the graph.
-    """
-
-    code = ErrorCode.MUST_CONFLICT
-
-    def __init__(self, message: str, *, pair_index: int, actual: Order) -> None:
-        super().__init__(message)
-        self.pair_index = pair_index
-        self.actual = actual
-
-
-class NotLeaderError(KronosError):
-    """No leader accepted the call before the retry budget ran out."""
-
-    code = ErrorCode.NOT_LEADER
-
-
-class OverloadedError(KronosError):
-    """The server's queue stayed full until the retry budget ran out."""
-
-    code = ErrorCode.OVERLOADED
-
-
-class CollectedError(KronosError):
-    """A clock is below its gatekeeper's cleanup watermark."""
-
-    code = ErrorCode.COLLECTED
-
-
-class ClockInvalidError(KronosError):
-    """A clock contradicts its gatekeeper's chain of earlier clocks."""
-
-    code = ErrorCode.CLOCK_INVALID
-
-
-class ShuttingDownError(KronosError):
-    """Every replica tried was shutting down."""
-
-    code = ErrorCode.SHUTTING_DOWN
-
-
-class ProtocolError(KronosError):
-    """An answer broke the wire protocol (e.g. the wrong number of results)."""
-
-
-class TransportError(KronosError):
-    """The call failed below the Kronos protocol, with a gRPC status.
-
-    Attributes:
-        status: The gRPC status code of the last failure, when there was one.
-    """
-
-    def __init__(self, message: str, *, status: grpc.StatusCode | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class UnavailableError(TransportError):
-    """No replica answered before the retry count or the deadline ran out.
-
-    A mutating call that ends this way may or may not have been applied.
-    """
-
-
-_ERRORS: Final[dict[ErrorCode, type[KronosError]]] = {
-    ErrorCode.UNKNOWN_EVENT_ERROR: UnknownEventError,
-    ErrorCode.SELF_ORDER: SelfOrderError,
-    ErrorCode.MALFORMED: MalformedError,
-    ErrorCode.REF_UNDERFLOW: RefUnderflowError,
-    ErrorCode.REF_OVERFLOW: RefOverflowError,
-    ErrorCode.NOT_LEADER: NotLeaderError,
-    ErrorCode.OVERLOADED: OverloadedError,
-    ErrorCode.COLLECTED: CollectedError,
-    ErrorCode.CLOCK_INVALID: ClockInvalidError,
-    ErrorCode.SHUTTING_DOWN: ShuttingDownError,
-}
+# Errors (the classes are weft.errors')
 
 
 def _error_from_wire(err: pb.Error) -> KronosError:
@@ -372,7 +247,9 @@ def _error_from_wire(err: pb.Error) -> KronosError:
         except ValueError:
             return ProtocolError(f"kronos: must conflict with invalid order {err.actual}: {message}")
         return MustConflictError(message, pair_index=err.pair_index, actual=actual)
-    return _ERRORS[code](message, leader_hint=err.leader_hint)
+    exc = from_code(code.name, message, service="kronos", leader_hint=err.leader_hint)
+    assert isinstance(exc, KronosError)
+    return exc
 
 
 # ---------------------------------------------------------------------------
@@ -835,7 +712,7 @@ class KronosClient:
                         self._target = addr
                 return resp, addr
             exc = _error_from_wire(wire_err)
-            if exc.code is ErrorCode.NOT_LEADER and not pinned:
+            if isinstance(exc, NotLeaderError) and not pinned:
                 last = exc
                 if wire_err.leader_hint and wire_err.leader_hint != addr:
                     addr = wire_err.leader_hint  # a fresh hint is worth trying at once
@@ -843,12 +720,12 @@ class KronosClient:
                     addr = self._next_addr(addr)
                     budget.sleep()
                 continue
-            if exc.code is ErrorCode.SHUTTING_DOWN and not pinned:
+            if isinstance(exc, ShuttingDownError) and not pinned:
                 last = exc
                 addr = self._next_addr(addr)
                 budget.sleep()
                 continue
-            if exc.code is ErrorCode.OVERLOADED:
+            if isinstance(exc, OverloadedError):
                 last = exc
                 budget.sleep()
                 continue

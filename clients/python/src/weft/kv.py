@@ -20,6 +20,14 @@ it. When a rollback has discarded recent writes, the servers answer with a new
 *generation* (:attr:`KVClient.generation`); while one runs they refuse
 requests with ``PAUSED`` (:class:`KVPausedError`, retryable).
 
+Errors are :class:`KVError` subclasses, each also the :mod:`weft.errors`
+class of its condition where the other services share it
+(:class:`KVOverloadedError` is a :class:`weft.Overloaded`,
+:class:`KVUnavailableError` and :class:`KVQuorumError` are
+:class:`weft.Unavailable`, :class:`KVInvalidError` a
+:class:`weft.InvalidArgument`, :class:`KVConflictError` a
+:class:`weft.Aborted`).
+
 Example::
 
     from weft.kv import KVClient
@@ -49,9 +57,23 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import (
+    KVConflictError,
+    KVError,
+    KVInvalidError,
+    KVOverloadedError,
+    KVPausedError,
+    KVQuorumError,
+    KVTooManySiblingsError,
+    KVUnavailableError,
+    KVVersionReusedError,
+    from_code,
+)
+
 __all__ = [
     "GetResult",
     "KVClient",
+    "KVConflictError",
     "KVError",
     "KVInvalidError",
     "KVOverloadedError",
@@ -71,98 +93,13 @@ VERSION_ENTRIES_MAX = 64  # internal/kv.VersionEntriesMax
 EPSILON_INFINITE = _MASK
 
 
-# --- errors ---------------------------------------------------------------
-
-
-class KVError(Exception):
-    """Base of every error of this module; ``code`` is the server's stable code."""
-
-    code = "INTERNAL"
-    retryable = False
-
-    def __init__(self, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        if code is not None:
-            self.code = code
-
-
-class KVInvalidError(KVError):
-    """A malformed request (bad key, value, version or quorum); nothing changed."""
-
-    code = "INVALID"
-
-
-class KVTooManySiblingsError(KVError):
-    """The PUT would leave more concurrent values than the key may hold.
-
-    Resolve: :meth:`KVClient.get`, then :meth:`KVClient.put` with the whole
-    context.
-    """
-
-    code = "TOO_MANY_SIBLINGS"
-
-
-class KVVersionReusedError(KVError):
-    """A version was reused with a different value (a client bug)."""
-
-    code = "VERSION_REUSED"
-
-
-class KVUnavailableError(KVError):
-    """A replica could not be reached or failed; it counts as no answer."""
-
-    code = "UNAVAILABLE"
-    retryable = True
-
-
-class KVOverloadedError(KVError):
-    """A server's bounded request queue is full; retry later."""
-
-    code = "OVERLOADED"
-    retryable = True
-
-
-class KVQuorumError(KVError):
-    """The request did not get its R (or W) answers in two rounds.
-
-    A failed PUT may still have reached some replicas. ``causes`` maps each
-    replica (server number) that failed to its error.
-    """
-
-    code = "QUORUM"
-    retryable = True
-
-    def __init__(self, message: str, causes: dict[int, KVError] | None = None) -> None:
-        super().__init__(message)
-        self.causes: dict[int, KVError] = causes or {}
-
-
-class KVPausedError(KVQuorumError):
-    """The servers are fenced for a rollback; wait, retry, then check the generation."""
-
-    code = "PAUSED"
-
-
-class KVConflictError(KVError):
-    """Kronos could not order a transaction after a concurrent one: it
-    aborted without effect; retry it."""
-
-    code = "CONFLICT"
-    retryable = True
-
-
-_BY_CODE: dict[str, type[KVError]] = {
-    c.code: c
-    for c in (KVInvalidError, KVTooManySiblingsError, KVVersionReusedError, KVUnavailableError,
-              KVOverloadedError, KVQuorumError, KVConflictError)
-}
+# --- errors (the classes are weft.errors') ---------------------------------
 
 
 def _error_of(code: str, message: str) -> KVError:
-    if code == "PAUSED":
-        return KVPausedError(message)
-    cls = _BY_CODE.get(code, KVError)
-    return cls(message) if cls is not KVError else KVError(message, code)
+    exc = from_code(code, message, service="kv")
+    assert isinstance(exc, KVError)
+    return exc
 
 
 # --- versions, siblings, ring ---------------------------------------------
@@ -553,7 +490,7 @@ class KVClient:
         msg = f"{kind} of {key!r}: {len(ok)} of {need} answers in 2 rounds (N={self.n})" + (f"; {detail}" if detail else "")
         refused = [e for e in failed.values() if not e.retryable]
         if refused:
-            raise type(refused[0])(f"{refused[0]} ({msg})")
+            raise type(refused[0])(f"{refused[0]} ({msg})", code=refused[0].code)
         if any(isinstance(e, KVPausedError) for e in failed.values()):
             raise KVPausedError(msg, failed)
         raise KVQuorumError(msg, failed)
