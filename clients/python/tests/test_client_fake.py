@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import weft
 from weft.client import (
     Aborted,
     Alias,
@@ -236,6 +237,19 @@ def test_retry_loop_retries_errors_raised_in_the_body(fake: Fake, client: Client
 
     assert client.run_transaction(body) == "a"
     assert len(fake.sent("/v1/begin")) == 2
+
+
+@pytest.mark.parametrize("error", [weft.KVQuorumError("2 of 3 replicas failed"),
+                                   weft.OverloadedError("kronos busy")])
+def test_retry_loop_leaves_other_services_retryable_errors(fake: Fake, client: Client, error: Exception) -> None:
+    assert isinstance(error, weft.WeftError) and error.retryable
+    runs = 0
+    with pytest.raises(type(error)):
+        for tx in client.transaction():
+            with tx:
+                runs += 1
+                raise error
+    assert runs == 1 and fake.sent("/v1/commit") == []
 
 
 def test_retry_loop_gives_up_with_the_last_error(fake: Fake, client: Client) -> None:

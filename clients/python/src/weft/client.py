@@ -54,6 +54,8 @@ from .errors import (
     Cancelled,
     InternalError,
     InvalidArgument,
+    KronosError,
+    KVError,
     NotFound,
     Overloaded,
     SnapshotTooOld,
@@ -484,16 +486,24 @@ class Transaction:
             try:
                 self.commit()
             except WeftError as e:
-                if self._absorb_retryable and e.retryable:
+                if self._absorb_retryable and _retries_transaction(e):
                     self._retry_error = e
                     return False
                 raise
             return False
         self.discard()
-        if self._absorb_retryable and isinstance(exc, WeftError) and exc.retryable:
+        if self._absorb_retryable and isinstance(exc, WeftError) and _retries_transaction(exc):
             self._retry_error = exc
             return True
         return False
+
+
+def _retries_transaction(e: WeftError) -> bool:
+    """Whether e starts another attempt of a native transaction: a retryable
+    error of the native API. Retryable errors of Kronos or of the key-value
+    face raised inside the block are not the transaction's to retry (a kv
+    QUORUM error may mean a PUT reached some replicas), so they leave the loop."""
+    return e.retryable and not isinstance(e, (KronosError, KVError))
 
 
 class Transactions:
@@ -509,7 +519,8 @@ class Transactions:
     (:class:`Aborted`, :class:`SnapshotTooOld`, :class:`Overloaded`) inside
     the block or at its commit starts another attempt after a pause (capped
     exponential backoff with jitter); the last allowed attempt raises it.
-    Any other exception leaves the loop at once. :attr:`result` holds the
+    Any other exception leaves the loop at once, including a retryable error
+    of Kronos or of the key-value face raised in the block. :attr:`result` holds the
     commit's result afterwards.
 
     Used directly as ``with client.transaction() as tx:`` it makes a single
