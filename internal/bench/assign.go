@@ -62,11 +62,11 @@ type AssignPoint struct {
 
 func (r *kronosRun) assign(ctx context.Context) (*Result, error) {
 	prm := r.prm.assign
-	bar := newBar(r.opts.Progress, int64(len(assignKinds)*prm.Events), "assign")
+	bar := NewBar(r.opts.Progress, int64(len(assignKinds)*prm.Events), "assign")
 	defer bar.Finish()
 	var series []AssignSeries
 	for i, k := range assignKinds {
-		s, err := assignGrow(ctx, prm, k, newRand(r.opts.Seed+uint64(i), 3), func(n int) { _ = bar.Add(n) })
+		s, err := assignGrow(ctx, prm, k, NewRand(r.opts.Seed+uint64(i), 3), func(n int) { _ = bar.Add(n) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}
@@ -144,8 +144,8 @@ func assignGrow(ctx context.Context, prm AssignParams, k assignKind, rng *rand.R
 		if n := g.Stats().Events; int(n)/window != (int(n)-blockEvents)/window || int(n)+blockEvents > prm.Events {
 			sum := Summarize(perCall)
 			s.Windows = append(s.Windows, AssignPoint{
-				Events: n, NsPerCallP50: roundTo(sum.P50, 1), NsPerCallP99: roundTo(sum.P99, 1),
-				NsPerPairP50: roundTo(sum.P50/float64(k.Pairs), 1),
+				Events: n, NsPerCallP50: Round(sum.P50, 1), NsPerCallP99: Round(sum.P99, 1),
+				NsPerPairP50: Round(sum.P50/float64(k.Pairs), 1),
 			})
 			perCall = perCall[:0]
 		}
@@ -153,8 +153,8 @@ func assignGrow(ctx context.Context, prm AssignParams, k assignKind, rng *rand.R
 	if got, want := g.Stats().Edges, uint64(s.Calls*k.Pairs); got != want {
 		return s, fmt.Errorf("bench: graph holds %d edges, want %d", got, want)
 	}
-	s.NsPerCall = roundTo(Median(all), 1)
-	s.NsPerPair = roundTo(s.NsPerCall/float64(k.Pairs), 1)
+	s.NsPerCall = Round(Median(all), 1)
+	s.NsPerPair = Round(s.NsPerCall/float64(k.Pairs), 1)
 	return s, nil
 }
 

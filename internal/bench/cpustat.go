@@ -57,6 +57,6 @@ func (e *Env) SetCPUShares(start, end CPUTimes, ok bool) {
 		return
 	}
 	d := float64(end.total() - start.total())
-	e.CPUBusy = roundTo(float64(end.Busy-start.Busy)/d, 3)
-	e.CPUSteal = roundTo(float64(end.Steal-start.Steal)/d, 3)
+	e.CPUBusy = Round(float64(end.Busy-start.Busy)/d, 3)
+	e.CPUSteal = Round(float64(end.Steal-start.Steal)/d, 3)
 }

@@ -62,7 +62,7 @@ func (r *kronosRun) create(ctx context.Context) (*Result, error) {
 		roundSummary(&s, 2)
 		modes = append(modes, CreateMode{
 			Mode: t.Mode, Sync: t.Sync, LatencyUs: s,
-			CallsPerSec: roundTo(1e6/s.Mean, 0), CDF: roundCDF(CDF(sorted, 200), 2),
+			CallsPerSec: Round(1e6/s.Mean, 0), CDF: roundCDF(CDF(sorted, 200), 2),
 		})
 		r.log.Info("create", "mode", t.Mode, "p50_us", s.P50, "p99_us", s.P99)
 	}
@@ -117,7 +117,7 @@ func timeCreates(ctx context.Context, t createTarget, prm CreateParams, progress
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	bar := newBar(progress, int64(prm.Calls), "create "+t.Mode)
+	bar := NewBar(progress, int64(prm.Calls), "create "+t.Mode)
 	defer bar.Finish()
 	us := make([]float64, 0, prm.Calls)
 	for i := range prm.Calls {
@@ -137,14 +137,14 @@ func timeCreates(ctx context.Context, t createTarget, prm CreateParams, progress
 
 func roundSummary(s *Summary, d int) {
 	for _, f := range []*float64{&s.Min, &s.Mean, &s.P50, &s.P90, &s.P99, &s.P999, &s.Max} {
-		*f = roundTo(*f, d)
+		*f = Round(*f, d)
 	}
 }
 
 func roundCDF(c []CDFPoint, d int) []CDFPoint {
 	for i := range c {
-		c[i].X = roundTo(c[i].X, d)
-		c[i].Frac = roundTo(c[i].Frac, 6)
+		c[i].X = Round(c[i].X, d)
+		c[i].Frac = Round(c[i].Frac, 6)
 	}
 	return c
 }

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -57,31 +56,16 @@ func (t *delayTransport) oneWay() time.Duration {
 }
 
 func (t *delayTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := sleepCtx(req.Context(), t.oneWay()); err != nil {
+	if err := Sleep(req.Context(), t.oneWay()); err != nil {
 		return nil, err
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	if err := sleepCtx(req.Context(), t.oneWay()); err != nil {
+	if err := Sleep(req.Context(), t.oneWay()); err != nil {
 		resp.Body.Close()
 		return nil, err
 	}
 	return resp, nil
-}
-
-// sleepCtx waits d or until ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

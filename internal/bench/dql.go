@@ -270,7 +270,7 @@ func RunDQL(ctx context.Context, opts DQLOptions) (*Result, error) {
 	}
 	res := b.result()
 	b.describeFront(res)
-	return finishResult(res, start, load, b.opts.Out, b.opts.DQLName(), b.savePlots, runErr)
+	return Finish(res, start, load, b.opts.Out, b.opts.DQLName(), b.savePlots, runErr)
 }
 
 func (b *dqlBench) close() {

@@ -123,8 +123,8 @@ func (b *dqlBench) clusterQueries(ctx context.Context) error {
 		}
 		r1, b1 := b.shardRPCs()
 		if c.Roots > 0 {
-			c.ShardRPCsMean = roundTo(float64(r1-r0+b1-b0)/float64(c.Roots), 2)
-			c.ShardReadBatchesMean = roundTo(float64(b1-b0)/float64(c.Roots), 2)
+			c.ShardRPCsMean = Round(float64(r1-r0+b1-b0)/float64(c.Roots), 2)
+			c.ShardReadBatchesMean = Round(float64(b1-b0)/float64(c.Roots), 2)
 		}
 		b.res.Calls[name] = c
 	}
@@ -150,7 +150,7 @@ func (b *dqlBench) pickRoots(name string, rs []string) ([]string, error) {
 		return nil, fmt.Errorf("bench: the data has no subjects of %s to root %s at", q.RootsPred, q.Name)
 	}
 	if o.RootsMax > 0 && len(rs) > o.RootsMax {
-		r := newRand(o.Seed, 78)
+		r := NewRand(o.Seed, 78)
 		r.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
 		rs = rs[:o.RootsMax]
 	}
@@ -317,7 +317,7 @@ func (b *dqlBench) targetLoad(ctx context.Context, hb *httpDQL) error {
 	if _, err := postTarget(ctx, hb, base+"/alter", "application/dql", string(sch)); err != nil {
 		return fmt.Errorf("%s: %w", o.Schema, err)
 	}
-	r.SchemaSeconds = roundTo(time.Since(t).Seconds(), 3)
+	r.SchemaSeconds = Round(time.Since(t).Seconds(), 3)
 	lines, err := countLines(o.RDF, o.Lines)
 	if err != nil {
 		return err
@@ -327,7 +327,7 @@ func (b *dqlBench) targetLoad(ctx context.Context, hb *httpDQL) error {
 		return err
 	}
 	defer f.Close()
-	bar := newBar(o.Progress, lines, "dql load (target)")
+	bar := NewBar(o.Progress, lines, "dql load (target)")
 	defer bar.Finish()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -364,10 +364,10 @@ func (b *dqlBench) targetLoad(ctx context.Context, hb *httpDQL) error {
 			return err
 		}
 	}
-	r.Seconds = roundTo(time.Since(t).Seconds(), 3)
-	r.QuadsPerSec = roundTo(float64(r.Quads)/max(r.Seconds, 1e-9), 0)
-	r.ReportQuadsPerSec = roundTo(dqlReportEdges/float64(dqlReportSeconds), 0)
-	r.VsReport = roundTo(r.QuadsPerSec/r.ReportQuadsPerSec, 2)
+	r.Seconds = Round(time.Since(t).Seconds(), 3)
+	r.QuadsPerSec = Round(float64(r.Quads)/max(r.Seconds, 1e-9), 0)
+	r.ReportQuadsPerSec = Round(dqlReportEdges/float64(dqlReportSeconds), 0)
+	r.VsReport = Round(r.QuadsPerSec/r.ReportQuadsPerSec, 2)
 	o.Log.Info("film data loaded through the target", "quads", r.Quads, "skipped", r.Skipped, "seconds", r.Seconds)
 	return nil
 }
@@ -434,7 +434,7 @@ func (b *dqlBench) targetCalls(ctx context.Context, hb *httpDQL, q DQLQuery, roo
 		}
 		return reads, batches, nil
 	}
-	r := newRand(o.Seed, 77)
+	r := NewRand(o.Seed, 77)
 	sample := slices.Clone(roots)
 	r.Shuffle(len(sample), func(i, j int) { sample[i], sample[j] = sample[j], sample[i] })
 	sample = sample[:min(o.CallsSample, len(sample))]
@@ -462,10 +462,10 @@ func (b *dqlBench) targetCalls(ctx context.Context, hb *httpDQL, q DQLQuery, roo
 		c.ShardRPCsMax = max(c.ShardRPCsMax, int64(r1-prevR+b1-prevB))
 	}
 	if k := float64(len(sample)); k > 0 {
-		c.ShardRPCsMean = roundTo(float64(r1-r0+b1-b0)/k, 2)
-		c.ShardReadBatchesMean = roundTo(float64(b1-b0)/k, 2)
-		c.NamesMean = roundTo(float64(names)/k, 2)
-		c.AnswerBytesMean = roundTo(float64(size)/k, 1)
+		c.ShardRPCsMean = Round(float64(r1-r0+b1-b0)/k, 2)
+		c.ShardReadBatchesMean = Round(float64(b1-b0)/k, 2)
+		c.NamesMean = Round(float64(names)/k, 2)
+		c.AnswerBytesMean = Round(float64(size)/k, 1)
 	}
 	return c, nil
 }

@@ -95,7 +95,7 @@ func (b *dqlBench) loadInto(ctx context.Context, db engine.API, lines int64) err
 		return fmt.Errorf("%s: %w", b.opts.Schema, err)
 	}
 	r := &b.res.Load
-	r.Lines, r.SchemaSeconds = lines, roundTo(time.Since(t).Seconds(), 3)
+	r.Lines, r.SchemaSeconds = lines, Round(time.Since(t).Seconds(), 3)
 	if err := b.loadRDF(ctx, lines); err != nil {
 		return err
 	}
@@ -104,9 +104,9 @@ func (b *dqlBench) loadInto(ctx context.Context, db engine.API, lines int64) err
 	if err != nil {
 		return fmt.Errorf("after the load: %w", err)
 	}
-	r.ApplySeconds = roundTo(time.Since(t).Seconds(), 3)
+	r.ApplySeconds = Round(time.Since(t).Seconds(), 3)
 	r.EngineVertices, r.EngineEdges = st.Vertices, st.Edges
-	r.EngineEdgesPerSec = roundTo(float64(st.Edges)/max(r.Seconds, 1e-9), 0)
+	r.EngineEdgesPerSec = Round(float64(st.Edges)/max(r.Seconds, 1e-9), 0)
 	return nil
 }
 
@@ -143,7 +143,7 @@ func (b *dqlBench) load(ctx context.Context) error {
 	if b.g, err = dgraph.Open(ctx, b.db, b.graphConfig()); err != nil {
 		return err
 	}
-	r.ReopenSeconds = roundTo(time.Since(t).Seconds(), 3)
+	r.ReopenSeconds = Round(time.Since(t).Seconds(), 3)
 	return nil
 }
 
@@ -160,7 +160,7 @@ func (b *dqlBench) loadRDF(ctx context.Context, lines int64) error {
 	if o.Lines > 0 {
 		in = &lineLimitReader{r: bufio.NewReaderSize(f, 1<<16), left: int64(o.Lines)}
 	}
-	bar := newBar(o.Progress, lines, "dql load")
+	bar := NewBar(o.Progress, lines, "dql load")
 	var done atomic.Int64
 	lcfg := dgraph.DefaultLoadConfig()
 	lcfg.BatchQuads, lcfg.Loaders = o.LoadBatch, o.Loaders
@@ -177,9 +177,9 @@ func (b *dqlBench) loadRDF(ctx context.Context, lines int64) error {
 		}
 		defer stop()
 	}
-	cpu0 := processCPU()
+	cpu0 := ProcessCPU()
 	st, err := b.g.LoadRDF(ctx, in, o.RDF, lcfg)
-	cpu := processCPU() - cpu0
+	cpu := ProcessCPU() - cpu0
 	_ = bar.Finish()
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", o.RDF, err)
@@ -187,15 +187,15 @@ func (b *dqlBench) loadRDF(ctx context.Context, lines int64) error {
 	r := &b.res.Load
 	r.Quads, r.Skipped, r.Nodes, r.UIDQuads, r.Values = st.Quads, st.Skipped, st.Nodes, st.Edges, st.Values
 	r.Transactions, r.Retries, r.EngineOps = st.Batches, st.Attempts-st.Batches, st.Ops
-	r.Seconds = roundTo(st.Elapsed.Seconds(), 3)
-	r.QuadsPerSec = roundTo(float64(st.Quads)/max(st.Elapsed.Seconds(), 1e-9), 0)
-	r.CPUSeconds = roundTo(cpu.Seconds(), 2)
-	r.CPUCores = roundTo(cpu.Seconds()/max(st.Elapsed.Seconds(), 1e-9), 2)
+	r.Seconds = Round(st.Elapsed.Seconds(), 3)
+	r.QuadsPerSec = Round(float64(st.Quads)/max(st.Elapsed.Seconds(), 1e-9), 0)
+	r.CPUSeconds = Round(cpu.Seconds(), 2)
+	r.CPUCores = Round(cpu.Seconds()/max(st.Elapsed.Seconds(), 1e-9), 2)
 	if cpu > 0 {
-		r.QuadsPerCPUSec = roundTo(float64(st.Quads)/cpu.Seconds(), 0)
+		r.QuadsPerCPUSec = Round(float64(st.Quads)/cpu.Seconds(), 0)
 	}
-	r.ReportQuadsPerSec = roundTo(dqlReportEdges/float64(dqlReportSeconds), 0)
-	r.VsReport = roundTo(r.QuadsPerSec/r.ReportQuadsPerSec, 2)
+	r.ReportQuadsPerSec = Round(dqlReportEdges/float64(dqlReportSeconds), 0)
+	r.VsReport = Round(r.QuadsPerSec/r.ReportQuadsPerSec, 2)
 	return nil
 }
 
@@ -373,8 +373,8 @@ func CompareDQLLoads(ctx context.Context, rdfPath, schemaPath string, lines, run
 		}
 	}
 	out.DirectMedian, out.BulkMedian, out.OnlineMedian = medianRun(out.Direct), medianRun(out.Bulk), medianRun(out.Online)
-	out.Speedup = roundTo(out.BulkMedian.QuadsPerSec/max(out.OnlineMedian.QuadsPerSec, 1e-9), 2)
-	out.DirectSpeedup = roundTo(out.DirectMedian.QuadsPerSec/max(out.OnlineMedian.QuadsPerSec, 1e-9), 2)
+	out.Speedup = Round(out.BulkMedian.QuadsPerSec/max(out.OnlineMedian.QuadsPerSec, 1e-9), 2)
+	out.DirectSpeedup = Round(out.DirectMedian.QuadsPerSec/max(out.OnlineMedian.QuadsPerSec, 1e-9), 2)
 	return out, nil
 }
 
@@ -424,7 +424,7 @@ func loadOnce(ctx context.Context, rdfPath, sch string, lines int, mode string) 
 		in = &lineLimitReader{r: bufio.NewReaderSize(f, 1<<16), left: int64(lines)}
 	}
 	lcfg := dgraph.DefaultLoadConfig()
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), ProcessCPU()
 	var (
 		st    dgraph.LoadStats
 		edges int64
@@ -476,7 +476,7 @@ func loadOnce(ctx context.Context, rdfPath, sch string, lines int, mode string) 
 			return DQLLoadRun{}, err
 		}
 	}
-	return DQLLoadRun{Quads: st.Quads, EngineEdges: edges, Seconds: roundTo(secs, 3),
-		QuadsPerSec: roundTo(float64(st.Quads)/secs, 0), EngineEdgesPerSec: roundTo(float64(edges)/secs, 0),
-		CPUSeconds: roundTo((processCPU() - cpu0).Seconds(), 2)}, nil
+	return DQLLoadRun{Quads: st.Quads, EngineEdges: edges, Seconds: Round(secs, 3),
+		QuadsPerSec: Round(float64(st.Quads)/secs, 0), EngineEdgesPerSec: Round(float64(edges)/secs, 0),
+		CPUSeconds: Round((ProcessCPU() - cpu0).Seconds(), 2)}, nil
 }

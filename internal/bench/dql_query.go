@@ -288,7 +288,7 @@ type dqlCalls struct {
 // countCalls runs q on the first n roots of a seeded shuffle through a
 // counting reader.
 func countCalls(ctx context.Context, db engine.API, ex *exec.Executor, q DQLQuery, roots []string, n int, seed uint64) (dqlCalls, error) {
-	r := newRand(seed, 77)
+	r := NewRand(seed, 77)
 	sample := slices.Clone(roots)
 	r.Shuffle(len(sample), func(i, j int) { sample[i], sample[j] = sample[j], sample[i] })
 	sample = sample[:min(n, len(sample))]
@@ -320,11 +320,11 @@ func countCalls(ctx context.Context, db engine.API, ex *exec.Executor, q DQLQuer
 	}
 	c.Roots, c.Placement = len(sample), ex.Placement()
 	if k := float64(len(sample)); k > 0 {
-		c.GetVertexMean = roundTo(float64(calls)/k, 2)
-		c.BatchesMean = roundTo(float64(batches)/k, 2)
-		c.NodesMean = roundTo(float64(nodes)/k, 2)
-		c.NamesMean = roundTo(float64(names)/k, 2)
-		c.AnswerBytesMean = roundTo(float64(size)/k, 1)
+		c.GetVertexMean = Round(float64(calls)/k, 2)
+		c.BatchesMean = Round(float64(batches)/k, 2)
+		c.NodesMean = Round(float64(nodes)/k, 2)
+		c.NamesMean = Round(float64(names)/k, 2)
+		c.AnswerBytesMean = Round(float64(size)/k, 1)
 	}
 	return c, nil
 }
@@ -339,13 +339,13 @@ type dqlLatency struct {
 	Max  float64 `json:"max"`
 }
 
-func latencyMS(h *latencyHist) dqlLatency {
-	if h.n == 0 {
+func latencyMS(h *Hist) dqlLatency {
+	if h.Count() == 0 {
 		return dqlLatency{}
 	}
-	ms := func(ns int64) float64 { return roundTo(float64(ns)/1e6, 3) }
-	return dqlLatency{Mean: roundTo(h.sum/float64(h.n)/1e6, 3), P50: ms(h.quantile(0.5)), P95: ms(h.quantile(0.95)),
-		P99: ms(h.quantile(0.99)), Min: ms(h.min), Max: ms(h.max)}
+	ms := func(ns int64) float64 { return Round(float64(ns)/1e6, 3) }
+	return dqlLatency{Mean: Round(h.Mean()/1e6, 3), P50: ms(h.Quantile(0.5)), P95: ms(h.Quantile(0.95)),
+		P99: ms(h.Quantile(0.99)), Min: ms(h.Min()), Max: ms(h.Max())}
 }
 
 // dqlCell is one (query, clients) measurement.
@@ -373,7 +373,7 @@ type dqlCell struct {
 
 // dqlWorker is one client: a goroutine issuing queries back to back.
 type dqlWorker struct {
-	hist                   latencyHist
+	hist                   Hist
 	ok, errs, empty, names int64
 	bytes                  int64
 	samples                []string
@@ -382,7 +382,7 @@ type dqlWorker struct {
 const dqlErrorSamplesMax = 3
 
 func (w *dqlWorker) run(ctx context.Context, be dqlBackend, q DQLQuery, roots []string, seed, stream uint64, stop *atomic.Bool) {
-	r := newRand(seed, stream)
+	r := NewRand(seed, stream)
 	// Every client asks at least once, even one scheduled after the cell
 	// ended (a loaded machine), so that no cell is empty by accident.
 	for i := 0; ctx.Err() == nil && (i == 0 || !stop.Load()); i++ {
@@ -400,7 +400,7 @@ func (w *dqlWorker) run(ctx context.Context, be dqlBackend, q DQLQuery, roots []
 			}
 			continue
 		}
-		w.hist.record(d.Nanoseconds())
+		w.hist.Record(d.Nanoseconds())
 		w.ok++
 		w.names += int64(a.names)
 		w.bytes += int64(a.bytes)
@@ -415,7 +415,7 @@ func runCell(ctx context.Context, be dqlBackend, q DQLQuery, roots []string, cli
 	workers := make([]*dqlWorker, clients)
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	cpu0 := processCPU()
+	cpu0 := ProcessCPU()
 	start := time.Now()
 	for i := range workers {
 		workers[i] = &dqlWorker{}
@@ -429,13 +429,13 @@ func runCell(ctx context.Context, be dqlBackend, q DQLQuery, roots []string, cli
 	wg.Wait()
 	timer.Stop()
 	elapsed := time.Since(start)
-	cpu := processCPU() - cpu0
-	c := dqlCell{Query: q.Name, Clients: clients, Seconds: roundTo(elapsed.Seconds(), 3),
-		CPUCores: roundTo(cpu.Seconds()/elapsed.Seconds(), 2)}
-	var h latencyHist
+	cpu := ProcessCPU() - cpu0
+	c := dqlCell{Query: q.Name, Clients: clients, Seconds: Round(elapsed.Seconds(), 3),
+		CPUCores: Round(cpu.Seconds()/elapsed.Seconds(), 2)}
+	var h Hist
 	var names, size int64
 	for _, w := range workers {
-		h.merge(&w.hist)
+		h.Merge(&w.hist)
 		c.Queries += w.ok
 		c.Errors += w.errs
 		c.Empty += w.empty
@@ -447,14 +447,14 @@ func runCell(ctx context.Context, be dqlBackend, q DQLQuery, roots []string, cli
 			}
 		}
 	}
-	c.PerSec = roundTo(float64(c.Queries)/elapsed.Seconds(), 1)
+	c.PerSec = Round(float64(c.Queries)/elapsed.Seconds(), 1)
 	if cpu > 0 {
-		c.PerCPUSec = roundTo(float64(c.Queries)/cpu.Seconds(), 1)
+		c.PerCPUSec = Round(float64(c.Queries)/cpu.Seconds(), 1)
 	}
 	c.LatencyMS = latencyMS(&h)
 	if c.Queries > 0 {
-		c.NamesMean = roundTo(float64(names)/float64(c.Queries), 2)
-		c.AnswerBytesMean = roundTo(float64(size)/float64(c.Queries), 1)
+		c.NamesMean = Round(float64(names)/float64(c.Queries), 2)
+		c.AnswerBytesMean = Round(float64(size)/float64(c.Queries), 1)
 	}
 	return c
 }

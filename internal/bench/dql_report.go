@@ -69,7 +69,7 @@ func (b *dqlBench) queries(ctx context.Context) error {
 			return fmt.Errorf("bench: the loaded data has no subjects of %s to root %s at", q.RootsPred, q.Name)
 		}
 		if o.RootsMax > 0 && len(rs) > o.RootsMax {
-			r := newRand(o.Seed, 78)
+			r := NewRand(o.Seed, 78)
 			r.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
 			rs = rs[:o.RootsMax]
 		}
@@ -97,7 +97,7 @@ func (b *dqlBench) queries(ctx context.Context) error {
 func (b *dqlBench) runCells(ctx context.Context, be dqlBackend, roots map[string][]string) error {
 	o := b.opts
 	unit := int64(o.Duration / time.Millisecond)
-	bar := newBar(o.Progress, int64(len(o.Queries)*len(o.Clients))*unit, "dql queries "+o.Mode)
+	bar := NewBar(o.Progress, int64(len(o.Queries)*len(o.Clients))*unit, "dql queries "+o.Mode)
 	defer bar.Finish()
 	b.res.QueriesPerSecAt10 = map[string]float64{}
 	var errs int64

@@ -75,9 +75,3 @@ func OrientByRank(edges []Edge, rank []uint32) {
 		return cmp.Compare(rank[a.To], rank[b.To])
 	})
 }
-
-// newRand returns the suite's seeded generator for one purpose (stream), so
-// adding a draw to one workload does not shift another's.
-func newRand(seed uint64, stream uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, stream))
-}

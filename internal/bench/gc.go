@@ -42,7 +42,7 @@ func (r *kronosRun) gc(ctx context.Context) (*Result, error) {
 	for l := range prm.MaxLog2 + 1 {
 		total += int64(prm.Reps) << l
 	}
-	bar := newBar(r.opts.Progress, total, "gc")
+	bar := NewBar(r.opts.Progress, total, "gc")
 	defer bar.Finish()
 	g, err := kronos.New(kronos.DefaultConfig())
 	if err != nil {
@@ -69,7 +69,7 @@ func (r *kronosRun) gc(ctx context.Context) (*Result, error) {
 		points = append(points, GCPoint{
 			Length: length, Chains: len(times), MedianNs: s.P50,
 			P10Ns: Percentile(sortedCopy(times), 0.10), P90Ns: s.P90, MinNs: s.Min, MaxNs: s.Max,
-			NsPerEvent: roundTo(s.P50/float64(length), 2), Descheduled: b.descheduled,
+			NsPerEvent: Round(s.P50/float64(length), 2), Descheduled: b.descheduled,
 		})
 	}
 	xs, ys := make([]float64, len(points)), make([]float64, len(points))
@@ -83,9 +83,9 @@ func (r *kronosRun) gc(ctx context.Context) (*Result, error) {
 			"points": points,
 			// ns = slope·length + intercept, fitted to the medians by least
 			// squares on relative error (weights 1/ns²), so short chains count.
-			"linear_fit_ns": Fit{Slope: roundTo(lin.Slope, 3), Intercept: roundTo(lin.Intercept, 0), R2: roundTo(lin.R2, 6)},
+			"linear_fit_ns": Fit{Slope: Round(lin.Slope, 3), Intercept: Round(lin.Intercept, 0), R2: Round(lin.R2, 6)},
 			// log10 ns = slope·log10 length + intercept: slope 1 is linear growth.
-			"loglog_fit": Fit{Slope: roundTo(loglog.Slope, 4), Intercept: roundTo(loglog.Intercept, 4), R2: roundTo(loglog.R2, 6)},
+			"loglog_fit": Fit{Slope: Round(loglog.Slope, 4), Intercept: Round(loglog.Intercept, 4), R2: Round(loglog.R2, 6)},
 		},
 		Paper: map[string]any{
 			"figure": "Figure 11: time to release the reference that collects a path of 2^0 … 2^19 events; grows linearly",

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -121,7 +121,7 @@ func runKronos(ctx context.Context, opts KronosOptions, prm kronosParams) (map[s
 		res.Benchmark = "kronos/" + name
 		res.Schema = SchemaVersion
 		res.Started = start.UTC().Truncate(time.Second)
-		res.Seconds = roundTo(time.Since(start).Seconds(), 3)
+		res.Seconds = Round(time.Since(start).Seconds(), 3)
 		res.Env = CurrentEnv()
 		res.Env.LoadAvgStart = load
 		if opts.Out != "" {
@@ -146,7 +146,7 @@ func (r *kronosRun) plotPath(file string) string {
 // savePlots renders each chart whose path is set and returns the file names.
 func (r *kronosRun) savePlots(charts map[string]Chart) ([]string, error) {
 	var names []string
-	for _, file := range sortedKeys(charts) {
+	for _, file := range slices.Sorted(maps.Keys(charts)) {
 		path := r.plotPath(file)
 		if path == "" {
 			continue
@@ -157,19 +157,4 @@ func (r *kronosRun) savePlots(charts map[string]Chart) ([]string, error) {
 		names = append(names, file)
 	}
 	return names, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// roundTo rounds x to d decimals, keeping the JSON readable.
-func roundTo(x float64, d int) float64 {
-	p := math.Pow(10, float64(d))
-	return math.Round(x*p) / p
 }

@@ -20,7 +20,7 @@ func BenchmarkQueryOrderER(b *testing.B) {
 	const events, batch = 10_000, 100
 	for _, p := range []float64{1e-5, 1e-4, 1e-3, 1e-2} {
 		b.Run(fmt.Sprintf("p=%g", p), func(b *testing.B) {
-			rng := newRand(1, 1)
+			rng := NewRand(1, 1)
 			edges := ErdosRenyi(events, p, rng)
 			OrientByRank(edges, RandomRanks(events, rng))
 			g, first, err := loadGraph(events, edges, kronos.DefaultConfig().CacheSlots, 256)
@@ -30,7 +30,7 @@ func BenchmarkQueryOrderER(b *testing.B) {
 			// A pool far larger than the answer cache, so cycling through it
 			// almost never hits; generating pairs inside the loop would time
 			// the generator.
-			pool := uniformPairs(newRand(1, 2), first, events, 1<<18)()
+			pool := uniformPairs(NewRand(1, 2), first, events, 1<<18)()
 			next := cyclePairs(pool, batch)
 			out := make([]kronos.Order, 0, batch)
 			b.ResetTimer()
@@ -69,7 +69,7 @@ func BenchmarkAssignPrefer(b *testing.B) {
 		b.Fatal(err)
 	}
 	root := g.CreateEvent()
-	rng := newRand(1, 3)
+	rng := NewRand(1, 3)
 	var fresh []kronos.EventID
 	var res []kronos.AssignResult
 	as := make([]kronos.Assignment, 1)

@@ -176,7 +176,7 @@ func TestCreateSmoke(t *testing.T) {
 // reachability over the oriented edges: every pair's answer must agree.
 func TestLoadGraphMatchesOracle(t *testing.T) {
 	const n = 150
-	rng := newRand(11, 1)
+	rng := NewRand(11, 1)
 	edges := ErdosRenyi(n, 0.02, rng)
 	OrientByRank(edges, RandomRanks(n, rng))
 	g, first, err := loadGraph(n, edges, 0, 7)
@@ -254,7 +254,7 @@ func TestCollectChains(t *testing.T) {
 func TestAssignGrow(t *testing.T) {
 	prm := AssignParams{Events: 3000, BlockPairs: 100, Windows: 5}
 	for _, k := range assignKinds {
-		s, err := assignGrow(context.Background(), prm, k, newRand(1, 3), func(int) {})
+		s, err := assignGrow(context.Background(), prm, k, NewRand(1, 3), func(int) {})
 		if err != nil {
 			t.Fatalf("%s: %v", k.Name, err)
 		}

@@ -3,11 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
-	"runtime/debug"
-	"strconv"
-	"strings"
 
 	"github.com/weft-db/weft/internal/kronos"
 	"gonum.org/v1/plot/plotter"
@@ -53,14 +49,14 @@ func memorySizes(prm MemoryParams) []int {
 
 func (r *kronosRun) memory(ctx context.Context) (*Result, error) {
 	prm := r.prm.memory
-	base0 := settledHeap()
-	rss0 := settledRSS()
+	base0 := SettledHeap()
+	rss0 := SettledRSS()
 	g, err := kronos.New(kronos.DefaultConfig())
 	if err != nil {
 		return nil, err
 	}
-	base, rss := settledHeap(), settledRSS()
-	bar := newBar(r.opts.Progress, int64(prm.MaxEvents), "memory")
+	base, rss := SettledHeap(), SettledRSS()
+	bar := NewBar(r.opts.Progress, int64(prm.MaxEvents), "memory")
 	defer bar.Finish()
 	var points []MemoryPoint
 	made := 0
@@ -80,10 +76,10 @@ func (r *kronosRun) memory(ctx context.Context) (*Result, error) {
 		if got := g.Stats().Events; got != uint64(n) {
 			return nil, fmt.Errorf("bench: graph holds %d events, created %d", got, n)
 		}
-		heap, res := int64(settledHeap()-base), settledRSS()-rss
+		heap, res := int64(SettledHeap()-base), SettledRSS()-rss
 		points = append(points, MemoryPoint{
-			Events: n, HeapBytes: heap, BytesPerEvent: roundTo(float64(heap)/float64(n), 2),
-			RSSBytes: res, RSSPerEvent: roundTo(float64(res)/float64(n), 2),
+			Events: n, HeapBytes: heap, BytesPerEvent: Round(float64(heap)/float64(n), 2),
+			RSSBytes: res, RSSPerEvent: Round(float64(res)/float64(n), 2),
 		})
 		r.log.Info("memory", "events", n, "heap_bytes_per_event", points[len(points)-1].BytesPerEvent)
 	}
@@ -119,36 +115,7 @@ func (r *kronosRun) memory(ctx context.Context) (*Result, error) {
 }
 
 func roundFit(f Fit) Fit {
-	return Fit{Slope: roundTo(f.Slope, 3), Intercept: roundTo(f.Intercept, 0), R2: roundTo(f.R2, 6)}
-}
-
-// settledHeap returns the bytes of live heap objects once garbage is
-// collected (two cycles, so finalizers and sweeping settle).
-func settledHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
-}
-
-// settledRSS returns the resident set size after returning free memory to
-// the operating system, or 0 where /proc is missing.
-func settledRSS() int64 {
-	debug.FreeOSMemory()
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return pages * int64(os.Getpagesize())
+	return Fit{Slope: Round(f.Slope, 3), Intercept: Round(f.Intercept, 0), R2: Round(f.R2, 6)}
 }
 
 func memoryCharts(prm MemoryParams, points []MemoryPoint, fit Fit) map[string]Chart {

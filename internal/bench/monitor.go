@@ -223,7 +223,7 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 	if o.RollbackBeta > 0 {
 		cellsTotal += len(o.Ns)
 	}
-	bar := newBar(o.Progress, int64(cellsTotal), "bench monitor")
+	bar := NewBar(o.Progress, int64(cellsTotal), "bench monitor")
 	var res MonitorResults
 	run := 0
 	for _, n := range o.Ns {

@@ -7,9 +7,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// newBar returns a progress bar over max steps that draws on w, or one that
+// NewBar returns a progress bar over max steps that draws on w, or one that
 // draws nothing when w is nil (tests, and output that is not a terminal).
-func newBar(w io.Writer, max int64, desc string) *progressbar.ProgressBar {
+func NewBar(w io.Writer, max int64, desc string) *progressbar.ProgressBar {
 	if w == nil {
 		return progressbar.DefaultSilent(max, desc)
 	}

@@ -67,7 +67,7 @@ type QueryMeasure struct {
 
 func (r *kronosRun) query(ctx context.Context) (*Result, error) {
 	prm := r.prm.query
-	bar := newBar(r.opts.Progress, int64(len(prm.Probs)*4*prm.Runs), "query")
+	bar := NewBar(r.opts.Progress, int64(len(prm.Probs)*4*prm.Runs), "query")
 	defer bar.Finish()
 	var points []QueryPoint
 	for i, p := range prm.Probs {
@@ -103,7 +103,7 @@ func (r *kronosRun) query(ctx context.Context) (*Result, error) {
 // queryPoint loads the G(n, p) graph and times each workload on it with the
 // answer cache on and off.
 func queryPoint(ctx context.Context, prm QueryParams, p float64, seed uint64, tick func()) (QueryPoint, error) {
-	rng := newRand(seed, 1)
+	rng := NewRand(seed, 1)
 	edges := ErdosRenyi(prm.Events, p, rng)
 	OrientByRank(edges, RandomRanks(prm.Events, rng))
 	pt := QueryPoint{P: p, Edges: uint64(len(edges)), RelsPerEvent: 2 * float64(len(edges)) / float64(prm.Events)}
@@ -112,7 +112,7 @@ func queryPoint(ctx context.Context, prm QueryParams, p float64, seed uint64, ti
 	if err != nil {
 		return pt, fmt.Errorf("p=%g: %w", p, err)
 	}
-	pt.BuildSeconds = roundTo(time.Since(start).Seconds(), 3)
+	pt.BuildSeconds = Round(time.Since(start).Seconds(), 3)
 	// Both configurations are timed on restored copies of the loaded graph,
 	// so they share one memory layout and differ only in the cache.
 	snap := loaded.AppendSnapshot(nil)
@@ -125,7 +125,7 @@ func queryPoint(ctx context.Context, prm QueryParams, p float64, seed uint64, ti
 			return pt, fmt.Errorf("p=%g: %w", p, err)
 		}
 		for _, workload := range []string{"uniform", "hot"} {
-			m, err := queryMeasure(ctx, g, first, prm, workload, slots != 0, newRand(seed, 2), tick)
+			m, err := queryMeasure(ctx, g, first, prm, workload, slots != 0, NewRand(seed, 2), tick)
 			if err != nil {
 				return pt, fmt.Errorf("p=%g %s: %w", p, workload, err)
 			}
@@ -236,15 +236,15 @@ func queryMeasure(ctx context.Context, g *kronos.Graph, first kronos.EventID, pr
 			}
 		}
 		m.Pairs += pairs
-		m.RunPairsPerSec = append(m.RunPairsPerSec, roundTo(float64(pairs)/spent.Seconds(), 0))
+		m.RunPairsPerSec = append(m.RunPairsPerSec, Round(float64(pairs)/spent.Seconds(), 0))
 		wallRates = append(wallRates, float64(pairs)/wall.Seconds())
 		tick()
 	}
 	m.PairsPerSec = Median(m.RunPairsPerSec)
-	m.PairsPerSecWall = roundTo(Median(wallRates), 0)
-	m.NsPerPair = roundTo(1e9/m.PairsPerSec, 1)
-	m.ConcurrentFrac = roundTo(float64(concurrent)/float64(m.Pairs), 4)
-	m.DescheduledFrac = roundTo(float64(descheduled)/float64(chunks), 3)
+	m.PairsPerSecWall = Round(Median(wallRates), 0)
+	m.NsPerPair = Round(1e9/m.PairsPerSec, 1)
+	m.ConcurrentFrac = Round(float64(concurrent)/float64(m.Pairs), 4)
+	m.DescheduledFrac = Round(float64(descheduled)/float64(chunks), 3)
 	return m, nil
 }
 

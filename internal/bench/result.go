@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -123,12 +124,12 @@ func LoadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// finishResult stamps a run's result with its start, length and machine,
+// Finish stamps a run's result with its start, length and machine,
 // and, when out is set, draws its plots and writes it as out/name.json;
 // runErr (the run's own error) is returned with any error of those.
-func finishResult(res *Result, start time.Time, load, out, name string, savePlots func() ([]string, error), runErr error) (*Result, error) {
+func Finish(res *Result, start time.Time, load, out, name string, savePlots func() ([]string, error), runErr error) (*Result, error) {
 	res.Started = start.UTC().Truncate(time.Second)
-	res.Seconds = roundTo(time.Since(start).Seconds(), 3)
+	res.Seconds = Round(time.Since(start).Seconds(), 3)
 	res.Env = CurrentEnv()
 	res.Env.LoadAvgStart = load
 	if out != "" {
@@ -140,4 +141,10 @@ func finishResult(res *Result, start time.Time, load, out, name string, savePlot
 		runErr = errors.Join(runErr, err)
 	}
 	return res, runErr
+}
+
+// Round rounds x to d decimals, keeping the JSON readable.
+func Round(x float64, d int) float64 {
+	p := math.Pow(10, float64(d))
+	return math.Round(x*p) / p
 }

@@ -217,7 +217,7 @@ func RunScale(ctx context.Context, opts ScaleOptions) (*Result, error) {
 	}
 	opts.Log.Info("scale: graph generated", "vertices", opts.Vertices, "edges", g.edges, "shapes", len(opts.Shapes))
 	res := &scaleResults{ModelCores: opts.ModelCores}
-	bar := newBar(opts.Progress, int64(len(opts.Shapes)*len(opts.Mixes)), "scale grid")
+	bar := NewBar(opts.Progress, int64(len(opts.Shapes)*len(opts.Mixes)), "scale grid")
 	var errs []error
 	for _, shape := range opts.Shapes {
 		if ctx.Err() != nil {
@@ -234,7 +234,7 @@ func RunScale(ctx context.Context, opts ScaleOptions) (*Result, error) {
 	res.Extrapolation = extrapolate(res.Points, opts.ModelCores)
 	out := opts.result(res, g)
 	out.Started = start.UTC().Truncate(time.Second)
-	out.Seconds = roundTo(time.Since(start).Seconds(), 3)
+	out.Seconds = Round(time.Since(start).Seconds(), 3)
 	out.Env = CurrentEnv()
 	out.Env.LoadAvgStart = load
 	if opts.Out != "" && len(res.Points) > 0 {
@@ -296,7 +296,7 @@ func measureShape(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleClus
 		first[i] = conns[0]
 	}
 	api := &loadAPI{gks: first}
-	bar := newBar(o.Progress, int64(o.Vertices)+g.edges, fmt.Sprintf("load %dg×%ds", shape.Gatekeepers, shape.Shards))
+	bar := NewBar(o.Progress, int64(o.Vertices)+g.edges, fmt.Sprintf("load %dg×%ds", shape.Gatekeepers, shape.Shards))
 	ld, err := loadTaoGraph(ctx, api, g, o.LoadBatch, o.Loaders, o.Seed, func(n int) { _ = bar.Add(n) })
 	_ = bar.Finish()
 	if err != nil {
@@ -306,7 +306,7 @@ func measureShape(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleClus
 		return nil, fmt.Errorf("after the load: %w", err)
 	}
 	o.Log.Info("scale: graph loaded", "gatekeepers", shape.Gatekeepers, "shards", shape.Shards,
-		"seconds", roundTo(ld.Seconds, 1), "aborts", ld.Aborts)
+		"seconds", Round(ld.Seconds, 1), "aborts", ld.Aborts)
 	idle, err := measureIdle(ctx, c, o.IdleWindow)
 	if err != nil {
 		return nil, err
@@ -315,7 +315,7 @@ func measureShape(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleClus
 	for _, m := range o.Mixes {
 		p, err := measureMix(ctx, o, g, c, gks, shape, m, idle)
 		done()
-		p.LoadSeconds = roundTo(ld.Seconds, 2)
+		p.LoadSeconds = Round(ld.Seconds, 2)
 		if err != nil {
 			p.Error = err.Error()
 			return append(pts, p), err

@@ -159,7 +159,7 @@ func (c *scaleCluster) sampleCPU() (cpuSample, error) {
 	if err != nil {
 		return s, err
 	}
-	s.at, s.self = time.Now(), processCPU()
+	s.at, s.self = time.Now(), ProcessCPU()
 	for _, p := range c.procs {
 		if !p.Alive() {
 			return s, fmt.Errorf("bench: %s (pid %d) is not running%s", p.Name, p.Pid, c.logTails(10))
@@ -178,12 +178,12 @@ func (c *scaleCluster) cpuByRole(a, b cpuSample) (roles, procs map[string]float6
 	roles, procs = map[string]float64{}, map[string]float64{}
 	for _, p := range c.procs {
 		d := (b.byProc[p.Name] - a.byProc[p.Name]).Seconds()
-		procs[p.Name] = roundTo(d, 3)
+		procs[p.Name] = Round(d, 3)
 		roles[p.Role] += d
 	}
 	roles[roleClient] = (b.self - a.self).Seconds()
 	for r, v := range roles {
-		roles[r] = roundTo(v, 3)
+		roles[r] = Round(v, 3)
 	}
 	return roles, procs
 }

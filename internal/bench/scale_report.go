@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 
@@ -63,7 +64,7 @@ func extrapolate(pts []ScalePoint, cores int) []scaleExtrapolation {
 			for _, s := range extrapolationShards {
 				m := predict(costs, from.IdleCoresPerProcess, g, s, float64(cores))
 				out = append(out, scaleExtrapolation{Mix: mix, From: ScaleShape{from.Gatekeepers, from.Shards},
-					Gatekeepers: g, Shards: s, OpsPerSec: roundTo(finite(m.OpsPerSec), 0), Bottleneck: m.Bottleneck})
+					Gatekeepers: g, Shards: s, OpsPerSec: Round(finite(m.OpsPerSec), 0), Bottleneck: m.Bottleneck})
 			}
 		}
 	}
@@ -145,7 +146,7 @@ func saveScalePlots(o ScaleOptions, res *scaleResults) ([]string, error) {
 			LegendLeft: true, Series: extra}
 	}
 	var names []string
-	for _, file := range sortedKeys(charts) {
+	for _, file := range slices.Sorted(maps.Keys(charts)) {
 		if err := charts[file].Save(filepath.Join(o.Out, file)); err != nil {
 			return names, err
 		}

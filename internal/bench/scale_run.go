@@ -120,7 +120,7 @@ func measureIdle(ctx context.Context, c *scaleCluster, window time.Duration) (sc
 			continue // the clients are not running: their process is not idle cluster load
 		}
 		idle.rate[r] = cpu / secs
-		idle.perProc[r] = roundTo(cpu/secs/float64(n[r]), 4)
+		idle.perProc[r] = Round(cpu/secs/float64(n[r]), 4)
 	}
 	return idle, nil
 }
@@ -168,7 +168,7 @@ func measureMix(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleCluste
 	}
 	workers := make([]*taoWorker, o.Clients)
 	for i := range workers {
-		workers[i] = &taoWorker{id: i, r: newRand(o.Seed, 1000+uint64(i)), be: bes[i%len(bes)], g: g, mix: mix, limit: taoEdgesLimit}
+		workers[i] = &taoWorker{id: i, r: NewRand(o.Seed, 1000+uint64(i)), be: bes[i%len(bes)], g: g, mix: mix, limit: taoEdgesLimit}
 	}
 	st0, err := gatekeeperCounters(ctx, heads)
 	if err != nil {
@@ -182,7 +182,7 @@ func measureMix(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleCluste
 	if err != nil {
 		return p, err
 	}
-	bar := newBar(o.Progress, int64(o.Duration/time.Millisecond), fmt.Sprintf("%s %dg×%ds", m, shape.Gatekeepers, shape.Shards))
+	bar := NewBar(o.Progress, int64(o.Duration/time.Millisecond), fmt.Sprintf("%s %dg×%ds", m, shape.Gatekeepers, shape.Shards))
 	interval := min(max(o.Duration/20, 100*time.Millisecond), time.Second)
 	elapsed, _ := runTaoClients(ctx, workers, o.Duration, interval, func(t time.Duration) {
 		_ = bar.Set64(min(int64(t/time.Millisecond), int64(o.Duration/time.Millisecond)))
@@ -216,10 +216,10 @@ func measureMix(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleCluste
 	p.CostUSPerOp, p.MarginalCostUSPerOp = map[string]float64{}, map[string]float64{}
 	costs := marginalCosts(p.CPUSeconds, idle.rate, window, p.Ops)
 	for r, s := range marginalCosts(p.CPUSeconds, nil, window, p.Ops) {
-		p.CostUSPerOp[r] = roundTo(s*1e6, 2)
+		p.CostUSPerOp[r] = Round(s*1e6, 2)
 	}
 	for r, s := range costs {
-		p.MarginalCostUSPerOp[r] = roundTo(s*1e6, 2)
+		p.MarginalCostUSPerOp[r] = Round(s*1e6, 2)
 	}
 	p.Model = roundPrediction(predict(costs, idle.perProc, shape.Gatekeepers, shape.Shards, float64(o.ModelCores)))
 	err = p.checkEdges(ctx, heads[0], st0.edges, r.EdgesCreated, r.EdgesDeleted)
@@ -237,15 +237,15 @@ func (p *ScalePoint) fillCPU(window float64) {
 			p.CPUSecondsCluster += s
 		}
 	}
-	p.CPUSecondsTotal, p.CPUSecondsCluster = roundTo(p.CPUSecondsTotal, 3), roundTo(p.CPUSecondsCluster, 3)
+	p.CPUSecondsTotal, p.CPUSecondsCluster = Round(p.CPUSecondsTotal, 3), Round(p.CPUSecondsCluster, 3)
 	if window > 0 {
-		p.CoresUsed = roundTo(p.CPUSecondsTotal/window, 3)
+		p.CoresUsed = Round(p.CPUSecondsTotal/window, 3)
 	}
 	if p.CPUSecondsTotal > 0 {
-		p.OpsPerCPUSecond = roundTo(float64(p.Ops)/p.CPUSecondsTotal, 1)
+		p.OpsPerCPUSecond = Round(float64(p.Ops)/p.CPUSecondsTotal, 1)
 	}
 	if p.CPUSecondsCluster > 0 {
-		p.OpsPerClusterCPUSecond = roundTo(float64(p.Ops)/p.CPUSecondsCluster, 1)
+		p.OpsPerClusterCPUSecond = Round(float64(p.Ops)/p.CPUSecondsCluster, 1)
 	}
 }
 
@@ -259,7 +259,7 @@ func (p *ScalePoint) fillCounters(a, b gkCounters, created0, created1, applied0,
 		if d == 0 {
 			return 0
 		}
-		return roundTo(float64(n)/float64(d), 6)
+		return Round(float64(n)/float64(d), 6)
 	}
 	ops := uint64(max(p.Ops, 0))
 	p.KronosCallsPerCommit, p.KronosCallsPerOp = per(p.KronosCalls, p.Commits), per(p.KronosCalls, ops)
@@ -284,9 +284,9 @@ func (p *ScalePoint) checkEdges(ctx context.Context, gk *weft.Client, before, cr
 }
 
 func roundPrediction(m modelPrediction) modelPrediction {
-	m.OpsPerSec = roundTo(finite(m.OpsPerSec), 0)
+	m.OpsPerSec = Round(finite(m.OpsPerSec), 0)
 	for r, b := range m.Bounds {
-		m.Bounds[r] = roundTo(b, 0)
+		m.Bounds[r] = Round(b, 0)
 	}
 	return m
 }

@@ -133,7 +133,7 @@ func TestScaleMixes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newRand(1, 0)
+	r := NewRand(1, 0)
 	for range 10_000 {
 		if op := m.pick(r); op != opGetNode {
 			t.Fatalf("the get_node mix picked %s", op)

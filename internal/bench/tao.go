@@ -162,7 +162,7 @@ func RunTao(ctx context.Context, opts TaoOptions) (*Result, error) {
 	if runErr == nil {
 		runErr = b.sweep(ctx)
 	}
-	return finishResult(b.result(), start, load, b.opts.Out, b.opts.TaoName(), b.savePlots, runErr)
+	return Finish(b.result(), start, load, b.opts.Out, b.opts.TaoName(), b.savePlots, runErr)
 }
 
 func (b *taoBench) close() {
@@ -210,7 +210,7 @@ func (b *taoBench) prepare() error {
 		return err
 	}
 	o.Log.Info("tao graph generated", "vertices", o.Vertices, "edges", b.g.edges, "max_degree", b.g.maxDeg,
-		"seconds", roundTo(time.Since(t).Seconds(), 2))
+		"seconds", Round(time.Since(t).Seconds(), 2))
 	b.cfg = engine.DefaultConfig()
 	if o.Gatekeepers > 0 {
 		b.cfg.Gatekeepers = o.Gatekeepers
@@ -245,7 +245,7 @@ func (b *taoBench) prepare() error {
 // holds; with LoadNoSync it then reopens the store with fsync on.
 func (b *taoBench) openAndLoad(ctx context.Context) error {
 	o := b.opts
-	heap0, rss0 := settledHeap(), settledRSS()
+	heap0, rss0 := SettledHeap(), SettledRSS()
 	cfg := b.cfg
 	cfg.Sync = b.cfg.Sync && !o.LoadNoSync
 	var err error
@@ -253,13 +253,13 @@ func (b *taoBench) openAndLoad(ctx context.Context) error {
 		return err
 	}
 	total := int64(o.Vertices) + b.g.edges
-	bar := newBar(o.Progress, total, "tao load")
+	bar := NewBar(o.Progress, total, "tao load")
 	b.res.Load, err = loadTaoGraph(ctx, b.db, b.g, o.LoadBatch, o.Loaders, o.Seed, func(n int) { _ = bar.Add(n) })
 	_ = bar.Finish()
 	if err != nil {
 		return err
 	}
-	o.Log.Info("tao graph loaded", "seconds", roundTo(b.res.Load.Seconds, 1), "ops_per_sec", roundTo(b.res.Load.OpsPerSec, 0),
+	o.Log.Info("tao graph loaded", "seconds", Round(b.res.Load.Seconds, 1), "ops_per_sec", Round(b.res.Load.OpsPerSec, 0),
 		"aborts", b.res.Load.Aborts)
 	if o.LoadNoSync {
 		t := time.Now()
@@ -270,21 +270,21 @@ func (b *taoBench) openAndLoad(ctx context.Context) error {
 		if b.db, err = engine.Open(b.cfg); err != nil {
 			return fmt.Errorf("reopening the loaded store: %w", err)
 		}
-		b.res.Load.ReopenSeconds = roundTo(time.Since(t).Seconds(), 3)
+		b.res.Load.ReopenSeconds = Round(time.Since(t).Seconds(), 3)
 	}
 	st, err := settle(ctx, b.db.Status, int64(o.Vertices), b.g.edges)
 	if err != nil {
 		return fmt.Errorf("after the load: %w", err)
 	}
-	heap, rss := int64(settledHeap())-int64(heap0), settledRSS()-rss0
+	heap, rss := int64(SettledHeap())-int64(heap0), SettledRSS()-rss0
 	b.res.Memory = taoMemory{
 		HeapBytes: heap, RSSBytes: rss,
-		HeapBytesPerEdge: roundTo(float64(heap)/float64(max(st.Edges, 1)), 1),
-		RSSBytesPerEdge:  roundTo(float64(rss)/float64(max(st.Edges, 1)), 1),
+		HeapBytesPerEdge: Round(float64(heap)/float64(max(st.Edges, 1)), 1),
+		RSSBytesPerEdge:  Round(float64(rss)/float64(max(st.Edges, 1)), 1),
 	}
 	b.res.Graph = taoGraphInfo{Vertices: o.Vertices, Edges: b.g.edges,
-		MeanDegree:         roundTo(float64(b.g.edges)/float64(o.Vertices), 3),
-		ZeroDegreeFraction: roundTo(float64(b.g.zeroDeg)/float64(o.Vertices), 4),
+		MeanDegree:         Round(float64(b.g.edges)/float64(o.Vertices), 3),
+		ZeroDegreeFraction: Round(float64(b.g.zeroDeg)/float64(o.Vertices), 4),
 		Degree:             b.g.degreePercentiles()}
 	return nil
 }
@@ -333,7 +333,7 @@ func (b *taoBench) run(ctx context.Context) error {
 	workers := make([]*taoWorker, o.Clients)
 	for i := range workers {
 		id := b.idBase + i
-		workers[i] = &taoWorker{id: id, r: newRand(o.Seed, 1000+uint64(id)), be: be, g: b.g, mix: b.mix, limit: taoEdgesLimit}
+		workers[i] = &taoWorker{id: id, r: NewRand(o.Seed, 1000+uint64(id)), be: be, g: b.g, mix: b.mix, limit: taoEdgesLimit}
 	}
 	if o.CPUProfile != "" {
 		f, err := os.Create(o.CPUProfile)
@@ -347,14 +347,14 @@ func (b *taoBench) run(ctx context.Context) error {
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	cpu0 := processCPU()
-	bar := newBar(o.Progress, int64(o.Duration/time.Millisecond), "tao "+b.mix.name+" "+o.Mode)
+	cpu0 := ProcessCPU()
+	bar := NewBar(o.Progress, int64(o.Duration/time.Millisecond), "tao "+b.mix.name+" "+o.Mode)
 	interval := min(max(o.Duration/60, 100*time.Millisecond), time.Second)
 	elapsed, ticks := runTaoClients(ctx, workers, o.Duration, interval, func(t time.Duration) {
 		_ = bar.Set64(min(int64(t/time.Millisecond), int64(o.Duration/time.Millisecond)))
 	})
 	_ = bar.Finish()
-	cpu := processCPU() - cpu0
+	cpu := ProcessCPU() - cpu0
 	runtime.ReadMemStats(&ms1)
 	if o.CPUProfile != "" {
 		pprof.StopCPUProfile()
@@ -362,13 +362,13 @@ func (b *taoBench) run(ctx context.Context) error {
 	b.res.Timeline = ticks
 	b.summarise(workers, elapsed)
 	r := &b.res.Run
-	r.CPUSeconds = roundTo(cpu.Seconds(), 2)
-	r.CPUCores = roundTo(cpu.Seconds()/elapsed.Seconds(), 2)
+	r.CPUSeconds = Round(cpu.Seconds(), 2)
+	r.CPUCores = Round(cpu.Seconds()/elapsed.Seconds(), 2)
 	if cpu > 0 {
-		r.OpsPerCPUSecond = roundTo(float64(r.Ops)/cpu.Seconds(), 0)
+		r.OpsPerCPUSecond = Round(float64(r.Ops)/cpu.Seconds(), 0)
 	}
 	r.GCCycles = ms1.NumGC - ms0.NumGC
-	r.GCPauseMS = roundTo(float64(ms1.PauseTotalNs-ms0.PauseTotalNs)/1e6, 2)
+	r.GCPauseMS = Round(float64(ms1.PauseTotalNs-ms0.PauseTotalNs)/1e6, 2)
 	return b.account(ctx, be, st0, ctx.Err())
 }
 
@@ -388,13 +388,13 @@ func (b *taoBench) account(ctx context.Context, be taoBackend, st0 *engine.Statu
 	r.Programs = st1.Programs - st0.Programs
 	r.KronosCalls = st1.KronosCalls - st0.KronosCalls
 	if n := r.EngineCommits + r.Programs; n > 0 {
-		r.KronosCallsPerTxnOrProgram = roundTo(float64(r.KronosCalls)/float64(n), 6)
+		r.KronosCallsPerTxnOrProgram = Round(float64(r.KronosCalls)/float64(n), 6)
 	}
 	r.NopRequests = st1.NopRequests - st0.NopRequests
 	r.PointReads = st1.PointReads - st0.PointReads
 	if r.Ops > 0 {
-		r.NopRequestsPerOp = roundTo(float64(r.NopRequests)/float64(r.Ops), 4)
-		r.PointReadsPerOp = roundTo(float64(r.PointReads)/float64(r.Ops), 4)
+		r.NopRequestsPerOp = Round(float64(r.NopRequests)/float64(r.Ops), 4)
+		r.PointReadsPerOp = Round(float64(r.PointReads)/float64(r.Ops), 4)
 	}
 	if r.Errors > 0 {
 		err = errors.Join(err, fmt.Errorf("bench: %d operations failed (first: %v)", r.Errors, r.ErrorSamples))

@@ -122,7 +122,7 @@ func TestZipf(t *testing.T) {
 	const n, draws = 50, 400_000
 	for _, s := range []float64{0.625, 0.8, 1, 1.3} {
 		z := newZipf(n, s)
-		r := newRand(7, 0)
+		r := NewRand(7, 0)
 		counts := make([]int, n+1)
 		for range draws {
 			k := z.rank(r)
@@ -144,13 +144,13 @@ func TestZipf(t *testing.T) {
 			}
 		}
 	}
-	if got := newZipf(1, 0.8).rank(newRand(1, 0)); got != 1 {
+	if got := newZipf(1, 0.8).rank(NewRand(1, 0)); got != 1 {
 		t.Errorf("zipf over one rank drew %d", got)
 	}
 }
 
 func TestPermutation(t *testing.T) {
-	p := permutation(newRand(3, 0), 1000)
+	p := permutation(NewRand(3, 0), 1000)
 	seen := make([]bool, len(p))
 	for _, v := range p {
 		if seen[v] {

@@ -56,7 +56,7 @@ type taoGraph struct {
 // draws use the degree order itself: rank k is the k-th largest out-degree.
 func newTaoGraph(n int, cdf degreeCDF, dst string, seed uint64) (*taoGraph, error) {
 	g := &taoGraph{n: n, deg: make([]int32, n)}
-	byDegree := permutation(newRand(seed, 100), n)
+	byDegree := permutation(NewRand(seed, 100), n)
 	for k, v := range byDegree {
 		d := cdf.quantile(1 - (float64(k)+0.5)/float64(n))
 		d = min(d, 1<<31-1)
@@ -67,7 +67,7 @@ func newTaoGraph(n int, cdf degreeCDF, dst string, seed uint64) (*taoGraph, erro
 			g.zeroDeg++
 		}
 	}
-	uncorr := permutation(newRand(seed, 101), n)
+	uncorr := permutation(NewRand(seed, 101), n)
 	g.linkRead = blendDist{
 		uncorr:  accessDist{z: newZipf(n, linkReadShape), order: uncorr},
 		corr:    accessDist{z: newZipf(n, linkReadShape), order: byDegree},
@@ -78,12 +78,12 @@ func newTaoGraph(n int, cdf degreeCDF, dst string, seed uint64) (*taoGraph, erro
 		corr:    accessDist{z: newZipf(n, linkWriteShape), order: byDegree},
 		pUncorr: linkWriteUncorr,
 	}
-	g.nodeRead = accessDist{z: newZipf(n, nodeReadShape), order: permutation(newRand(seed, 102), n)}
+	g.nodeRead = accessDist{z: newZipf(n, nodeReadShape), order: permutation(NewRand(seed, 102), n)}
 	switch dst {
 	case "uniform":
 		g.dst = func(r *rand.Rand) int32 { return int32(r.IntN(n)) }
 	case "zipf":
-		pop := accessDist{z: newZipf(n, dstZipfShape), order: permutation(newRand(seed, 103), n)}
+		pop := accessDist{z: newZipf(n, dstZipfShape), order: permutation(NewRand(seed, 103), n)}
 		g.dst = pop.pick
 	default:
 		return nil, fmt.Errorf("bench: --dst %q: want uniform or zipf", dst)
@@ -125,7 +125,7 @@ func loadTaoGraph(ctx context.Context, db engine.API, g *taoGraph, batch, loader
 		return st, fmt.Errorf("loading vertices: %w", err)
 	}
 	st.VertexSeconds = time.Since(start).Seconds()
-	r := newRand(seed, 104)
+	r := NewRand(seed, 104)
 	gen = func(yield func(txn.Op) bool) {
 		for v := range int32(g.n) {
 			src := taoHandle(v)
@@ -167,7 +167,7 @@ func loadOps(ctx context.Context, db engine.API, gen func(func(txn.Op) bool), ba
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := newRand(uint64(w), 105)
+			r := NewRand(uint64(w), 105)
 			for ops := range work {
 				n, err := commitRetrying(ctx, db, ops, r)
 				aborts.Add(int64(n))
@@ -231,7 +231,7 @@ func retryable(err error) bool {
 
 // pause sleeps a random time up to 50µs·2^attempt (at most ~50 ms).
 func pause(ctx context.Context, r *rand.Rand, attempt int) error {
-	return sleepCtx(ctx, time.Duration(r.Int64N(int64(50*time.Microsecond)<<min(attempt, 10))))
+	return Sleep(ctx, time.Duration(r.Int64N(int64(50*time.Microsecond)<<min(attempt, 10))))
 }
 
 // degreePercentiles describes the out-degrees for the JSON.

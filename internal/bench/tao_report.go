@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -110,20 +111,20 @@ type taoOpResult struct {
 // summarise merges the clients' records.
 func (b *taoBench) summarise(workers []*taoWorker, elapsed time.Duration) {
 	var per [taoOps]taoOpStats
-	var reads, writes latencyHist
+	var reads, writes Hist
 	r := &b.res.Run
 	for _, w := range workers {
 		for op := range taoOps {
 			s, o := &per[op], &w.ops[op]
-			s.hist.merge(&o.hist)
+			s.hist.Merge(&o.hist)
 			s.errors += o.errors
 			s.retries += o.retries
 			s.items += o.items
 			s.missing += o.missing
 			if op.isWrite() {
-				writes.merge(&o.hist)
+				writes.Merge(&o.hist)
 			} else {
-				reads.merge(&o.hist)
+				reads.Merge(&o.hist)
 			}
 		}
 		r.EdgesCreated += w.created
@@ -133,29 +134,29 @@ func (b *taoBench) summarise(workers []*taoWorker, elapsed time.Duration) {
 			r.ErrorSamples = append(r.ErrorSamples, w.errSamples...)
 		}
 	}
-	r.Seconds = roundTo(elapsed.Seconds(), 3)
-	r.Ops = int64(reads.n + writes.n)
-	r.OpsPerSec = roundTo(float64(r.Ops)/elapsed.Seconds(), 0)
+	r.Seconds = Round(elapsed.Seconds(), 3)
+	r.Ops = int64(reads.Count() + writes.Count())
+	r.OpsPerSec = Round(float64(r.Ops)/elapsed.Seconds(), 0)
 	b.res.Ops = map[string]taoOpResult{}
 	b.res.CDF = map[string][]CDFPoint{}
 	for op := range taoOps {
 		s := &per[op]
-		res := taoOpResult{Count: int64(s.hist.n), Errors: s.errors, Retries: s.retries, Missing: s.missing,
-			LatencyUS: s.hist.summaryUS()}
+		res := taoOpResult{Count: int64(s.hist.Count()), Errors: s.errors, Retries: s.retries, Missing: s.missing,
+			LatencyUS: s.hist.SummaryUS()}
 		if r.Ops > 0 {
-			res.Fraction = roundTo(float64(s.hist.n)/float64(r.Ops), 6)
+			res.Fraction = Round(float64(s.hist.Count())/float64(r.Ops), 6)
 		}
-		if s.hist.n > 0 && (op == opGetEdges || op == opCountEdges) {
-			res.EdgesMean = roundTo(float64(s.items)/float64(s.hist.n), 3)
+		if s.hist.Count() > 0 && (op == opGetEdges || op == opCountEdges) {
+			res.EdgesMean = Round(float64(s.items)/float64(s.hist.Count()), 3)
 		}
 		b.res.Ops[op.String()] = res
 		r.Errors += s.errors
 		r.Retries += s.retries
-		if s.hist.n > 0 {
-			b.res.CDF[op.String()] = s.hist.cdfUS(200)
+		if s.hist.Count() > 0 {
+			b.res.CDF[op.String()] = s.hist.CDFUS(200)
 		}
 	}
-	b.res.Reads, b.res.Writes = reads.summaryUS(), writes.summaryUS()
+	b.res.Reads, b.res.Writes = reads.SummaryUS(), writes.SummaryUS()
 }
 
 // taoTargets are the targets (never checked by the code).
@@ -171,7 +172,7 @@ func (b *taoBench) result() *Result {
 	o := b.opts
 	mix := map[string]float64{}
 	for op := range taoOps {
-		mix[op.String()] = roundTo(b.mix.weight(op), 6)
+		mix[op.String()] = Round(b.mix.weight(op), 6)
 	}
 	store := "pebble on disk (" + map[bool]string{true: "given directory", false: "temporary directory"}[o.DataDir != ""] + ")"
 	if o.InMemory {
@@ -264,7 +265,7 @@ func (b *taoBench) savePlots() ([]string, error) {
 		b.sweepCharts(charts, name, title)
 	}
 	var names []string
-	for _, file := range sortedKeys(charts) {
+	for _, file := range slices.Sorted(maps.Keys(charts)) {
 		if err := charts[file].Save(filepath.Join(b.opts.Out, file)); err != nil {
 			return names, err
 		}

@@ -32,7 +32,7 @@ func TestTaoMix(t *testing.T) {
 		t.Errorf("weights sum to %g", sum)
 	}
 	reads, _ := newTaoMix("reads")
-	r := newRand(1, 0)
+	r := NewRand(1, 0)
 	for range 10_000 {
 		if reads.pick(r).isWrite() {
 			t.Fatal("the reads mix picked a write")

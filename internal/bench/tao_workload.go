@@ -79,7 +79,7 @@ func (m taoMix) pick(r *rand.Rand) taoOp {
 
 // taoOpStats is one client's record of one operation.
 type taoOpStats struct {
-	hist    latencyHist
+	hist    Hist
 	errors  int64
 	retries int64 // attempts after the first (conflicts, overload)
 	items   int64 // edges returned (get_edges) or counted (count_edges)
@@ -117,7 +117,7 @@ func (w *taoWorker) run(ctx context.Context, stop *atomic.Bool) {
 			return // interrupted: not the engine's error
 		}
 		s := &w.ops[op]
-		s.hist.record(lat.Nanoseconds())
+		s.hist.Record(lat.Nanoseconds())
 		if err != nil {
 			s.errors++
 			if len(w.errSamples) < 3 {
@@ -244,7 +244,7 @@ func runTaoClients(ctx context.Context, workers []*taoWorker, d, interval time.D
 		}
 		now := time.Since(start)
 		n := total()
-		ticks = append(ticks, taoTick{T: roundTo(now.Seconds(), 3), OpsPerSec: roundTo(float64(n-last)/(now-lastT).Seconds(), 0)})
+		ticks = append(ticks, taoTick{T: Round(now.Seconds(), 3), OpsPerSec: Round(float64(n-last)/(now-lastT).Seconds(), 0)})
 		last, lastT = n, now
 		progress(now)
 		if now >= d {

@@ -116,7 +116,7 @@ func RunTau(ctx context.Context, opts TauOptions) (*Result, error) {
 		Notes: []string{"Weft's gatekeepers answer only once every peer has merged the answered stamp (PeerAck, docs/cluster.md): " +
 			"a gatekeeper with answers waiting announces at once, so announces do not fall to zero as τ grows, unlike Weaver's."},
 	}
-	res.Seconds = roundTo(time.Since(start).Seconds(), 3)
+	res.Seconds = Round(time.Since(start).Seconds(), 3)
 	res.Env = CurrentEnv()
 	res.Env.LoadAvgStart, res.Env.LoadAvgEnd = load, LoadAvg()
 	if opts.Out != "" {
@@ -169,21 +169,21 @@ func runTauPoint(ctx context.Context, o TauOptions, tau time.Duration) (TauPoint
 	calls0, pairs0 := local.Calls()
 	ann0 := c.Announces()
 	type clientStats struct {
-		all, commits, progs latencyHist
+		all, commits, progs Hist
 		errors              int64
 		firstErr            error
 	}
 	stats := make([]clientStats, o.Clients)
 	rctx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
-	bar := newBar(o.Progress, int64(o.Duration/time.Millisecond), fmt.Sprintf("tau %v", tau))
+	bar := NewBar(o.Progress, int64(o.Duration/time.Millisecond), fmt.Sprintf("tau %v", tau))
 	begun := time.Now()
 	var wg sync.WaitGroup
 	for w := range o.Clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := newRand(o.Seed, uint64(w))
+			r := NewRand(o.Seed, uint64(w))
 			st := &stats[w]
 			for rctx.Err() == nil {
 				g := gk[r.IntN(len(gk))]
@@ -210,11 +210,11 @@ func runTauPoint(ctx context.Context, o TauOptions, tau time.Duration) (TauPoint
 					}
 					continue
 				}
-				st.all.record(d)
+				st.all.Record(d)
 				if write {
-					st.commits.record(d)
+					st.commits.Record(d)
 				} else {
-					st.progs.record(d)
+					st.progs.Record(d)
 				}
 			}
 		}()
@@ -235,29 +235,29 @@ func runTauPoint(ctx context.Context, o TauOptions, tau time.Duration) (TauPoint
 	elapsed := time.Since(begun) // includes the operations finishing after the window
 	_ = bar.Finish()
 	calls1, pairs1 := local.Calls()
-	var all, commits, progs latencyHist
+	var all, commits, progs Hist
 	p := TauPoint{TauMicros: float64(tau) / float64(time.Microsecond), Announces: c.Announces() - ann0,
 		KronosCalls: calls1 - calls0, KronosPairs: pairs1 - pairs0}
 	var firstErr error
 	for i := range stats {
-		all.merge(&stats[i].all)
-		commits.merge(&stats[i].commits)
-		progs.merge(&stats[i].progs)
+		all.Merge(&stats[i].all)
+		commits.Merge(&stats[i].commits)
+		progs.Merge(&stats[i].progs)
 		p.Errors += stats[i].errors
 		if firstErr == nil {
 			firstErr = stats[i].firstErr
 		}
 	}
-	p.Ops, p.Commits, p.Programs = int64(all.n), int64(commits.n), int64(progs.n)
+	p.Ops, p.Commits, p.Programs = int64(all.Count()), int64(commits.Count()), int64(progs.Count())
 	if p.Ops == 0 {
 		return p, errors.New("no operation completed")
 	}
 	if p.Errors > 0 {
 		return p, fmt.Errorf("%d operations failed (first: %v)", p.Errors, firstErr)
 	}
-	p.OpsPerSec = roundTo(float64(p.Ops)/elapsed.Seconds(), 0)
-	p.AnnouncesPerOp = roundTo(float64(p.Announces)/float64(p.Ops), 4)
-	p.KronosCallsPerOp = roundTo(float64(p.KronosCalls)/float64(p.Ops), 4)
-	p.LatencyUS, p.CommitLatencyUS, p.ProgramLatencyUS = all.summaryUS(), commits.summaryUS(), progs.summaryUS()
+	p.OpsPerSec = Round(float64(p.Ops)/elapsed.Seconds(), 0)
+	p.AnnouncesPerOp = Round(float64(p.Announces)/float64(p.Ops), 4)
+	p.KronosCallsPerOp = Round(float64(p.KronosCalls)/float64(p.Ops), 4)
+	p.LatencyUS, p.CommitLatencyUS, p.ProgramLatencyUS = all.SummaryUS(), commits.SummaryUS(), progs.SummaryUS()
 	return p, nil
 }

@@ -35,38 +35,38 @@ func TestHistBuckets(t *testing.T) {
 // TestHistQuantiles compares the histogram's percentiles with the exact ones
 // of the same sample: they agree to the bucket width.
 func TestHistQuantiles(t *testing.T) {
-	r := newRand(5, 0)
-	var h, a, b latencyHist
+	r := NewRand(5, 0)
+	var h, a, b Hist
 	var xs []float64
 	for i := range 100_000 {
 		v := int64(math.Exp(r.NormFloat64()*1.5 + 10)) // log-normal around 22 µs
-		h.record(v)
+		h.Record(v)
 		if i%2 == 0 {
-			a.record(v)
+			a.Record(v)
 		} else {
-			b.record(v)
+			b.Record(v)
 		}
 		xs = append(xs, float64(v))
 	}
 	slices.Sort(xs)
-	a.merge(&b)
+	a.Merge(&b)
 	for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
 		want := Percentile(xs, q)
-		for name, hh := range map[string]*latencyHist{"one": &h, "merged": &a} {
-			got := float64(hh.quantile(q))
+		for name, hh := range map[string]*Hist{"one": &h, "merged": &a} {
+			got := float64(hh.Quantile(q))
 			if math.Abs(got-want) > want/(1<<histSubBits)+1 {
 				t.Errorf("%s: quantile(%g) = %g, exact %g", name, q, got, want)
 			}
 		}
 	}
-	if h.quantile(1) != int64(xs[len(xs)-1]) || h.quantile(0) != int64(xs[0]) {
-		t.Errorf("extremes %d %d, want %g %g", h.quantile(0), h.quantile(1), xs[0], xs[len(xs)-1])
+	if h.Quantile(1) != int64(xs[len(xs)-1]) || h.Quantile(0) != int64(xs[0]) {
+		t.Errorf("extremes %d %d, want %g %g", h.Quantile(0), h.Quantile(1), xs[0], xs[len(xs)-1])
 	}
-	s := h.summaryUS()
+	s := h.SummaryUS()
 	if s.Count != len(xs) || s.P50 > s.P99 || s.Max < s.P999 {
 		t.Errorf("summary %+v", s)
 	}
-	cdf := h.cdfUS(50)
+	cdf := h.CDFUS(50)
 	if len(cdf) == 0 || len(cdf) > 51 || cdf[len(cdf)-1].Frac != 1 {
 		t.Errorf("cdf of %d points ending at %v", len(cdf), cdf[len(cdf)-1])
 	}

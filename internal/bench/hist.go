@@ -5,14 +5,14 @@ import (
 	"math/bits"
 )
 
-// latencyHist is a log-linear histogram of durations in nanoseconds, in the
+// Hist is a log-linear histogram of durations in nanoseconds, in the
 // manner of HdrHistogram: values below 2^histSubBits ns are exact, larger
 // ones fall in buckets 1/2^histSubBits of their power of two wide, so every
 // recorded value is known to within 0.8%. Recording is O(1) and allocation
 // free once the bucket array has grown to the largest value seen (a few
 // thousand buckets for latencies below a minute). Not safe for concurrent
 // use: each client keeps its own and they are merged at the end.
-type latencyHist struct {
+type Hist struct {
 	counts   []uint64
 	n        uint64
 	sum      float64 // ns
@@ -39,7 +39,8 @@ func histBounds(i int) (lo, hi int64) {
 	return mant << shift, (mant+1)<<shift - 1
 }
 
-func (h *latencyHist) record(ns int64) {
+// Record adds one value, in nanoseconds.
+func (h *Hist) Record(ns int64) {
 	i := histBucket(ns)
 	if i >= len(h.counts) {
 		grown := make([]uint64, max(i+1, 2*len(h.counts), 256))
@@ -55,7 +56,8 @@ func (h *latencyHist) record(ns int64) {
 	h.sum += float64(ns)
 }
 
-func (h *latencyHist) merge(o *latencyHist) {
+// Merge adds o's values to h.
+func (h *Hist) Merge(o *Hist) {
 	if o.n == 0 {
 		return
 	}
@@ -75,10 +77,26 @@ func (h *latencyHist) merge(o *latencyHist) {
 	h.sum += o.sum
 }
 
-// quantile returns the q-quantile by nearest rank: the middle of the bucket
+// Count is the number of values recorded.
+func (h *Hist) Count() uint64 { return h.n }
+
+// Min and Max are the smallest and largest value recorded, 0 when there
+// are none.
+func (h *Hist) Min() int64 { return h.min }
+func (h *Hist) Max() int64 { return h.max }
+
+// Mean is the values' mean in nanoseconds, 0 when there are none.
+func (h *Hist) Mean() float64 {
+	if h.n == 0 {
+		return 0
+	}
+	return h.sum / float64(h.n)
+}
+
+// Quantile returns the q-quantile by nearest rank: the middle of the bucket
 // holding the smallest value with at least q of the sample at or below it,
 // clamped to the exact minimum and maximum.
-func (h *latencyHist) quantile(q float64) int64 {
+func (h *Hist) Quantile(q float64) int64 {
 	if h.n == 0 {
 		return 0
 	}
@@ -94,27 +112,27 @@ func (h *latencyHist) quantile(q float64) int64 {
 	return h.max
 }
 
-// summaryUS summarises the histogram in microseconds.
-func (h *latencyHist) summaryUS() Summary {
+// SummaryUS summarises the histogram in microseconds.
+func (h *Hist) SummaryUS() Summary {
 	if h.n == 0 {
 		return Summary{}
 	}
-	us := func(ns int64) float64 { return roundTo(float64(ns)/1e3, 2) }
+	us := func(ns int64) float64 { return Round(float64(ns)/1e3, 2) }
 	return Summary{
 		Count: int(h.n),
 		Min:   us(h.min),
-		Mean:  roundTo(h.sum/float64(h.n)/1e3, 2),
-		P50:   us(h.quantile(0.5)),
-		P90:   us(h.quantile(0.9)),
-		P99:   us(h.quantile(0.99)),
-		P999:  us(h.quantile(0.999)),
+		Mean:  Round(h.sum/float64(h.n)/1e3, 2),
+		P50:   us(h.Quantile(0.5)),
+		P90:   us(h.Quantile(0.9)),
+		P99:   us(h.Quantile(0.99)),
+		P999:  us(h.Quantile(0.999)),
 		Max:   us(h.max),
 	}
 }
 
-// cdfUS returns the empirical CDF in microseconds, one point per non-empty
+// CDFUS returns the empirical CDF in microseconds, one point per non-empty
 // bucket (its largest value), thinned to at most maxPoints.
-func (h *latencyHist) cdfUS(maxPoints int) []CDFPoint {
+func (h *Hist) CDFUS(maxPoints int) []CDFPoint {
 	if h.n == 0 || maxPoints <= 0 {
 		return nil
 	}
