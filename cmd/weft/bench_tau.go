@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weft-db/weft/internal/bench"
+	"github.com/weft-db/weft/internal/bench/tau"
 )
 
 func newBenchTauCmd() *cobra.Command {
-	var opts bench.TauOptions
+	var opts tau.Options
 	cmd := &cobra.Command{
 		Use:   "tau",
 		Short: "Coordination per operation vs the gatekeepers' announce period τ (the dissertation's Figure 5.11)",
@@ -29,7 +29,7 @@ Writes tau.json, tau.png and tau-latency.png to --out.
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			opts.Progress, opts.Log = os.Stderr, slog.Default()
-			res, err := bench.RunTau(ctx, opts)
+			res, err := tau.Run(ctx, opts)
 			if res != nil {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")

@@ -1,4 +1,4 @@
-package bench
+package tau
 
 import (
 	"context"
@@ -14,16 +14,17 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/txn"
 	"github.com/weft-db/weft/internal/value"
 )
 
-// TauOptions configure `weft bench tau`: the dissertation's Figure 5.11,
+// Options configure `weft bench tau`: the dissertation's Figure 5.11,
 // coordination messages per operation as a function of the gatekeepers'
 // clock announce period τ.
-type TauOptions struct {
+type Options struct {
 	// Taus are the announce periods measured [10µs … 1s, one per decade].
 	Taus []time.Duration
 	// Gatekeepers and Shards of the cluster [3 and 2].
@@ -40,7 +41,7 @@ type TauOptions struct {
 	Log               *slog.Logger
 }
 
-func (o *TauOptions) setDefaults() {
+func (o *Options) setDefaults() {
 	if len(o.Taus) == 0 {
 		for d := 10 * time.Microsecond; d <= time.Second; d *= 10 {
 			o.Taus = append(o.Taus, d)
@@ -69,8 +70,8 @@ func (o *TauOptions) setDefaults() {
 	}
 }
 
-// TauPoint is one τ's measurement.
-type TauPoint struct {
+// Point is one τ's measurement.
+type Point struct {
 	TauMicros float64 `json:"tau_us"`
 	Ops       int64   `json:"ops"`
 	Commits   int64   `json:"commits"`
@@ -81,22 +82,22 @@ type TauPoint struct {
 	// every τ, and on demand when answers wait for stability); KronosCalls
 	// are calls to the ordering service (by gatekeepers ordering commits
 	// after concurrent accesses, and by shards ordering concurrent stamps).
-	Announces        uint64  `json:"announces"`
-	KronosCalls      uint64  `json:"kronos_calls"`
-	KronosPairs      uint64  `json:"kronos_pairs"`
-	AnnouncesPerOp   float64 `json:"announces_per_op"`
-	KronosCallsPerOp float64 `json:"kronos_calls_per_op"`
-	LatencyUS        Summary `json:"latency_us"`
-	CommitLatencyUS  Summary `json:"commit_latency_us"`
-	ProgramLatencyUS Summary `json:"program_latency_us"`
+	Announces        uint64        `json:"announces"`
+	KronosCalls      uint64        `json:"kronos_calls"`
+	KronosPairs      uint64        `json:"kronos_pairs"`
+	AnnouncesPerOp   float64       `json:"announces_per_op"`
+	KronosCallsPerOp float64       `json:"kronos_calls_per_op"`
+	LatencyUS        bench.Summary `json:"latency_us"`
+	CommitLatencyUS  bench.Summary `json:"commit_latency_us"`
+	ProgramLatencyUS bench.Summary `json:"program_latency_us"`
 }
 
-// RunTau measures every τ on a fresh cluster whose roles run in this process
+// Run measures every τ on a fresh cluster whose roles run in this process
 // behind their own gRPC servers on loopback (the cluster protocol whole).
-func RunTau(ctx context.Context, opts TauOptions) (*Result, error) {
+func Run(ctx context.Context, opts Options) (*bench.Result, error) {
 	opts.setDefaults()
-	start, load := time.Now(), LoadAvg()
-	var points []TauPoint
+	start, load := time.Now(), bench.LoadAvg()
+	var points []Point
 	for _, tau := range opts.Taus {
 		p, err := runTauPoint(ctx, opts, tau)
 		if err != nil {
@@ -106,7 +107,7 @@ func RunTau(ctx context.Context, opts TauOptions) (*Result, error) {
 			"kronos_calls_per_op", p.KronosCallsPerOp)
 		points = append(points, p)
 	}
-	res := &Result{Benchmark: "cluster/tau", Schema: SchemaVersion, Started: start.UTC().Truncate(time.Second),
+	res := &bench.Result{Benchmark: "cluster/tau", Schema: bench.SchemaVersion, Started: start.UTC().Truncate(time.Second),
 		Params: map[string]any{"gatekeepers": opts.Gatekeepers, "shards": opts.Shards, "vertices": opts.Vertices,
 			"clients": opts.Clients, "duration_s": opts.Duration.Seconds(), "writes": opts.Writes, "seed": opts.Seed,
 			"roles": "in one process, each behind its own gRPC server on loopback; in-memory Pebble store; in-process Kronos"},
@@ -116,9 +117,9 @@ func RunTau(ctx context.Context, opts TauOptions) (*Result, error) {
 		Notes: []string{"Weft's gatekeepers answer only once every peer has merged the answered stamp (PeerAck, docs/cluster.md): " +
 			"a gatekeeper with answers waiting announces at once, so announces do not fall to zero as τ grows, unlike Weaver's."},
 	}
-	res.Seconds = Round(time.Since(start).Seconds(), 3)
-	res.Env = CurrentEnv()
-	res.Env.LoadAvgStart, res.Env.LoadAvgEnd = load, LoadAvg()
+	res.Seconds = bench.Round(time.Since(start).Seconds(), 3)
+	res.Env = bench.CurrentEnv()
+	res.Env.LoadAvgStart, res.Env.LoadAvgEnd = load, bench.LoadAvg()
 	if opts.Out != "" {
 		var ann, kro, lat plotter.XYs
 		for _, p := range points {
@@ -126,19 +127,19 @@ func RunTau(ctx context.Context, opts TauOptions) (*Result, error) {
 			kro = append(kro, plotter.XY{X: p.TauMicros, Y: max(p.KronosCallsPerOp, 1e-4)})
 			lat = append(lat, plotter.XY{X: p.TauMicros, Y: max(p.LatencyUS.P50, 1)})
 		}
-		c := Chart{Title: fmt.Sprintf("Coordination per operation vs τ (%d gatekeepers, %d shards)", opts.Gatekeepers, opts.Shards),
+		c := bench.Chart{Title: fmt.Sprintf("Coordination per operation vs τ (%d gatekeepers, %d shards)", opts.Gatekeepers, opts.Shards),
 			XLabel: "announce period τ (µs)", YLabel: "messages per operation", LogX: true, LogY: true,
-			Series: []Series{{Name: "gatekeeper announces", Points: ann}, {Name: "Kronos calls", Points: kro}}}
+			Series: []bench.Series{{Name: "gatekeeper announces", Points: ann}, {Name: "Kronos calls", Points: kro}}}
 		if err := c.Save(filepath.Join(opts.Out, "tau.png")); err != nil {
 			return res, err
 		}
-		l := Chart{Title: "Median operation latency vs τ", XLabel: "announce period τ (µs)", YLabel: "p50 latency (µs)",
-			LogX: true, LogY: true, Series: []Series{{Name: "p50", Points: lat}}}
+		l := bench.Chart{Title: "Median operation latency vs τ", XLabel: "announce period τ (µs)", YLabel: "p50 latency (µs)",
+			LogX: true, LogY: true, Series: []bench.Series{{Name: "p50", Points: lat}}}
 		if err := l.Save(filepath.Join(opts.Out, "tau-latency.png")); err != nil {
 			return res, err
 		}
 		res.Plots = []string{"tau.png", "tau-latency.png"}
-		if err := WriteJSON(opts.Out, "tau", res); err != nil {
+		if err := bench.WriteJSON(opts.Out, "tau", res); err != nil {
 			return res, err
 		}
 	}
@@ -147,11 +148,11 @@ func RunTau(ctx context.Context, opts TauOptions) (*Result, error) {
 
 func tauVertex(i int) string { return "t" + strconv.Itoa(i) }
 
-func runTauPoint(ctx context.Context, o TauOptions, tau time.Duration) (TauPoint, error) {
+func runTauPoint(ctx context.Context, o Options, tau time.Duration) (Point, error) {
 	c, err := engine.StartLocalCluster(engine.LocalClusterConfig{Gatekeepers: o.Gatekeepers, Shards: o.Shards,
 		AnnounceEvery: tau, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return TauPoint{}, err
+		return Point{}, err
 	}
 	defer c.Close()
 	gk := c.Gatekeepers
@@ -162,28 +163,28 @@ func runTauPoint(ctx context.Context, o TauOptions, tau time.Duration) (TauPoint
 				txn.Op{Kind: txn.SetVertexProp, Vertex: tauVertex(i), Key: "n", Value: value.I64(int64(i))})
 		}
 		if _, err := gk[0].Commit(ctx, nil, ops); err != nil {
-			return TauPoint{}, fmt.Errorf("loading: %w", err)
+			return Point{}, fmt.Errorf("loading: %w", err)
 		}
 	}
 	local := c.Oracle.(*order.Local)
 	calls0, pairs0 := local.Calls()
 	ann0 := c.Announces()
 	type clientStats struct {
-		all, commits, progs Hist
+		all, commits, progs bench.Hist
 		errors              int64
 		firstErr            error
 	}
 	stats := make([]clientStats, o.Clients)
 	rctx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
-	bar := NewBar(o.Progress, int64(o.Duration/time.Millisecond), fmt.Sprintf("tau %v", tau))
+	bar := bench.NewBar(o.Progress, int64(o.Duration/time.Millisecond), fmt.Sprintf("tau %v", tau))
 	begun := time.Now()
 	var wg sync.WaitGroup
 	for w := range o.Clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := NewRand(o.Seed, uint64(w))
+			r := bench.NewRand(o.Seed, uint64(w))
 			st := &stats[w]
 			for rctx.Err() == nil {
 				g := gk[r.IntN(len(gk))]
@@ -235,8 +236,8 @@ func runTauPoint(ctx context.Context, o TauOptions, tau time.Duration) (TauPoint
 	elapsed := time.Since(begun) // includes the operations finishing after the window
 	_ = bar.Finish()
 	calls1, pairs1 := local.Calls()
-	var all, commits, progs Hist
-	p := TauPoint{TauMicros: float64(tau) / float64(time.Microsecond), Announces: c.Announces() - ann0,
+	var all, commits, progs bench.Hist
+	p := Point{TauMicros: float64(tau) / float64(time.Microsecond), Announces: c.Announces() - ann0,
 		KronosCalls: calls1 - calls0, KronosPairs: pairs1 - pairs0}
 	var firstErr error
 	for i := range stats {
@@ -255,9 +256,9 @@ func runTauPoint(ctx context.Context, o TauOptions, tau time.Duration) (TauPoint
 	if p.Errors > 0 {
 		return p, fmt.Errorf("%d operations failed (first: %v)", p.Errors, firstErr)
 	}
-	p.OpsPerSec = Round(float64(p.Ops)/elapsed.Seconds(), 0)
-	p.AnnouncesPerOp = Round(float64(p.Announces)/float64(p.Ops), 4)
-	p.KronosCallsPerOp = Round(float64(p.KronosCalls)/float64(p.Ops), 4)
+	p.OpsPerSec = bench.Round(float64(p.Ops)/elapsed.Seconds(), 0)
+	p.AnnouncesPerOp = bench.Round(float64(p.Announces)/float64(p.Ops), 4)
+	p.KronosCallsPerOp = bench.Round(float64(p.KronosCalls)/float64(p.Ops), 4)
 	p.LatencyUS, p.CommitLatencyUS, p.ProgramLatencyUS = all.SummaryUS(), commits.SummaryUS(), progs.SummaryUS()
 	return p, nil
 }

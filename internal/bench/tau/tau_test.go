@@ -1,4 +1,4 @@
-package bench
+package tau
 
 import (
 	"context"
@@ -15,12 +15,12 @@ func TestRunTauQuick(t *testing.T) {
 		t.Skip("runs a cluster")
 	}
 	out := t.TempDir()
-	res, err := RunTau(context.Background(), TauOptions{Taus: []time.Duration{time.Millisecond, 100 * time.Millisecond},
+	res, err := Run(context.Background(), Options{Taus: []time.Duration{time.Millisecond, 100 * time.Millisecond},
 		Gatekeepers: 2, Shards: 2, Vertices: 100, Clients: 4, Duration: 300 * time.Millisecond, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pts := res.Results.([]TauPoint)
+	pts := res.Results.([]Point)
 	if len(pts) != 2 {
 		t.Fatalf("points %+v", pts)
 	}
