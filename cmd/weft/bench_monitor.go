@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weft-db/weft/internal/bench"
+	"github.com/weft-db/weft/internal/bench/monitor"
 )
 
 func newBenchMonitorCmd() *cobra.Command {
-	var o bench.MonitorOptions
+	var o monitor.Options
 	var replot bool
 	cmd := &cobra.Command{
 		Use:   "monitor",
@@ -40,7 +40,7 @@ Writes monitor.json and PNGs to --out and prints the JSON on stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if replot {
-				return bench.ReplotMonitor(o.Out)
+				return monitor.Replot(o.Out)
 			}
 			if o.Bin == "" {
 				exe, err := os.Executable()
@@ -53,7 +53,7 @@ Writes monitor.json and PNGs to --out and prints the JSON on stdout.`,
 			o.Progress = terminal(os.Stderr)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			r, err := bench.RunMonitor(ctx, o)
+			r, err := monitor.Run(ctx, o)
 			if err != nil {
 				return err
 			}

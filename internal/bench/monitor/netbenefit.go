@@ -1,4 +1,4 @@
-package bench
+package monitor
 
 import (
 	"fmt"
@@ -58,7 +58,7 @@ func benefitOf(lo, hi float64, putPct int) float64 {
 
 // netBenefits fills NetBenefit for every synthetic (N, PUT%) of res, when
 // the run had a network delay or jitter.
-func (o *MonitorOptions) netBenefits(res *MonitorResults) {
+func (o *Options) netBenefits(res *Results) {
 	if !o.delayed() {
 		return
 	}

@@ -1,10 +1,12 @@
-package bench
+package monitor
 
 import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/weft-db/weft/internal/bench"
 )
 
 // delayTransport is an http.RoundTripper that adds a one-way network delay
@@ -56,14 +58,14 @@ func (t *delayTransport) oneWay() time.Duration {
 }
 
 func (t *delayTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := Sleep(req.Context(), t.oneWay()); err != nil {
+	if err := bench.Sleep(req.Context(), t.oneWay()); err != nil {
 		return nil, err
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	if err := Sleep(req.Context(), t.oneWay()); err != nil {
+	if err := bench.Sleep(req.Context(), t.oneWay()); err != nil {
 		resp.Body.Close()
 		return nil, err
 	}

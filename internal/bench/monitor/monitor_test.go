@@ -1,4 +1,4 @@
-package bench
+package monitor
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 // latency shares count every cell's violations, graph cells included; the
 // rollback durations are summarised apart.
 func TestMonitorSummarise(t *testing.T) {
-	res := MonitorResults{Cells: []MonitorCell{
+	res := Results{Cells: []Cell{
 		{N: 2, PutPct: 50, Mode: "sequential", OpsPerSec: 100},
 		{N: 2, PutPct: 50, Mode: "eventual", OpsPerSec: 150},
 		{N: 2, PutPct: 50, Mode: "eventual+monitor", OpsPerSec: 135, LatenciesMs: []float64{5, 50, 500}},
@@ -77,44 +77,16 @@ func TestNetBenefit(t *testing.T) {
 		}
 		prev = u
 	}
-	o := MonitorOptions{Ns: []int{2}, PutPcts: []int{50}, NetDelay: ms, NetJitter: ms, JitterDist: JitterUniform, Seed: 1}
-	var res MonitorResults
+	o := Options{Ns: []int{2}, PutPcts: []int{50}, NetDelay: ms, NetJitter: ms, JitterDist: JitterUniform, Seed: 1}
+	var res Results
 	o.netBenefits(&res)
 	if got := res.NetBenefit["N2"]["50%"]; math.Abs(got-7.0/83) > 0.002 {
 		t.Errorf("netBenefits N2 50%%: %v", res.NetBenefit)
 	}
 	o.NetDelay, o.NetJitter = 0, 0
-	res = MonitorResults{}
+	res = Results{}
 	if o.netBenefits(&res); res.NetBenefit != nil {
 		t.Errorf("no delay: NetBenefit %v, want none", res.NetBenefit)
-	}
-}
-
-// TestCPUShares: /proc/stat's cpu line splits into busy (user, nice,
-// system, irq, softirq), idle (idle, iowait) and steal; the shares over a
-// run are the differences' fractions of the total.
-func TestCPUShares(t *testing.T) {
-	a, ok := parseCPUTimes("cpu  100 0 50 800 10 5 5 30 7 0\ncpu0 1 2 3 4\n")
-	if !ok || a != (CPUTimes{Busy: 160, Idle: 810, Steal: 30}) {
-		t.Fatalf("parse: %+v %v", a, ok)
-	}
-	b, _ := parseCPUTimes("cpu  700 0 150 1400 10 5 5 230 7 0")
-	var e Env
-	e.SetCPUShares(a, b, true) // +700 busy, +600 idle, +200 steal of 1500
-	if math.Abs(e.CPUBusy-0.467) > 1e-9 || math.Abs(e.CPUSteal-0.133) > 1e-9 {
-		t.Errorf("shares busy %v steal %v, want 0.467 0.133", e.CPUBusy, e.CPUSteal)
-	}
-	if old, ok := parseCPUTimes("cpu 1 2 3 4 5 6 7"); !ok || old.Steal != 0 || old.Busy != 1+2+3+6+7 {
-		t.Errorf("a kernel without steal: %+v %v", old, ok)
-	}
-	for _, bad := range []string{"", "intr 1 2 3", "cpu 1 x 3 4 5"} {
-		if _, ok := parseCPUTimes(bad); ok {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-	var none Env
-	if none.SetCPUShares(b, a, true); none.CPUBusy != 0 || none.CPUSteal != 0 {
-		t.Errorf("time going backwards recorded: %+v", none)
 	}
 }
 

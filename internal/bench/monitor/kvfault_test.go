@@ -1,4 +1,4 @@
-package bench
+package monitor
 
 import (
 	"context"
@@ -132,13 +132,13 @@ func TestRunMonitorInterleaved(t *testing.T) {
 		t.Skip("starts server processes") // not counted as a pass: -short only
 	}
 	out := t.TempDir()
-	o := MonitorOptions{Bin: weftBin(t), Out: out, Dir: t.TempDir(), Ns: []int{2}, PutPcts: []int{50}, Duration: 300 * time.Millisecond,
+	o := Options{Bin: weftBin(t), Out: out, Dir: t.TempDir(), Ns: []int{2}, PutPcts: []int{50}, Duration: 300 * time.Millisecond,
 		Repeat: 2, NetDelay: time.Millisecond, NetJitter: time.Millisecond, DelayAt: "client"}
-	r, err := RunMonitor(context.Background(), o)
+	r, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := r.Results.(MonitorResults)
+	res := r.Results.(Results)
 	want := map[string]string{"sequential": "N2R1W2", "eventual": "N2R1W1", "eventual+monitor": "N2R1W1"}
 	for _, c := range res.Cells {
 		if q, ok := want[c.Mode]; !ok || c.Quorum != q || c.N != 2 || c.PutPct != 50 {

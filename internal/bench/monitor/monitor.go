@@ -1,4 +1,4 @@
-package bench
+package monitor
 
 import (
 	"context"
@@ -20,16 +20,17 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	kvclient "github.com/weft-db/weft/client/kv"
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/faultproxy"
 	"github.com/weft-db/weft/internal/kv"
 	"github.com/weft-db/weft/internal/kv/apps"
 	"github.com/weft-db/weft/internal/monitor"
 )
 
-// MonitorOptions configures `weft bench monitor`: the experiments of
+// Options configures `weft bench monitor`: the experiments of
 // "Optimistic Execution in Key-Value Store" §VI on this machine, with the kv
 // servers as separate processes on loopback.
-type MonitorOptions struct {
+type Options struct {
 	// Bin is the weft binary the servers run. Required.
 	Bin string
 	// Out is the directory for monitor.json and the PNGs ("" writes none).
@@ -95,7 +96,7 @@ type MonitorOptions struct {
 	Log      *slog.Logger
 }
 
-func (o *MonitorOptions) defaults() {
+func (o *Options) defaults() {
 	if len(o.Ns) == 0 {
 		o.Ns = []int{2, 3, 5}
 	}
@@ -134,8 +135,8 @@ func (o *MonitorOptions) defaults() {
 	}
 }
 
-// MonitorCell is one measured configuration.
-type MonitorCell struct {
+// Cell is one measured configuration.
+type Cell struct {
 	N      int    `json:"n"`
 	PutPct int    `json:"put_pct"`
 	Mode   string `json:"mode"` // sequential, eventual, eventual+monitor; graph-…
@@ -163,9 +164,9 @@ type MonitorCell struct {
 	Seconds    float64   `json:"seconds"`
 }
 
-// MonitorResults is the JSON "results" of the benchmark.
-type MonitorResults struct {
-	Cells []MonitorCell `json:"cells"`
+// Results is the JSON "results" of the benchmark.
+type Results struct {
+	Cells []Cell `json:"cells"`
 	// Benefit[N][put%] is eventual+monitor over sequential throughput − 1
 	// (the paper's Fig. 7: +25%, +23%, +36% at 50% PUTs for N = 2, 3, 5).
 	Benefit map[string]map[string]float64 `json:"benefit"`
@@ -177,16 +178,16 @@ type MonitorResults struct {
 	// processing time): computed from the delay distribution, not measured.
 	NetBenefit map[string]map[string]float64 `json:"net_benefit,omitempty"`
 	// Rollback summarises the rollback cells' rollback durations (ms).
-	Rollback Summary `json:"rollback_ms"`
+	Rollback bench.Summary `json:"rollback_ms"`
 	// Latency summarises every detection latency (ms); Within100ms is the
 	// share detected within 100 ms (the paper: 99.94%).
-	Latency     Summary `json:"latency_ms"`
-	Within100ms float64 `json:"within_100ms"`
-	Within1s    float64 `json:"within_1s"`
+	Latency     bench.Summary `json:"latency_ms"`
+	Within100ms float64       `json:"within_100ms"`
+	Within1s    float64       `json:"within_1s"`
 }
 
-// RunMonitor runs every cell and writes monitor.json and the PNGs.
-func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
+// Run runs every cell and writes monitor.json and the PNGs.
+func Run(ctx context.Context, o Options) (*bench.Result, error) {
 	o.defaults()
 	if o.Bin == "" {
 		return nil, errors.New("bench: monitor: the weft binary (Bin) is required")
@@ -210,9 +211,9 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 		dir = d
 	}
 	started := time.Now()
-	env := CurrentEnv()
-	env.LoadAvgStart = LoadAvg()
-	cpuStart, cpuOK := ReadCPUTimes()
+	env := bench.CurrentEnv()
+	env.LoadAvgStart = bench.LoadAvg()
+	cpuStart, cpuOK := bench.ReadCPUTimes()
 	cellsTotal := len(o.Ns) * 3 * len(o.PutPcts)
 	if o.Graph {
 		cellsTotal += 2 * len(o.Ns)
@@ -223,8 +224,8 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 	if o.RollbackBeta > 0 {
 		cellsTotal += len(o.Ns)
 	}
-	bar := NewBar(o.Progress, int64(cellsTotal), "bench monitor")
-	var res MonitorResults
+	bar := bench.NewBar(o.Progress, int64(cellsTotal), "bench monitor")
+	var res Results
 	run := 0
 	for _, n := range o.Ns {
 		run++
@@ -262,11 +263,11 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 	bar.Finish()
 	res.summarise()
 	o.netBenefits(&res)
-	env.LoadAvgEnd = LoadAvg()
-	cpuEnd, ok := ReadCPUTimes()
+	env.LoadAvgEnd = bench.LoadAvg()
+	cpuEnd, ok := bench.ReadCPUTimes()
 	env.SetCPUShares(cpuStart, cpuEnd, cpuOK && ok)
-	r := &Result{
-		Benchmark: "monitor", Schema: SchemaVersion, Started: started, Seconds: time.Since(started).Seconds(), Env: env,
+	r := &bench.Result{
+		Benchmark: "monitor", Schema: bench.SchemaVersion, Started: started, Seconds: time.Since(started).Seconds(), Env: env,
 		Params: map[string]any{
 			"ns": o.Ns, "put_pcts": o.PutPcts, "duration_s": o.Duration.Seconds(), "repeat": o.Repeat, "clients_per_server": o.ClientsPerServer,
 			"beta": o.Beta, "epsilon_ns": o.Epsilon.Nanoseconds(), "flush_every_ms": o.FlushEvery.Milliseconds(),
@@ -291,7 +292,7 @@ func RunMonitor(ctx context.Context, o MonitorOptions) (*Result, error) {
 		if err := o.plot(r, &res); err != nil {
 			return r, err
 		}
-		if err := WriteJSON(o.Out, "monitor", r); err != nil {
+		if err := bench.WriteJSON(o.Out, "monitor", r); err != nil {
 			return r, err
 		}
 	}
@@ -319,7 +320,7 @@ func (m *modeRing) stop() {
 
 // startModeRing starts the N-server ring of one mode of the synthetic
 // workload in dir.
-func (o *MonitorOptions) startModeRing(dir string, n int, mode string, spec *monitor.Spec) (*modeRing, error) {
+func (o *Options) startModeRing(dir string, n int, mode string, spec *monitor.Spec) (*modeRing, error) {
 	m := &modeRing{mode: mode, w: n, beta: o.Beta, varFrac: 0.5, pcts: o.PutPcts}
 	if mode != "sequential" {
 		m.w = 1
@@ -346,7 +347,7 @@ func (o *MonitorOptions) startModeRing(dir string, n int, mode string, spec *mon
 // speed (other guests on the host, other jobs) falls on every mode alike
 // instead of on whichever mode ran during it. A cell's throughput is the
 // median of its rounds.
-func (o *MonitorOptions) runSynthetic(ctx context.Context, dir string, n int, modes []string, bar interface{ Add(int) error }) ([]MonitorCell, error) {
+func (o *Options) runSynthetic(ctx context.Context, dir string, n int, modes []string, bar interface{ Add(int) error }) ([]Cell, error) {
 	ring, err := kv.NewRing(n, kv.DefaultServerConfig().VNodes)
 	if err != nil {
 		return nil, err
@@ -366,11 +367,11 @@ func (o *MonitorOptions) runSynthetic(ctx context.Context, dir string, n int, mo
 		rings = append(rings, m)
 	}
 	vars := apps.SyntheticVars(ring)
-	var cells []MonitorCell
+	var cells []Cell
 	for _, pct := range rings[0].pcts {
-		round := make([]MonitorCell, len(rings))
+		round := make([]Cell, len(rings))
 		for j, m := range rings {
-			round[j] = MonitorCell{N: n, PutPct: pct, Mode: m.mode, Quorum: fmt.Sprintf("N%dR1W%d", n, m.w)}
+			round[j] = Cell{N: n, PutPct: pct, Mode: m.mode, Quorum: fmt.Sprintf("N%dR1W%d", n, m.w)}
 		}
 		for rep := range o.Repeat {
 			for _, j := range roundOrder(rep, len(rings)) {
@@ -381,7 +382,7 @@ func (o *MonitorOptions) runSynthetic(ctx context.Context, dir string, n int, mo
 		}
 		for j := range round {
 			c := &round[j]
-			c.OpsPerSec = Median(c.OpsPerSecRuns)
+			c.OpsPerSec = bench.Median(c.OpsPerSecRuns)
 			o.Log.Info("bench monitor cell", "n", n, "put_pct", pct, "mode", c.Mode, "ops_per_sec", int(c.OpsPerSec),
 				"violations", c.Violations, "rollbacks", c.Rollbacks)
 			bar.Add(1)
@@ -406,7 +407,7 @@ func roundOrder(rep, k int) []int {
 // adds what it counted to cell: one more throughput run, the operations
 // and errors, and (monitored) the watcher's violations, rollbacks,
 // candidates and latencies over the measurement.
-func (o *MonitorOptions) measure(ctx context.Context, m *modeRing, pct, rep int, vars []string, cell *MonitorCell) error {
+func (o *Options) measure(ctx context.Context, m *modeRing, pct, rep int, vars []string, cell *Cell) error {
 	before := kv.WatcherStats{}
 	nLat, nRb := 0, 0
 	if m.watcher != nil {
@@ -457,7 +458,7 @@ func (o *MonitorOptions) measure(ctx context.Context, m *modeRing, pct, rep int,
 // RollbackBetaFor is the rollback cell's β at N: beta^(2/N).
 func RollbackBetaFor(beta float64, n int) float64 { return math.Pow(beta, 2/float64(n)) }
 
-func (o *MonitorOptions) watcherCounts(cell *MonitorCell, before, after kv.WatcherStats, lat []uint64) {
+func (o *Options) watcherCounts(cell *Cell, before, after kv.WatcherStats, lat []uint64) {
 	cell.Violations += after.Violations - before.Violations
 	cell.Rollbacks += after.Rollbacks - before.Rollbacks
 	cell.RollbackFails += after.RollbackFails - before.RollbackFails
@@ -470,29 +471,29 @@ func (o *MonitorOptions) watcherCounts(cell *MonitorCell, before, after kv.Watch
 	}
 }
 
-// ReplotMonitor redraws the PNGs of a monitor.json in dir (after a change
+// Replot redraws the PNGs of a monitor.json in dir (after a change
 // to the charts, without measuring again).
-func ReplotMonitor(dir string) error {
+func Replot(dir string) error {
 	b, err := os.ReadFile(filepath.Join(dir, "monitor.json"))
 	if err != nil {
 		return err
 	}
-	var res MonitorResults
-	r := &Result{Results: &res}
+	var res Results
+	r := &bench.Result{Results: &res}
 	if err := json.Unmarshal(b, r); err != nil {
 		return fmt.Errorf("bench: %s/monitor.json: %w", dir, err)
 	}
-	o := MonitorOptions{Out: dir}
+	o := Options{Out: dir}
 	if err := o.plot(r, &res); err != nil {
 		return err
 	}
-	return WriteJSON(dir, "monitor", r)
+	return bench.WriteJSON(dir, "monitor", r)
 }
 
 // startRing starts n server processes (detectors on when monitored, with
 // spec; behind delaying proxies when NetDelay or NetJitter is set) and, when
 // monitored, an in-process watcher (rolling back when rollback is set).
-func (o *MonitorOptions) startRing(dir string, n, r, w int, spec *monitor.Spec, monitored, rollback bool) (*KVProcs, *kv.Watcher, error) {
+func (o *Options) startRing(dir string, n, r, w int, spec *monitor.Spec, monitored, rollback bool) (*KVProcs, *kv.Watcher, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, err
 	}
@@ -539,16 +540,16 @@ func (o *MonitorOptions) startRing(dir string, n, r, w int, spec *monitor.Spec, 
 	return procs, watcher, nil
 }
 
-func (o *MonitorOptions) delayed() bool { return o.NetDelay > 0 || o.NetJitter > 0 }
+func (o *Options) delayed() bool { return o.NetDelay > 0 || o.NetJitter > 0 }
 
 // proxied reports whether the delay is added by proxies in front of the
 // servers.
-func (o *MonitorOptions) proxied() bool { return o.delayed() && o.DelayAt != "client" }
+func (o *Options) proxied() bool { return o.delayed() && o.DelayAt != "client" }
 
 // httpClient is the HTTP client of one bench client or of the monitor:
 // nil (the default transport of kvclient/kv) unless the delay is added at
 // the client, then one whose transport delays each direction.
-func (o *MonitorOptions) httpClient(conns int, seed uint64) *http.Client {
+func (o *Options) httpClient(conns int, seed uint64) *http.Client {
 	if !o.delayed() || o.proxied() {
 		return nil
 	}
@@ -558,7 +559,7 @@ func (o *MonitorOptions) httpClient(conns int, seed uint64) *http.Client {
 
 // clients dials k clients with quorum (r, w) and runs f on each for
 // Duration.
-func (o *MonitorOptions) clients(ctx context.Context, addrs []string, k, r, w int, f func(context.Context, int, *kvclient.Client) error) error {
+func (o *Options) clients(ctx context.Context, addrs []string, k, r, w int, f func(context.Context, int, *kvclient.Client) error) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Duration)
 	defer cancel()
 	cs := make([]*kvclient.Client, k)
@@ -586,15 +587,15 @@ func (o *MonitorOptions) clients(ctx context.Context, addrs []string, k, r, w in
 
 // runGraph measures the graph application for Duration: sequential (R1,
 // W=N, no monitors) or eventual (R1 W1) with monitors and rollback.
-func (o *MonitorOptions) runGraph(ctx context.Context, dir string, n int, mode string) (MonitorCell, error) {
+func (o *Options) runGraph(ctx context.Context, dir string, n int, mode string) (Cell, error) {
 	clients := n * o.ClientsPerServer
 	g, err := apps.RandomGraph(rand.New(rand.NewPCG(o.Seed, 77)), o.GraphVertices, o.GraphDegree, clients)
 	if err != nil {
-		return MonitorCell{}, err
+		return Cell{}, err
 	}
 	ring, err := kv.NewRing(n, kv.DefaultServerConfig().VNodes)
 	if err != nil {
-		return MonitorCell{}, err
+		return Cell{}, err
 	}
 	monitored := mode == "graph-eventual+monitor"
 	w := n
@@ -603,7 +604,7 @@ func (o *MonitorOptions) runGraph(ctx context.Context, dir string, n int, mode s
 	}
 	procs, watcher, err := o.startRing(dir, n, 1, w, g.Spec(ring), monitored, true)
 	if err != nil {
-		return MonitorCell{}, err
+		return Cell{}, err
 	}
 	defer procs.Stop()
 	if watcher != nil {
@@ -623,9 +624,9 @@ func (o *MonitorOptions) runGraph(ctx context.Context, dir string, n int, mode s
 		return err
 	})
 	if err != nil {
-		return MonitorCell{}, err
+		return Cell{}, err
 	}
-	cell := MonitorCell{N: n, Mode: mode, Quorum: fmt.Sprintf("N%dR1W%d", n, w), Ops: sum.Gets + sum.Puts, Errors: sum.Errors,
+	cell := Cell{N: n, Mode: mode, Quorum: fmt.Sprintf("N%dR1W%d", n, w), Ops: sum.Gets + sum.Puts, Errors: sum.Errors,
 		OpsPerSec: float64(sum.Gets+sum.Puts) / o.Duration.Seconds(), UpdatesPerSec: float64(sum.Updates) / o.Duration.Seconds(),
 		Seconds: time.Since(t0).Seconds()}
 	if cell.PutPct = 0; cell.Ops > 0 {
@@ -640,7 +641,7 @@ func (o *MonitorOptions) runGraph(ctx context.Context, dir string, n int, mode s
 	return cell, nil
 }
 
-func (res *MonitorResults) summarise() {
+func (res *Results) summarise() {
 	thr := map[[2]int]map[string]float64{}
 	var lat, rb []float64
 	for _, c := range res.Cells {
@@ -668,8 +669,8 @@ func (res *MonitorResults) summarise() {
 			res.Overhead[n][p] = 1 - em/e
 		}
 	}
-	res.Latency = Summarize(lat)
-	res.Rollback = Summarize(rb)
+	res.Latency = bench.Summarize(lat)
+	res.Rollback = bench.Summarize(rb)
 	if len(lat) > 0 {
 		in100, in1s := 0, 0
 		for _, l := range lat {
@@ -687,7 +688,7 @@ func (res *MonitorResults) summarise() {
 
 // plot draws, per N, throughput against PUT percentage (one line per mode)
 // and the detection latency CDF.
-func (o *MonitorOptions) plot(r *Result, res *MonitorResults) error {
+func (o *Options) plot(r *bench.Result, res *Results) error {
 	r.Plots = nil
 	var ns []int
 	for _, c := range res.Cells {
@@ -696,7 +697,7 @@ func (o *MonitorOptions) plot(r *Result, res *MonitorResults) error {
 		}
 	}
 	for _, n := range ns {
-		thr := Chart{Title: fmt.Sprintf("N = %d: eventual + monitors vs sequential", n), XLabel: "PUT %", YLabel: "ops/s",
+		thr := bench.Chart{Title: fmt.Sprintf("N = %d: eventual + monitors vs sequential", n), XLabel: "PUT %", YLabel: "ops/s",
 			YFrom0: true, Headroom: 0.45, LegendBottom: true}
 		for _, mode := range []string{"sequential", "eventual+monitor", "eventual"} {
 			var pts plotter.XYs
@@ -706,7 +707,7 @@ func (o *MonitorOptions) plot(r *Result, res *MonitorResults) error {
 				}
 			}
 			if len(pts) > 0 {
-				thr.Series = append(thr.Series, Series{Name: mode, Points: pts, Dashed: mode == "eventual"})
+				thr.Series = append(thr.Series, bench.Series{Name: mode, Points: pts, Dashed: mode == "eventual"})
 			}
 		}
 		name := fmt.Sprintf("monitor_throughput_n%d.png", n)
@@ -724,11 +725,11 @@ func (o *MonitorOptions) plot(r *Result, res *MonitorResults) error {
 	}
 	slices.Sort(lat)
 	var pts plotter.XYs
-	for _, p := range CDF(lat, 500) {
+	for _, p := range bench.CDF(lat, 500) {
 		pts = append(pts, plotter.XY{X: max(p.X, 1e-3), Y: p.Frac})
 	}
-	cdf := Chart{Title: "Detection latency (all cells)", XLabel: "ms (log)", YLabel: "fraction detected", LogX: true, LegendBottom: true,
-		Series: []Series{{Name: fmt.Sprintf("%d violations", len(lat)), Points: pts, Line: true}}}
+	cdf := bench.Chart{Title: "Detection latency (all cells)", XLabel: "ms (log)", YLabel: "fraction detected", LogX: true, LegendBottom: true,
+		Series: []bench.Series{{Name: fmt.Sprintf("%d violations", len(lat)), Points: pts, Line: true}}}
 	if err := cdf.Save(filepath.Join(o.Out, "monitor_latency_cdf.png")); err != nil {
 		return err
 	}
