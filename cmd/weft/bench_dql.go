@@ -9,11 +9,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-db/weft/internal/bench"
+	"github.com/weft-db/weft/internal/bench/dql"
 )
 
 func newBenchDQLCmd() *cobra.Command {
 	var (
-		opts     bench.DQLOptions
+		opts     dql.Options
 		gc       gcFlags
 		bulkRuns int
 	)
@@ -38,7 +39,7 @@ throughput and latency plots to --out. See docs/dgraph.md, "Benchmarks".
 			opts.Log = slog.Default()
 			opts.Progress = terminal(os.Stderr)
 			if bulkRuns > 0 { // the load rates only: direct, bulk and online, no queries
-				res, err := bench.CompareDQLLoads(cmd.Context(), opts.RDF, opts.Schema, opts.Lines, bulkRuns)
+				res, err := dql.CompareLoads(cmd.Context(), opts.RDF, opts.Schema, opts.Lines, bulkRuns)
 				if err != nil {
 					return err
 				}
@@ -46,14 +47,14 @@ throughput and latency plots to --out. See docs/dgraph.md, "Benchmarks".
 				enc.SetIndent("", "  ")
 				return enc.Encode(res)
 			}
-			return runBench(cmd, func(ctx context.Context) (*bench.Result, error) { return bench.RunDQL(ctx, opts) })
+			return runBench(cmd, func(ctx context.Context) (*bench.Result, error) { return dql.Run(ctx, opts) })
 		},
 	}
 	f := cmd.Flags()
 	gc.register(f)
 	f.StringVar(&opts.Out, "out", "bench/results/dql", "directory for the JSON and PNG results (\"\" writes none)")
 	f.BoolVar(&opts.Quick, "quick", false, "smoke run: the first 5,000 lines, 300 ms cells, clients 1,2,5 unless set otherwise")
-	f.StringVar(&opts.RDF, "rdf", bench.DQLDefaultRDF, "the film data (N-Quads, gzipped or not)")
+	f.StringVar(&opts.RDF, "rdf", dql.DefaultRDF, "the film data (N-Quads, gzipped or not)")
 	f.StringVar(&opts.Schema, "schema", "", "its DQL schema (default: goldendata.schema beside --rdf)")
 	f.IntVar(&opts.Lines, "lines", 0, "load only the first N lines (default all; 5,000 with --quick)")
 	f.DurationVar(&opts.Duration, "duration", 0, "length of each (query, clients) cell (default 3s; 300ms with --quick)")

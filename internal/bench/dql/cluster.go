@@ -1,4 +1,4 @@
-package bench
+package dql
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/dgraph/exec"
 	"github.com/weft-db/weft/internal/engine"
@@ -25,8 +26,8 @@ import (
 	pb "github.com/weft-db/weft/internal/wire/clusterpb"
 )
 
-// The DQL benchmark on a cluster (DQLOptions.Cluster) and against an
-// external server (DQLOptions.Target). On a cluster, a query's reads cross
+// The DQL benchmark on a cluster (Options.Cluster) and against an
+// external server (Options.Target). On a cluster, a query's reads cross
 // the network: the executor's batched reads (engine.BatchReader) become one
 // Shard.ReadBatch call per shard a batch touches, so the internal calls per
 // query are network round trips, counted at the shards.
@@ -123,8 +124,8 @@ func (b *dqlBench) clusterQueries(ctx context.Context) error {
 		}
 		r1, b1 := b.shardRPCs()
 		if c.Roots > 0 {
-			c.ShardRPCsMean = Round(float64(r1-r0+b1-b0)/float64(c.Roots), 2)
-			c.ShardReadBatchesMean = Round(float64(b1-b0)/float64(c.Roots), 2)
+			c.ShardRPCsMean = bench.Round(float64(r1-r0+b1-b0)/float64(c.Roots), 2)
+			c.ShardReadBatchesMean = bench.Round(float64(b1-b0)/float64(c.Roots), 2)
 		}
 		b.res.Calls[name] = c
 	}
@@ -150,7 +151,7 @@ func (b *dqlBench) pickRoots(name string, rs []string) ([]string, error) {
 		return nil, fmt.Errorf("bench: the data has no subjects of %s to root %s at", q.RootsPred, q.Name)
 	}
 	if o.RootsMax > 0 && len(rs) > o.RootsMax {
-		r := NewRand(o.Seed, 78)
+		r := bench.NewRand(o.Seed, 78)
 		r.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
 		rs = rs[:o.RootsMax]
 	}
@@ -219,7 +220,7 @@ func (b *dqlBench) runTarget(ctx context.Context) error {
 
 // describeFront corrects the result's parameters and notes for a cluster
 // or target run (result describes the single-process run).
-func (b *dqlBench) describeFront(res *Result) {
+func (b *dqlBench) describeFront(res *bench.Result) {
 	o := b.opts
 	p, ok := res.Params.(map[string]any)
 	if !ok {
@@ -317,7 +318,7 @@ func (b *dqlBench) targetLoad(ctx context.Context, hb *httpDQL) error {
 	if _, err := postTarget(ctx, hb, base+"/alter", "application/dql", string(sch)); err != nil {
 		return fmt.Errorf("%s: %w", o.Schema, err)
 	}
-	r.SchemaSeconds = Round(time.Since(t).Seconds(), 3)
+	r.SchemaSeconds = bench.Round(time.Since(t).Seconds(), 3)
 	lines, err := countLines(o.RDF, o.Lines)
 	if err != nil {
 		return err
@@ -327,7 +328,7 @@ func (b *dqlBench) targetLoad(ctx context.Context, hb *httpDQL) error {
 		return err
 	}
 	defer f.Close()
-	bar := NewBar(o.Progress, lines, "dql load (target)")
+	bar := bench.NewBar(o.Progress, lines, "dql load (target)")
 	defer bar.Finish()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -364,10 +365,10 @@ func (b *dqlBench) targetLoad(ctx context.Context, hb *httpDQL) error {
 			return err
 		}
 	}
-	r.Seconds = Round(time.Since(t).Seconds(), 3)
-	r.QuadsPerSec = Round(float64(r.Quads)/max(r.Seconds, 1e-9), 0)
-	r.ReportQuadsPerSec = Round(dqlReportEdges/float64(dqlReportSeconds), 0)
-	r.VsReport = Round(r.QuadsPerSec/r.ReportQuadsPerSec, 2)
+	r.Seconds = bench.Round(time.Since(t).Seconds(), 3)
+	r.QuadsPerSec = bench.Round(float64(r.Quads)/max(r.Seconds, 1e-9), 0)
+	r.ReportQuadsPerSec = bench.Round(dqlReportEdges/float64(dqlReportSeconds), 0)
+	r.VsReport = bench.Round(r.QuadsPerSec/r.ReportQuadsPerSec, 2)
 	o.Log.Info("film data loaded through the target", "quads", r.Quads, "skipped", r.Skipped, "seconds", r.Seconds)
 	return nil
 }
@@ -412,7 +413,7 @@ func (b *dqlBench) postLines(ctx context.Context, hb *httpDQL, url string, lines
 // targetCalls sends CallsSample queries of q (roots drawn as countCalls
 // draws them), one at a time, and counts the target shards' Read and
 // ReadBatch calls they caused (TargetShards).
-func (b *dqlBench) targetCalls(ctx context.Context, hb *httpDQL, q DQLQuery, roots []string) (dqlCalls, error) {
+func (b *dqlBench) targetCalls(ctx context.Context, hb *httpDQL, q Query, roots []string) (dqlCalls, error) {
 	o := b.opts
 	var clients []pb.ShardClient
 	for _, addr := range o.TargetShards {
@@ -434,7 +435,7 @@ func (b *dqlBench) targetCalls(ctx context.Context, hb *httpDQL, q DQLQuery, roo
 		}
 		return reads, batches, nil
 	}
-	r := NewRand(o.Seed, 77)
+	r := bench.NewRand(o.Seed, 77)
 	sample := slices.Clone(roots)
 	r.Shuffle(len(sample), func(i, j int) { sample[i], sample[j] = sample[j], sample[i] })
 	sample = sample[:min(o.CallsSample, len(sample))]
@@ -462,10 +463,10 @@ func (b *dqlBench) targetCalls(ctx context.Context, hb *httpDQL, q DQLQuery, roo
 		c.ShardRPCsMax = max(c.ShardRPCsMax, int64(r1-prevR+b1-prevB))
 	}
 	if k := float64(len(sample)); k > 0 {
-		c.ShardRPCsMean = Round(float64(r1-r0+b1-b0)/k, 2)
-		c.ShardReadBatchesMean = Round(float64(b1-b0)/k, 2)
-		c.NamesMean = Round(float64(names)/k, 2)
-		c.AnswerBytesMean = Round(float64(size)/k, 1)
+		c.ShardRPCsMean = bench.Round(float64(r1-r0+b1-b0)/k, 2)
+		c.ShardReadBatchesMean = bench.Round(float64(b1-b0)/k, 2)
+		c.NamesMean = bench.Round(float64(names)/k, 2)
+		c.AnswerBytesMean = bench.Round(float64(size)/k, 1)
 	}
 	return c, nil
 }

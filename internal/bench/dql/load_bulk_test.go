@@ -1,4 +1,4 @@
-package bench
+package dql
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 // many (no emptied index token vertex, nor one per bucket of the UIDs a
 // split batch's retry wasted; internal/bulk's tests compare the stores).
 func TestCompareDQLLoads(t *testing.T) {
-	res, err := CompareDQLLoads(context.Background(), dqlFilm(t), "", 2000, 1)
+	res, err := CompareLoads(context.Background(), dqlFilm(t), "", 2000, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package bench
+package dql
 
 import (
 	"bufio"
@@ -27,9 +27,9 @@ func TestRunDQLCluster(t *testing.T) {
 	for _, placement := range []string{"vertex", "predicate"} {
 		t.Run(placement, func(t *testing.T) {
 			dir := t.TempDir()
-			opts := DQLOptions{Out: dir, Quick: true, RDF: rdfPath, Lines: 3000, Duration: 150 * time.Millisecond,
+			opts := Options{Out: dir, Quick: true, RDF: rdfPath, Lines: 3000, Duration: 150 * time.Millisecond,
 				Clients: []int{2}, Placement: placement, Cluster: true, Gatekeepers: 2, Shards: 3, CallsSample: 40, Seed: 5}
-			res, err := RunDQL(context.Background(), opts)
+			res, err := Run(context.Background(), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,7 +43,7 @@ func TestRunDQLCluster(t *testing.T) {
 			if r.Load.Quads < 2900 || r.Load.EngineEdges == 0 {
 				t.Errorf("load: %d quads, %d engine edges", r.Load.Quads, r.Load.EngineEdges)
 			}
-			for _, q := range DQLQueries {
+			for _, q := range Queries {
 				c := r.Calls[q.Name]
 				if c.Roots == 0 || c.ShardRPCsMean <= 0 || c.ShardRPCsMean != c.GetVertexMean {
 					t.Errorf("%s: %d roots, %.2f shard calls per query for %.2f engine requests", q.Name, c.Roots, c.ShardRPCsMean, c.GetVertexMean)
@@ -57,8 +57,8 @@ func TestRunDQLCluster(t *testing.T) {
 					t.Errorf("cell %s/%d: %d queries, %d errors %v", c.Query, c.Clients, c.Queries, c.Errors, c.ErrorSamples)
 				}
 			}
-			if len(r.Cells) != len(DQLQueries) {
-				t.Errorf("%d cells, want %d", len(r.Cells), len(DQLQueries))
+			if len(r.Cells) != len(Queries) {
+				t.Errorf("%d cells, want %d", len(r.Cells), len(Queries))
 			}
 		})
 	}
@@ -106,13 +106,13 @@ func TestRunDQLTarget(t *testing.T) {
 	}
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
-	res, err := RunDQL(ctx, DQLOptions{Target: srv.URL, Quick: true, Duration: 100 * time.Millisecond, Clients: []int{2}, Seed: 2})
+	res, err := Run(ctx, Options{Target: srv.URL, Quick: true, Duration: 100 * time.Millisecond, Clients: []int{2}, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := res.Results.(dqlResults)
 	in := &inprocDQL{db: db, exec: exec.New(g)}
-	for _, q := range DQLQueries {
+	for _, q := range Queries {
 		want, err := findRoots(ctx, in, q.RootsPred)
 		if err != nil {
 			t.Fatal(err)

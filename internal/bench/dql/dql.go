@@ -1,4 +1,4 @@
-package bench
+package dql
 
 import (
 	"context"
@@ -12,20 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/engine"
 )
 
-// The DQL benchmark (`weft bench dql`): the Dgraph report's film-data
-// experiment (002_540afcce1dbf62cd.txt, §4.1–4.2) on Weft. It bulk loads
-// Dgraph's film N-Quads into a fresh engine and measures the load rate,
-// then runs the report's two 2-hop queries from 1 to 100 concurrent
-// clients through Dgraph's HTTP API on loopback (or the executor
-// in-process), a cell of fixed duration per (query, clients). See
-// docs/dgraph.md, "Benchmarks".
-
-// DQLOptions configures a run. Zero fields take the defaults in brackets.
-type DQLOptions struct {
+// Options configures a run. Zero fields take the defaults in brackets.
+type Options struct {
 	// Out is the directory for the JSON and PNG files ("" writes none).
 	Out string
 	// Quick is the smoke run: the first 5,000 lines, 300 ms per cell and
@@ -91,7 +84,7 @@ type DQLOptions struct {
 	// the shards' Read and ReadBatch counters (Shard.Status). Nothing else
 	// may use the cluster meanwhile.
 	TargetShards []string
-	// Queries names the queries to run [all of DQLQueries, in order].
+	// Queries names the queries to run [all of Queries, in order].
 	Queries []string
 	// RootsMax bounds the root entities a query draws from [0: all found].
 	RootsMax int
@@ -110,15 +103,15 @@ type DQLOptions struct {
 
 // Film data defaults, relative to the repository (docs/dgraph.md).
 const (
-	DQLDefaultRDF    = "../shared/data/film/goldendata_first_200k.rdf.gz"
-	DQLDefaultSchema = "../shared/data/film/goldendata.schema"
+	DefaultRDF    = "../shared/data/film/goldendata_first_200k.rdf.gz"
+	DefaultSchema = "../shared/data/film/goldendata.schema"
 )
 
 // dqlClientsDefault is the report's range of connections cut to what two
 // cores can drive (the report went from 1 to 1000).
 var dqlClientsDefault = []int{1, 2, 5, 10, 20, 50, 100}
 
-func (o *DQLOptions) setDefaults() {
+func (o *Options) setDefaults() {
 	if o.Quick {
 		if o.Lines <= 0 {
 			o.Lines = 5000
@@ -131,7 +124,7 @@ func (o *DQLOptions) setDefaults() {
 		}
 	}
 	if o.RDF == "" {
-		o.RDF = DQLDefaultRDF
+		o.RDF = DefaultRDF
 	}
 	if o.Schema == "" {
 		o.Schema = filepath.Join(filepath.Dir(o.RDF), "goldendata.schema")
@@ -149,7 +142,7 @@ func (o *DQLOptions) setDefaults() {
 		o.Placement = dgraph.PlacementVertex
 	}
 	if len(o.Queries) == 0 {
-		for _, q := range DQLQueries {
+		for _, q := range Queries {
 			o.Queries = append(o.Queries, q.Name)
 		}
 	}
@@ -176,7 +169,7 @@ func (o *DQLOptions) setDefaults() {
 }
 
 // validate checks the options after setDefaults.
-func (o *DQLOptions) validate() error {
+func (o *Options) validate() error {
 	if o.Mode != "http" && o.Mode != "inproc" {
 		return fmt.Errorf("bench: --mode %q: want http or inproc", o.Mode)
 	}
@@ -201,7 +194,7 @@ func (o *DQLOptions) validate() error {
 	}
 	for _, name := range o.Queries {
 		if _, ok := dqlQuery(name); !ok {
-			return fmt.Errorf("bench: unknown query %q (known: %s, %s)", name, DQLQueries[0].Name, DQLQueries[1].Name)
+			return fmt.Errorf("bench: unknown query %q (known: %s, %s)", name, Queries[0].Name, Queries[1].Name)
 		}
 	}
 	if o.InMemory && (o.LoadNoSync || o.DataDir != "") {
@@ -211,9 +204,9 @@ func (o *DQLOptions) validate() error {
 	return nil
 }
 
-// DQLName is the results' base name: film-<mode>-<placement>, with
+// Name is the results' base name: film-<mode>-<placement>, with
 // cluster- or target- before the mode and -quick after for a smoke run.
-func (o DQLOptions) DQLName() string {
+func (o Options) Name() string {
 	mode := o.Mode
 	switch {
 	case o.Cluster:
@@ -230,7 +223,7 @@ func (o DQLOptions) DQLName() string {
 
 // dqlBench is one run's state.
 type dqlBench struct {
-	opts    DQLOptions
+	opts    Options
 	cfg     engine.Config
 	db      *engine.DB
 	g       *dgraph.Graph
@@ -239,17 +232,17 @@ type dqlBench struct {
 	cleanup []func()
 }
 
-// RunDQL loads the film data, runs the query cells, and returns (and
+// Run loads the film data, runs the query cells, and returns (and
 // writes to opts.Out) the result. A run whose queries failed still returns
 // its result, with an error.
-func RunDQL(ctx context.Context, opts DQLOptions) (*Result, error) {
+func Run(ctx context.Context, opts Options) (*bench.Result, error) {
 	opts.setDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
 	b := &dqlBench{opts: opts}
 	defer b.close()
-	start, load := time.Now(), LoadAvg()
+	start, load := time.Now(), bench.LoadAvg()
 	var runErr error
 	switch {
 	case opts.Target != "":
@@ -270,7 +263,7 @@ func RunDQL(ctx context.Context, opts DQLOptions) (*Result, error) {
 	}
 	res := b.result()
 	b.describeFront(res)
-	return Finish(res, start, load, b.opts.Out, b.opts.DQLName(), b.savePlots, runErr)
+	return bench.Finish(res, start, load, b.opts.Out, b.opts.Name(), b.savePlots, runErr)
 }
 
 func (b *dqlBench) close() {

@@ -1,4 +1,4 @@
-package bench
+package dql
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/bulk"
 	"github.com/weft-db/weft/internal/dgraph"
 	"github.com/weft-db/weft/internal/engine"
@@ -95,7 +96,7 @@ func (b *dqlBench) loadInto(ctx context.Context, db engine.API, lines int64) err
 		return fmt.Errorf("%s: %w", b.opts.Schema, err)
 	}
 	r := &b.res.Load
-	r.Lines, r.SchemaSeconds = lines, Round(time.Since(t).Seconds(), 3)
+	r.Lines, r.SchemaSeconds = lines, bench.Round(time.Since(t).Seconds(), 3)
 	if err := b.loadRDF(ctx, lines); err != nil {
 		return err
 	}
@@ -104,9 +105,9 @@ func (b *dqlBench) loadInto(ctx context.Context, db engine.API, lines int64) err
 	if err != nil {
 		return fmt.Errorf("after the load: %w", err)
 	}
-	r.ApplySeconds = Round(time.Since(t).Seconds(), 3)
+	r.ApplySeconds = bench.Round(time.Since(t).Seconds(), 3)
 	r.EngineVertices, r.EngineEdges = st.Vertices, st.Edges
-	r.EngineEdgesPerSec = Round(float64(st.Edges)/max(r.Seconds, 1e-9), 0)
+	r.EngineEdgesPerSec = bench.Round(float64(st.Edges)/max(r.Seconds, 1e-9), 0)
 	return nil
 }
 
@@ -143,7 +144,7 @@ func (b *dqlBench) load(ctx context.Context) error {
 	if b.g, err = dgraph.Open(ctx, b.db, b.graphConfig()); err != nil {
 		return err
 	}
-	r.ReopenSeconds = Round(time.Since(t).Seconds(), 3)
+	r.ReopenSeconds = bench.Round(time.Since(t).Seconds(), 3)
 	return nil
 }
 
@@ -160,7 +161,7 @@ func (b *dqlBench) loadRDF(ctx context.Context, lines int64) error {
 	if o.Lines > 0 {
 		in = &lineLimitReader{r: bufio.NewReaderSize(f, 1<<16), left: int64(o.Lines)}
 	}
-	bar := NewBar(o.Progress, lines, "dql load")
+	bar := bench.NewBar(o.Progress, lines, "dql load")
 	var done atomic.Int64
 	lcfg := dgraph.DefaultLoadConfig()
 	lcfg.BatchQuads, lcfg.Loaders = o.LoadBatch, o.Loaders
@@ -177,9 +178,9 @@ func (b *dqlBench) loadRDF(ctx context.Context, lines int64) error {
 		}
 		defer stop()
 	}
-	cpu0 := ProcessCPU()
+	cpu0 := bench.ProcessCPU()
 	st, err := b.g.LoadRDF(ctx, in, o.RDF, lcfg)
-	cpu := ProcessCPU() - cpu0
+	cpu := bench.ProcessCPU() - cpu0
 	_ = bar.Finish()
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", o.RDF, err)
@@ -187,15 +188,15 @@ func (b *dqlBench) loadRDF(ctx context.Context, lines int64) error {
 	r := &b.res.Load
 	r.Quads, r.Skipped, r.Nodes, r.UIDQuads, r.Values = st.Quads, st.Skipped, st.Nodes, st.Edges, st.Values
 	r.Transactions, r.Retries, r.EngineOps = st.Batches, st.Attempts-st.Batches, st.Ops
-	r.Seconds = Round(st.Elapsed.Seconds(), 3)
-	r.QuadsPerSec = Round(float64(st.Quads)/max(st.Elapsed.Seconds(), 1e-9), 0)
-	r.CPUSeconds = Round(cpu.Seconds(), 2)
-	r.CPUCores = Round(cpu.Seconds()/max(st.Elapsed.Seconds(), 1e-9), 2)
+	r.Seconds = bench.Round(st.Elapsed.Seconds(), 3)
+	r.QuadsPerSec = bench.Round(float64(st.Quads)/max(st.Elapsed.Seconds(), 1e-9), 0)
+	r.CPUSeconds = bench.Round(cpu.Seconds(), 2)
+	r.CPUCores = bench.Round(cpu.Seconds()/max(st.Elapsed.Seconds(), 1e-9), 2)
 	if cpu > 0 {
-		r.QuadsPerCPUSec = Round(float64(st.Quads)/cpu.Seconds(), 0)
+		r.QuadsPerCPUSec = bench.Round(float64(st.Quads)/cpu.Seconds(), 0)
 	}
-	r.ReportQuadsPerSec = Round(dqlReportEdges/float64(dqlReportSeconds), 0)
-	r.VsReport = Round(r.QuadsPerSec/r.ReportQuadsPerSec, 2)
+	r.ReportQuadsPerSec = bench.Round(dqlReportEdges/float64(dqlReportSeconds), 0)
+	r.VsReport = bench.Round(r.QuadsPerSec/r.ReportQuadsPerSec, 2)
 	return nil
 }
 
@@ -307,24 +308,24 @@ func (l *lineLimitReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// DQLLoadCompare is `weft bench dql --bulk-load`: the film data loaded Runs
+// LoadCompare is `weft bench dql --bulk-load`: the film data loaded Runs
 // times in each of three modes, into fresh stores, medians reported:
 // direct (weft load --bulk: the records built from the quads,
 // dgraph.LoadRDFDirect), bulk (weft load --bulk --bulk-direct=false:
 // transactions on the offline store, internal/bulk) and online (engine
 // transactions, weft load). The modes alternate within each run.
-type DQLLoadCompare struct {
+type LoadCompare struct {
 	RDF    string `json:"rdf"`
 	Schema string `json:"schema"`
 	Runs   int    `json:"runs"`
 	// Direct, Bulk and Online are the runs of each mode, in order.
-	Direct []DQLLoadRun `json:"direct"`
-	Bulk   []DQLLoadRun `json:"bulk"`
-	Online []DQLLoadRun `json:"online"`
+	Direct []LoadRun `json:"direct"`
+	Bulk   []LoadRun `json:"bulk"`
+	Online []LoadRun `json:"online"`
 	// Medians over the runs (by QuadsPerSec).
-	DirectMedian DQLLoadRun `json:"direct_median"`
-	BulkMedian   DQLLoadRun `json:"bulk_median"`
-	OnlineMedian DQLLoadRun `json:"online_median"`
+	DirectMedian LoadRun `json:"direct_median"`
+	BulkMedian   LoadRun `json:"bulk_median"`
+	OnlineMedian LoadRun `json:"online_median"`
 	// Speedup is the bulk median's quads/s over the online median's,
 	// DirectSpeedup the direct median's over the online median's.
 	Speedup       float64 `json:"speedup"`
@@ -333,10 +334,10 @@ type DQLLoadCompare struct {
 	TargetQuadsPerSec float64 `json:"target_quads_per_sec"`
 }
 
-// DQLLoadRun is one load: wall time from opening the store to the data on
+// LoadRun is one load: wall time from opening the store to the data on
 // disk (for bulk, Finish's flush and rename included; online, the engine's
 // close), N-Quads and engine edges per second.
-type DQLLoadRun struct {
+type LoadRun struct {
 	Quads             int64   `json:"quads"`
 	EngineEdges       int64   `json:"engine_edges"`
 	Seconds           float64 `json:"seconds"`
@@ -345,8 +346,8 @@ type DQLLoadRun struct {
 	CPUSeconds        float64 `json:"cpu_seconds"`
 }
 
-// CompareDQLLoads runs the comparison (runs >= 1) in temporary directories.
-func CompareDQLLoads(ctx context.Context, rdfPath, schemaPath string, lines, runs int) (*DQLLoadCompare, error) {
+// CompareLoads runs the comparison (runs >= 1) in temporary directories.
+func CompareLoads(ctx context.Context, rdfPath, schemaPath string, lines, runs int) (*LoadCompare, error) {
 	if schemaPath == "" {
 		schemaPath = filepath.Join(filepath.Dir(rdfPath), "goldendata.schema")
 	}
@@ -354,7 +355,7 @@ func CompareDQLLoads(ctx context.Context, rdfPath, schemaPath string, lines, run
 	if err != nil {
 		return nil, err
 	}
-	out := &DQLLoadCompare{RDF: rdfPath, Schema: schemaPath, Runs: runs,
+	out := &LoadCompare{RDF: rdfPath, Schema: schemaPath, Runs: runs,
 		TargetQuadsPerSec: dqlLoadTargetFactor * dqlReportEdges / float64(dqlReportSeconds)}
 	for i := 0; i < runs; i++ {
 		for _, mode := range []string{loadDirect, loadBulk, loadOnline} {
@@ -373,8 +374,8 @@ func CompareDQLLoads(ctx context.Context, rdfPath, schemaPath string, lines, run
 		}
 	}
 	out.DirectMedian, out.BulkMedian, out.OnlineMedian = medianRun(out.Direct), medianRun(out.Bulk), medianRun(out.Online)
-	out.Speedup = Round(out.BulkMedian.QuadsPerSec/max(out.OnlineMedian.QuadsPerSec, 1e-9), 2)
-	out.DirectSpeedup = Round(out.DirectMedian.QuadsPerSec/max(out.OnlineMedian.QuadsPerSec, 1e-9), 2)
+	out.Speedup = bench.Round(out.BulkMedian.QuadsPerSec/max(out.OnlineMedian.QuadsPerSec, 1e-9), 2)
+	out.DirectSpeedup = bench.Round(out.DirectMedian.QuadsPerSec/max(out.OnlineMedian.QuadsPerSec, 1e-9), 2)
 	return out, nil
 }
 
@@ -393,9 +394,9 @@ func storedEdges(ctx context.Context, dir string) (int64, error) {
 	return st.Edges, nil
 }
 
-func medianRun(rs []DQLLoadRun) DQLLoadRun {
+func medianRun(rs []LoadRun) LoadRun {
 	s := slices.Clone(rs)
-	slices.SortFunc(s, func(a, b DQLLoadRun) int { return cmp.Compare(a.QuadsPerSec, b.QuadsPerSec) })
+	slices.SortFunc(s, func(a, b LoadRun) int { return cmp.Compare(a.QuadsPerSec, b.QuadsPerSec) })
 	return s[len(s)/2]
 }
 
@@ -407,16 +408,16 @@ const (
 )
 
 // loadOnce loads the file into a fresh store in a temporary directory.
-func loadOnce(ctx context.Context, rdfPath, sch string, lines int, mode string) (DQLLoadRun, error) {
+func loadOnce(ctx context.Context, rdfPath, sch string, lines int, mode string) (LoadRun, error) {
 	tmp, err := os.MkdirTemp("", "weft-dql-load-")
 	if err != nil {
-		return DQLLoadRun{}, err
+		return LoadRun{}, err
 	}
 	defer os.RemoveAll(tmp)
 	dir := filepath.Join(tmp, "db")
 	f, err := rdf.Open(rdfPath)
 	if err != nil {
-		return DQLLoadRun{}, err
+		return LoadRun{}, err
 	}
 	defer f.Close()
 	var in io.Reader = f
@@ -424,7 +425,7 @@ func loadOnce(ctx context.Context, rdfPath, sch string, lines int, mode string) 
 		in = &lineLimitReader{r: bufio.NewReaderSize(f, 1<<16), left: int64(lines)}
 	}
 	lcfg := dgraph.DefaultLoadConfig()
-	start, cpu0 := time.Now(), ProcessCPU()
+	start, cpu0 := time.Now(), bench.ProcessCPU()
 	var (
 		st    dgraph.LoadStats
 		edges int64
@@ -447,25 +448,25 @@ func loadOnce(ctx context.Context, rdfPath, sch string, lines int, mode string) 
 	if mode != loadOnline {
 		db, err := bulk.Create(bulk.DefaultConfig(dir))
 		if err != nil {
-			return DQLLoadRun{}, err
+			return LoadRun{}, err
 		}
 		if err := load(db, dgraph.BulkGraphConfig()); err != nil {
-			return DQLLoadRun{}, errors.Join(err, db.Abort())
+			return LoadRun{}, errors.Join(err, db.Abort())
 		}
 		edges = db.Stats().Edges
 		if err := db.Finish(); err != nil {
-			return DQLLoadRun{}, err
+			return LoadRun{}, err
 		}
 	} else {
 		cfg := engine.DefaultConfig()
 		cfg.DataDir, cfg.Sync = dir, false
 		db, err := engine.Open(cfg)
 		if err != nil {
-			return DQLLoadRun{}, err
+			return LoadRun{}, err
 		}
 		err = load(db, dgraph.DefaultConfig())
 		if err := errors.Join(err, db.Close()); err != nil {
-			return DQLLoadRun{}, err
+			return LoadRun{}, err
 		}
 	}
 	secs := time.Since(start).Seconds()
@@ -473,10 +474,10 @@ func loadOnce(ctx context.Context, rdfPath, sch string, lines int, mode string) 
 		// Count what the store holds: reopening rebuilds the shards from
 		// it, so no commit still on its way to a shard is missed.
 		if edges, err = storedEdges(ctx, dir); err != nil {
-			return DQLLoadRun{}, err
+			return LoadRun{}, err
 		}
 	}
-	return DQLLoadRun{Quads: st.Quads, EngineEdges: edges, Seconds: Round(secs, 3),
-		QuadsPerSec: Round(float64(st.Quads)/secs, 0), EngineEdgesPerSec: Round(float64(edges)/secs, 0),
-		CPUSeconds: Round((ProcessCPU() - cpu0).Seconds(), 2)}, nil
+	return LoadRun{Quads: st.Quads, EngineEdges: edges, Seconds: bench.Round(secs, 3),
+		QuadsPerSec: bench.Round(float64(st.Quads)/secs, 0), EngineEdgesPerSec: bench.Round(float64(edges)/secs, 0),
+		CPUSeconds: bench.Round((bench.ProcessCPU() - cpu0).Seconds(), 2)}, nil
 }

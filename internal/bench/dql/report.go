@@ -1,4 +1,4 @@
-package bench
+package dql
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/dgraph/exec"
 )
 
@@ -69,7 +70,7 @@ func (b *dqlBench) queries(ctx context.Context) error {
 			return fmt.Errorf("bench: the loaded data has no subjects of %s to root %s at", q.RootsPred, q.Name)
 		}
 		if o.RootsMax > 0 && len(rs) > o.RootsMax {
-			r := NewRand(o.Seed, 78)
+			r := bench.NewRand(o.Seed, 78)
 			r.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
 			rs = rs[:o.RootsMax]
 		}
@@ -97,7 +98,7 @@ func (b *dqlBench) queries(ctx context.Context) error {
 func (b *dqlBench) runCells(ctx context.Context, be dqlBackend, roots map[string][]string) error {
 	o := b.opts
 	unit := int64(o.Duration / time.Millisecond)
-	bar := NewBar(o.Progress, int64(len(o.Queries)*len(o.Clients))*unit, "dql queries "+o.Mode)
+	bar := bench.NewBar(o.Progress, int64(len(o.Queries)*len(o.Clients))*unit, "dql queries "+o.Mode)
 	defer bar.Finish()
 	b.res.QueriesPerSecAt10 = map[string]float64{}
 	var errs int64
@@ -127,7 +128,7 @@ func (b *dqlBench) runCells(ctx context.Context, be dqlBackend, roots map[string
 	return nil
 }
 
-func (b *dqlBench) result() *Result {
+func (b *dqlBench) result() *bench.Result {
 	o := b.opts
 	store := "pebble on disk (" + map[bool]string{true: "given directory", false: "temporary directory"}[o.DataDir != ""] + ")"
 	if o.InMemory {
@@ -149,9 +150,9 @@ func (b *dqlBench) result() *Result {
 			"mean_ms": c.mean, "p50_ms": c.p50, "p95_ms": c.p95})
 	}
 	report["cells"] = cells
-	return &Result{
-		Benchmark: "dql/" + o.DQLName(),
-		Schema:    SchemaVersion,
+	return &bench.Result{
+		Benchmark: "dql/" + o.Name(),
+		Schema:    bench.SchemaVersion,
 		Params: map[string]any{
 			"rdf": filepath.Base(o.RDF), "schema": filepath.Base(o.Schema), "lines": o.Lines,
 			"mode": o.Mode, "placement": o.Placement, "duration_s": o.Duration.Seconds(), "clients": o.Clients,
@@ -171,7 +172,7 @@ func (b *dqlBench) result() *Result {
 	}
 }
 
-func dqlNotes(o DQLOptions) []string {
+func dqlNotes(o Options) []string {
 	front := "Queries are POSTed (application/dql, ?ro=true: a read-only transaction, as pydgraph's txn(read_only=True)) to Dgraph's HTTP /query served in this process on 127.0.0.1 by the handler weft serve --dgraph-http runs; each answer is decoded (encoding/json) and its name@en values counted. Answer bytes are the whole HTTP body."
 	if o.Mode == "inproc" {
 		front = "Queries call the DQL executor in process at a fresh snapshot (engine Begin, exec.Query), as the HTTP handler does after parsing the request; each answer is decoded (encoding/json) and its name@en values counted."
@@ -191,7 +192,7 @@ func dqlNotes(o DQLOptions) []string {
 // savePlots draws throughput and each latency statistic against clients,
 // a line per query, beside the report's single-node, 2-core figures.
 func (b *dqlBench) savePlots() ([]string, error) {
-	name := b.opts.DQLName()
+	name := b.opts.Name()
 	title := fmt.Sprintf("DQL 2-hop queries, film data, %s, %s placement", b.opts.Mode, b.opts.Placement)
 	stats := []struct {
 		file, label string
@@ -210,7 +211,7 @@ func (b *dqlBench) savePlots() ([]string, error) {
 	var names []string
 	var errs []error
 	for _, st := range stats {
-		var series []Series
+		var series []bench.Series
 		for _, q := range b.opts.Queries {
 			var pts plotter.XYs
 			for _, c := range b.res.Cells {
@@ -218,15 +219,15 @@ func (b *dqlBench) savePlots() ([]string, error) {
 					pts = append(pts, plotter.XY{X: float64(c.Clients), Y: st.ours(c)})
 				}
 			}
-			series = append(series, Series{Name: q, Points: pts})
+			series = append(series, bench.Series{Name: q, Points: pts})
 		}
 		var rep plotter.XYs
 		for i, c := range dqlReportCells {
 			rep = append(rep, plotter.XY{X: float64(c.clients), Y: st.report(i)})
 		}
-		series = append(series, Series{Name: "Dgraph report (1 node, 2 cores)", Points: rep, Dashed: true})
+		series = append(series, bench.Series{Name: "Dgraph report (1 node, 2 cores)", Points: rep, Dashed: true})
 		file := name + "_" + st.file + ".png"
-		ch := Chart{Title: title + ": " + strings.ReplaceAll(st.file, "_", " "), XLabel: "concurrent clients (log)",
+		ch := bench.Chart{Title: title + ": " + strings.ReplaceAll(st.file, "_", " "), XLabel: "concurrent clients (log)",
 			YLabel: st.label, LogX: true, LogY: true, LegendLeft: st.file != "throughput", LegendBottom: st.file == "throughput",
 			Series: series}
 		if err := ch.Save(filepath.Join(b.opts.Out, file)); err != nil {

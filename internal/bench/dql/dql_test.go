@@ -1,4 +1,4 @@
-package bench
+package dql
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 
 // dqlFilmDir holds Dgraph's film data set (the first 200k lines of
 // goldendata.rdf.gz) and its schema, as the dgraph and dgraph/exec tests find it.
-const dqlFilmDir = "../../testdata/film" // a copy of the film data in the checkout
+const dqlFilmDir = "../../../testdata/film" // a copy of the film data in the checkout
 
 func dqlFilm(t *testing.T) string {
 	t.Helper()
@@ -49,9 +49,9 @@ func TestRunDQLQuickPredicatePlacement(t *testing.T) {
 
 func runDQLSmoke(t *testing.T, mode, placement string) {
 	dir := t.TempDir()
-	opts := DQLOptions{Out: dir, Quick: true, RDF: dqlFilm(t), Lines: 3000, Duration: 150 * time.Millisecond,
+	opts := Options{Out: dir, Quick: true, RDF: dqlFilm(t), Lines: 3000, Duration: 150 * time.Millisecond,
 		Clients: []int{1, 3}, Mode: mode, Placement: placement, InMemory: true, CallsSample: 50, Seed: 3}
-	res, err := RunDQL(context.Background(), opts)
+	res, err := Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,10 +82,10 @@ func runDQLSmoke(t *testing.T, mode, placement string) {
 	if ld.Lines != 3000 || ld.Quads+ld.Skipped != 3000 || ld.Transactions == 0 || ld.EngineEdges <= 0 || ld.QuadsPerSec <= 0 {
 		t.Errorf("load %+v", ld)
 	}
-	if got := len(doc.Results.Cells); got != len(DQLQueries)*2 {
-		t.Fatalf("%d cells, want %d", got, len(DQLQueries)*2)
+	if got := len(doc.Results.Cells); got != len(Queries)*2 {
+		t.Fatalf("%d cells, want %d", got, len(Queries)*2)
 	}
-	for _, q := range DQLQueries {
+	for _, q := range Queries {
 		calls := doc.Results.Calls[q.Name]
 		if doc.Results.Roots[q.Name] == 0 || calls.Roots == 0 || calls.GetVertexMean < 1 || calls.NamesMean <= 0 ||
 			calls.Placement != placement {
@@ -115,7 +115,7 @@ func runDQLSmoke(t *testing.T, mode, placement string) {
 func TestDQLQueryAnswers(t *testing.T) {
 	path := dqlFilm(t)
 	const lines = 10_000
-	b := &dqlBench{opts: DQLOptions{RDF: path, Lines: lines, InMemory: true}}
+	b := &dqlBench{opts: Options{RDF: path, Lines: lines, InMemory: true}}
 	b.opts.setDefaults()
 	defer b.close()
 	if err := b.prepare(); err != nil {
@@ -128,7 +128,7 @@ func TestDQLQueryAnswers(t *testing.T) {
 	o := dqlOracleOf(t, path, lines)
 	in := &inprocDQL{db: b.db, exec: exec.New(b.g)}
 	uids := xidUIDs(t, ctx, in)
-	for _, q := range DQLQueries {
+	for _, q := range Queries {
 		roots, err := findRoots(ctx, in, q.RootsPred)
 		if err != nil {
 			t.Fatal(err)

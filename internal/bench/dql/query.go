@@ -1,4 +1,4 @@
-package bench
+package dql
 
 import (
 	"bytes"
@@ -15,16 +15,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/dgraph"
 	dgraphapi "github.com/weft-db/weft/internal/dgraph/api"
 	"github.com/weft-db/weft/internal/dgraph/exec"
 	"github.com/weft-db/weft/internal/engine"
 )
 
-// DQLQuery is one of the report's two 2-hop queries, adapted to the film
+// Query is one of the report's two 2-hop queries, adapted to the film
 // data set Weft has (goldendata: name, directed_by, director.film,
 // initial_release_date; no actors, performances or genres).
-type DQLQuery struct {
+type Query struct {
 	Name string
 	// Report is the report's query (§4.2.3) this one stands for.
 	Report string
@@ -34,14 +35,14 @@ type DQLQuery struct {
 	Text string
 }
 
-// DQLQueries are the benchmark's queries. The report's actor query walks
+// Queries are the benchmark's queries. The report's actor query walks
 // actor → film.actor.film (a performance) → film.performance.film → name:
 // a person's films, two uid hops away; here a film's directors' films,
 // film → directed_by → director.film → name. Its director query walks
 // director → film.director.film → film.film.genre → name: a director's
 // films and the nodes they share (genres); here a director's films and
 // their directors, director → director.film → directed_by → name.
-var DQLQueries = []DQLQuery{
+var Queries = []Query{
 	{
 		Name:      "film-directors-films",
 		Report:    "actor → film.actor.film → film.performance.film → type.object.name.en",
@@ -56,12 +57,12 @@ var DQLQueries = []DQLQuery{
 	},
 }
 
-func dqlQuery(name string) (DQLQuery, bool) {
-	i := slices.IndexFunc(DQLQueries, func(q DQLQuery) bool { return q.Name == name })
+func dqlQuery(name string) (Query, bool) {
+	i := slices.IndexFunc(Queries, func(q Query) bool { return q.Name == name })
 	if i < 0 {
-		return DQLQuery{}, false
+		return Query{}, false
 	}
-	return DQLQueries[i], true
+	return Queries[i], true
 }
 
 // dqlBackend answers a DQL query {me(...){...}}, decoding the answer once
@@ -287,8 +288,8 @@ type dqlCalls struct {
 
 // countCalls runs q on the first n roots of a seeded shuffle through a
 // counting reader.
-func countCalls(ctx context.Context, db engine.API, ex *exec.Executor, q DQLQuery, roots []string, n int, seed uint64) (dqlCalls, error) {
-	r := NewRand(seed, 77)
+func countCalls(ctx context.Context, db engine.API, ex *exec.Executor, q Query, roots []string, n int, seed uint64) (dqlCalls, error) {
+	r := bench.NewRand(seed, 77)
 	sample := slices.Clone(roots)
 	r.Shuffle(len(sample), func(i, j int) { sample[i], sample[j] = sample[j], sample[i] })
 	sample = sample[:min(n, len(sample))]
@@ -320,11 +321,11 @@ func countCalls(ctx context.Context, db engine.API, ex *exec.Executor, q DQLQuer
 	}
 	c.Roots, c.Placement = len(sample), ex.Placement()
 	if k := float64(len(sample)); k > 0 {
-		c.GetVertexMean = Round(float64(calls)/k, 2)
-		c.BatchesMean = Round(float64(batches)/k, 2)
-		c.NodesMean = Round(float64(nodes)/k, 2)
-		c.NamesMean = Round(float64(names)/k, 2)
-		c.AnswerBytesMean = Round(float64(size)/k, 1)
+		c.GetVertexMean = bench.Round(float64(calls)/k, 2)
+		c.BatchesMean = bench.Round(float64(batches)/k, 2)
+		c.NodesMean = bench.Round(float64(nodes)/k, 2)
+		c.NamesMean = bench.Round(float64(names)/k, 2)
+		c.AnswerBytesMean = bench.Round(float64(size)/k, 1)
 	}
 	return c, nil
 }
@@ -339,12 +340,12 @@ type dqlLatency struct {
 	Max  float64 `json:"max"`
 }
 
-func latencyMS(h *Hist) dqlLatency {
+func latencyMS(h *bench.Hist) dqlLatency {
 	if h.Count() == 0 {
 		return dqlLatency{}
 	}
-	ms := func(ns int64) float64 { return Round(float64(ns)/1e6, 3) }
-	return dqlLatency{Mean: Round(h.Mean()/1e6, 3), P50: ms(h.Quantile(0.5)), P95: ms(h.Quantile(0.95)),
+	ms := func(ns int64) float64 { return bench.Round(float64(ns)/1e6, 3) }
+	return dqlLatency{Mean: bench.Round(h.Mean()/1e6, 3), P50: ms(h.Quantile(0.5)), P95: ms(h.Quantile(0.95)),
 		P99: ms(h.Quantile(0.99)), Min: ms(h.Min()), Max: ms(h.Max())}
 }
 
@@ -373,7 +374,7 @@ type dqlCell struct {
 
 // dqlWorker is one client: a goroutine issuing queries back to back.
 type dqlWorker struct {
-	hist                   Hist
+	hist                   bench.Hist
 	ok, errs, empty, names int64
 	bytes                  int64
 	samples                []string
@@ -381,8 +382,8 @@ type dqlWorker struct {
 
 const dqlErrorSamplesMax = 3
 
-func (w *dqlWorker) run(ctx context.Context, be dqlBackend, q DQLQuery, roots []string, seed, stream uint64, stop *atomic.Bool) {
-	r := NewRand(seed, stream)
+func (w *dqlWorker) run(ctx context.Context, be dqlBackend, q Query, roots []string, seed, stream uint64, stop *atomic.Bool) {
+	r := bench.NewRand(seed, stream)
 	// Every client asks at least once, even one scheduled after the cell
 	// ended (a loaded machine), so that no cell is empty by accident.
 	for i := 0; ctx.Err() == nil && (i == 0 || !stop.Load()); i++ {
@@ -411,11 +412,11 @@ func (w *dqlWorker) run(ctx context.Context, be dqlBackend, q DQLQuery, roots []
 }
 
 // runCell runs clients workers for d and merges what they saw.
-func runCell(ctx context.Context, be dqlBackend, q DQLQuery, roots []string, clients int, d time.Duration, seed, stream uint64) dqlCell {
+func runCell(ctx context.Context, be dqlBackend, q Query, roots []string, clients int, d time.Duration, seed, stream uint64) dqlCell {
 	workers := make([]*dqlWorker, clients)
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	cpu0 := ProcessCPU()
+	cpu0 := bench.ProcessCPU()
 	start := time.Now()
 	for i := range workers {
 		workers[i] = &dqlWorker{}
@@ -429,10 +430,10 @@ func runCell(ctx context.Context, be dqlBackend, q DQLQuery, roots []string, cli
 	wg.Wait()
 	timer.Stop()
 	elapsed := time.Since(start)
-	cpu := ProcessCPU() - cpu0
-	c := dqlCell{Query: q.Name, Clients: clients, Seconds: Round(elapsed.Seconds(), 3),
-		CPUCores: Round(cpu.Seconds()/elapsed.Seconds(), 2)}
-	var h Hist
+	cpu := bench.ProcessCPU() - cpu0
+	c := dqlCell{Query: q.Name, Clients: clients, Seconds: bench.Round(elapsed.Seconds(), 3),
+		CPUCores: bench.Round(cpu.Seconds()/elapsed.Seconds(), 2)}
+	var h bench.Hist
 	var names, size int64
 	for _, w := range workers {
 		h.Merge(&w.hist)
@@ -447,14 +448,14 @@ func runCell(ctx context.Context, be dqlBackend, q DQLQuery, roots []string, cli
 			}
 		}
 	}
-	c.PerSec = Round(float64(c.Queries)/elapsed.Seconds(), 1)
+	c.PerSec = bench.Round(float64(c.Queries)/elapsed.Seconds(), 1)
 	if cpu > 0 {
-		c.PerCPUSec = Round(float64(c.Queries)/cpu.Seconds(), 1)
+		c.PerCPUSec = bench.Round(float64(c.Queries)/cpu.Seconds(), 1)
 	}
 	c.LatencyMS = latencyMS(&h)
 	if c.Queries > 0 {
-		c.NamesMean = Round(float64(names)/float64(c.Queries), 2)
-		c.AnswerBytesMean = Round(float64(size)/float64(c.Queries), 1)
+		c.NamesMean = bench.Round(float64(names)/float64(c.Queries), 2)
+		c.AnswerBytesMean = bench.Round(float64(size)/float64(c.Queries), 1)
 	}
 	return c
 }
