@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weft-db/weft/internal/bench"
+	"github.com/weft-db/weft/internal/bench/kronos"
 )
 
 func init() { subcommands = append(subcommands, newBenchCmd) }
@@ -32,7 +32,7 @@ func newBenchCmd() *cobra.Command {
 
 func newBenchKronosCmd() *cobra.Command {
 	var (
-		opts bench.KronosOptions
+		opts kronos.Options
 		only string
 	)
 	cmd := &cobra.Command{
@@ -44,7 +44,7 @@ Progress bars go to stderr when it is a terminal. See docs/benchmarks.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if opts.Only, err = bench.ParseOnly(only); err != nil {
+			if opts.Only, err = kronos.ParseOnly(only); err != nil {
 				return err
 			}
 			if opts.MaxEvents < 0 {
@@ -71,8 +71,8 @@ Progress bars go to stderr when it is a terminal. See docs/benchmarks.md.`,
 }
 
 // runBenchKronos prints whatever finished, even when a sub-benchmark failed.
-func runBenchKronos(ctx context.Context, out io.Writer, opts bench.KronosOptions) error {
-	results, runErr := bench.RunKronos(ctx, opts)
+func runBenchKronos(ctx context.Context, out io.Writer, opts kronos.Options) error {
+	results, runErr := kronos.Run(ctx, opts)
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(results); err != nil {

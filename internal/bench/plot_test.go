@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"image/png"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -54,5 +56,22 @@ func TestChartSaveLogDropsNonPositive(t *testing.T) {
 	checkPNG(t, path)
 	if got := logPoints(c.Series[0].Points, true, true); len(got) != 2 || got[0] != (plotter.XY{X: 1, Y: 2}) {
 		t.Errorf("logPoints = %v", got)
+	}
+}
+
+// checkPNG checks that path is a PNG of at least 400×250 pixels.
+func checkPNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if cfg.Width < 400 || cfg.Height < 250 {
+		t.Errorf("%s is %dx%d", path, cfg.Width, cfg.Height)
 	}
 }

@@ -1,10 +1,11 @@
-package bench
+package kronos
 
 import (
 	"context"
 	"fmt"
 	"runtime"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/kronos"
 	"gonum.org/v1/plot/plotter"
 )
@@ -47,16 +48,16 @@ func memorySizes(prm MemoryParams) []int {
 	return append(sizes, prm.MaxEvents)
 }
 
-func (r *kronosRun) memory(ctx context.Context) (*Result, error) {
+func (r *kronosRun) memory(ctx context.Context) (*bench.Result, error) {
 	prm := r.prm.memory
-	base0 := SettledHeap()
-	rss0 := SettledRSS()
+	base0 := bench.SettledHeap()
+	rss0 := bench.SettledRSS()
 	g, err := kronos.New(kronos.DefaultConfig())
 	if err != nil {
 		return nil, err
 	}
-	base, rss := SettledHeap(), SettledRSS()
-	bar := NewBar(r.opts.Progress, int64(prm.MaxEvents), "memory")
+	base, rss := bench.SettledHeap(), bench.SettledRSS()
+	bar := bench.NewBar(r.opts.Progress, int64(prm.MaxEvents), "memory")
 	defer bar.Finish()
 	var points []MemoryPoint
 	made := 0
@@ -76,10 +77,10 @@ func (r *kronosRun) memory(ctx context.Context) (*Result, error) {
 		if got := g.Stats().Events; got != uint64(n) {
 			return nil, fmt.Errorf("bench: graph holds %d events, created %d", got, n)
 		}
-		heap, res := int64(SettledHeap()-base), SettledRSS()-rss
+		heap, res := int64(bench.SettledHeap()-base), bench.SettledRSS()-rss
 		points = append(points, MemoryPoint{
-			Events: n, HeapBytes: heap, BytesPerEvent: Round(float64(heap)/float64(n), 2),
-			RSSBytes: res, RSSPerEvent: Round(float64(res)/float64(n), 2),
+			Events: n, HeapBytes: heap, BytesPerEvent: bench.Round(float64(heap)/float64(n), 2),
+			RSSBytes: res, RSSPerEvent: bench.Round(float64(res)/float64(n), 2),
 		})
 		r.log.Info("memory", "events", n, "heap_bytes_per_event", points[len(points)-1].BytesPerEvent)
 	}
@@ -88,8 +89,8 @@ func (r *kronosRun) memory(ctx context.Context) (*Result, error) {
 	for i, p := range points {
 		xs[i], heaps[i], rsss[i] = float64(p.Events), float64(p.HeapBytes), float64(p.RSSBytes)
 	}
-	heapFit, rssFit := LinearFit(xs, heaps), LinearFit(xs, rsss)
-	res := &Result{
+	heapFit, rssFit := bench.LinearFit(xs, heaps), bench.LinearFit(xs, rsss)
+	res := &bench.Result{
 		Params: prm,
 		Results: map[string]any{
 			"points":                   points,
@@ -114,11 +115,11 @@ func (r *kronosRun) memory(ctx context.Context) (*Result, error) {
 	return res, err
 }
 
-func roundFit(f Fit) Fit {
-	return Fit{Slope: Round(f.Slope, 3), Intercept: Round(f.Intercept, 0), R2: Round(f.R2, 6)}
+func roundFit(f bench.Fit) bench.Fit {
+	return bench.Fit{Slope: bench.Round(f.Slope, 3), Intercept: bench.Round(f.Intercept, 0), R2: bench.Round(f.R2, 6)}
 }
 
-func memoryCharts(prm MemoryParams, points []MemoryPoint, fit Fit) map[string]Chart {
+func memoryCharts(prm MemoryParams, points []MemoryPoint, fit bench.Fit) map[string]bench.Chart {
 	var heap, rss, perHeap, perRSS plotter.XYs
 	for _, p := range points {
 		x := float64(p.Events) / 1e6
@@ -131,13 +132,13 @@ func memoryCharts(prm MemoryParams, points []MemoryPoint, fit Fit) map[string]Ch
 	ref := func(bytesPerEvent float64) plotter.XYs {
 		return plotter.XYs{{X: 0, Y: 0}, {X: maxX, Y: maxX * bytesPerEvent}}
 	}
-	total := Chart{
+	total := bench.Chart{
 		Title:      fmt.Sprintf("Kronos memory vs events (one reference, no edges), fit %.1f B/event", fit.Slope),
 		XLabel:     "events (millions)",
 		YLabel:     "memory above the empty graph (MB)",
 		YFrom0:     true,
 		LegendLeft: true,
-		Series: []Series{
+		Series: []bench.Series{
 			{Name: "Go heap (HeapAlloc after GC)", Points: heap},
 			{Name: "resident set (RSS; never-touched zero pages are not resident)", Points: rss},
 			{Name: "paper: 120 B/event", Points: ref(120), Line: true, Dashed: true},
@@ -147,18 +148,18 @@ func memoryCharts(prm MemoryParams, points []MemoryPoint, fit Fit) map[string]Ch
 	flat := func(y float64) plotter.XYs {
 		return plotter.XYs{{X: float64(points[0].Events), Y: y}, {X: float64(prm.MaxEvents), Y: y}}
 	}
-	per := Chart{
+	per := bench.Chart{
 		Title:  "Kronos memory per event (one reference, no edges)",
 		XLabel: "events (log)",
 		YLabel: "bytes per event (above the empty graph)",
 		LogX:   true, YFrom0: true,
 		Headroom: 0.25,
-		Series: []Series{
+		Series: []bench.Series{
 			{Name: "Go heap (HeapAlloc after GC)", Points: perHeap},
 			{Name: "resident set (RSS)", Points: perRSS},
 			{Name: "paper: 120 B/event", Points: flat(120), Line: true, Dashed: true},
 			{Name: "target: 64 B/event", Points: flat(64), Line: true, Dashed: true},
 		},
 	}
-	return map[string]Chart{"memory.png": total, "memory_per_event.png": per}
+	return map[string]bench.Chart{"memory.png": total, "memory_per_event.png": per}
 }

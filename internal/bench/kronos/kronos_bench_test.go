@@ -1,9 +1,10 @@
-package bench
+package kronos
 
 import (
 	"fmt"
 	"testing"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/kronos"
 )
 
@@ -11,7 +12,7 @@ import (
 // (weft bench kronos is the full suite, with plots). They measure and never
 // assert a time.
 //
-//	go test ./internal/bench -run '^$' -bench Kronos -benchmem
+//	go test ./internal/bench/kronos -run '^$' -bench Kronos -benchmem
 
 // BenchmarkQueryOrderER times QueryOrder batches of 100 uniformly random
 // pairs on G(10,000, p) graphs (p = 0.1 is left out: loading it takes ~10 s;
@@ -20,7 +21,7 @@ func BenchmarkQueryOrderER(b *testing.B) {
 	const events, batch = 10_000, 100
 	for _, p := range []float64{1e-5, 1e-4, 1e-3, 1e-2} {
 		b.Run(fmt.Sprintf("p=%g", p), func(b *testing.B) {
-			rng := NewRand(1, 1)
+			rng := bench.NewRand(1, 1)
 			edges := ErdosRenyi(events, p, rng)
 			OrientByRank(edges, RandomRanks(events, rng))
 			g, first, err := loadGraph(events, edges, kronos.DefaultConfig().CacheSlots, 256)
@@ -30,7 +31,7 @@ func BenchmarkQueryOrderER(b *testing.B) {
 			// A pool far larger than the answer cache, so cycling through it
 			// almost never hits; generating pairs inside the loop would time
 			// the generator.
-			pool := uniformPairs(NewRand(1, 2), first, events, 1<<18)()
+			pool := uniformPairs(bench.NewRand(1, 2), first, events, 1<<18)()
 			next := cyclePairs(pool, batch)
 			out := make([]kronos.Order, 0, batch)
 			b.ResetTimer()
@@ -69,7 +70,7 @@ func BenchmarkAssignPrefer(b *testing.B) {
 		b.Fatal(err)
 	}
 	root := g.CreateEvent()
-	rng := NewRand(1, 3)
+	rng := bench.NewRand(1, 3)
 	var fresh []kronos.EventID
 	var res []kronos.AssignResult
 	as := make([]kronos.Assignment, 1)

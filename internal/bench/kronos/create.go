@@ -1,4 +1,4 @@
-package bench
+package kronos
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/weft-db/weft/internal/bench"
 )
 
 // CreateParams sizes the event-creation latency benchmark.
@@ -39,14 +41,14 @@ type createTarget struct {
 
 // CreateMode is the latency distribution of one target, in microseconds.
 type CreateMode struct {
-	Mode        string     `json:"mode"`
-	Sync        *bool      `json:"sync,omitempty"`
-	LatencyUs   Summary    `json:"latency_us"`
-	CallsPerSec float64    `json:"calls_per_sec"` // sequential: 1 / mean latency
-	CDF         []CDFPoint `json:"cdf_us"`        // thinned to ≤ 200 steps
+	Mode        string           `json:"mode"`
+	Sync        *bool            `json:"sync,omitempty"`
+	LatencyUs   bench.Summary    `json:"latency_us"`
+	CallsPerSec float64          `json:"calls_per_sec"` // sequential: 1 / mean latency
+	CDF         []bench.CDFPoint `json:"cdf_us"`        // thinned to ≤ 200 steps
 }
 
-func (r *kronosRun) create(ctx context.Context) (*Result, error) {
+func (r *kronosRun) create(ctx context.Context) (*bench.Result, error) {
 	prm := r.prm.create
 	targets := createTargets(prm.Addr, r.log)
 	var modes []CreateMode
@@ -58,15 +60,15 @@ func (r *kronosRun) create(ctx context.Context) (*Result, error) {
 		}
 		lat[t.Mode] = us
 		sorted := sortedCopy(us)
-		s := Summarize(us)
+		s := bench.Summarize(us)
 		roundSummary(&s, 2)
 		modes = append(modes, CreateMode{
 			Mode: t.Mode, Sync: t.Sync, LatencyUs: s,
-			CallsPerSec: Round(1e6/s.Mean, 0), CDF: roundCDF(CDF(sorted, 200), 2),
+			CallsPerSec: bench.Round(1e6/s.Mean, 0), CDF: roundCDF(bench.CDF(sorted, 200), 2),
 		})
 		r.log.Info("create", "mode", t.Mode, "p50_us", s.P50, "p99_us", s.P99)
 	}
-	res := &Result{
+	res := &bench.Result{
 		Params:  prm,
 		Results: map[string]any{"modes": modes},
 		Paper: map[string]any{
@@ -79,15 +81,15 @@ func (r *kronosRun) create(ctx context.Context) (*Result, error) {
 			"sync: the server fsyncs every commit; nosync: commits survive a process crash but not a power loss. external: a server at --addr, durability unknown.",
 		},
 	}
-	var series []Series
+	var series []bench.Series
 	for _, m := range modes {
 		var pts plotter.XYs
 		for i, x := range sortedCopy(lat[m.Mode]) {
 			pts = append(pts, plotter.XY{X: x, Y: float64(i+1) / float64(len(lat[m.Mode]))})
 		}
-		series = append(series, Series{Name: createLabel(m), Points: pts, Line: true})
+		series = append(series, bench.Series{Name: createLabel(m), Points: pts, Line: true})
 	}
-	plots, err := r.savePlots(map[string]Chart{"create.png": {
+	plots, err := r.savePlots(map[string]bench.Chart{"create.png": {
 		Title:        fmt.Sprintf("Kronos event creation latency CDF: %d sequential CreateEvent calls over gRPC (loopback)", prm.Calls),
 		XLabel:       "latency (µs, log)",
 		YLabel:       "fraction of calls at or below",
@@ -117,7 +119,7 @@ func timeCreates(ctx context.Context, t createTarget, prm CreateParams, progress
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	bar := NewBar(progress, int64(prm.Calls), "create "+t.Mode)
+	bar := bench.NewBar(progress, int64(prm.Calls), "create "+t.Mode)
 	defer bar.Finish()
 	us := make([]float64, 0, prm.Calls)
 	for i := range prm.Calls {
@@ -135,16 +137,16 @@ func timeCreates(ctx context.Context, t createTarget, prm CreateParams, progress
 	return us, nil
 }
 
-func roundSummary(s *Summary, d int) {
+func roundSummary(s *bench.Summary, d int) {
 	for _, f := range []*float64{&s.Min, &s.Mean, &s.P50, &s.P90, &s.P99, &s.P999, &s.Max} {
-		*f = Round(*f, d)
+		*f = bench.Round(*f, d)
 	}
 }
 
-func roundCDF(c []CDFPoint, d int) []CDFPoint {
+func roundCDF(c []bench.CDFPoint, d int) []bench.CDFPoint {
 	for i := range c {
-		c[i].X = Round(c[i].X, d)
-		c[i].Frac = Round(c[i].Frac, 6)
+		c[i].X = bench.Round(c[i].X, d)
+		c[i].Frac = bench.Round(c[i].Frac, 6)
 	}
 	return c
 }

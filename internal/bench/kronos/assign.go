@@ -1,10 +1,11 @@
-package bench
+package kronos
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/kronos"
 	"gonum.org/v1/plot/plotter"
 )
@@ -60,20 +61,20 @@ type AssignPoint struct {
 	NsPerPairP50 float64 `json:"ns_per_pair_p50"`
 }
 
-func (r *kronosRun) assign(ctx context.Context) (*Result, error) {
+func (r *kronosRun) assign(ctx context.Context) (*bench.Result, error) {
 	prm := r.prm.assign
-	bar := NewBar(r.opts.Progress, int64(len(assignKinds)*prm.Events), "assign")
+	bar := bench.NewBar(r.opts.Progress, int64(len(assignKinds)*prm.Events), "assign")
 	defer bar.Finish()
 	var series []AssignSeries
 	for i, k := range assignKinds {
-		s, err := assignGrow(ctx, prm, k, NewRand(r.opts.Seed+uint64(i), 3), func(n int) { _ = bar.Add(n) })
+		s, err := assignGrow(ctx, prm, k, bench.NewRand(r.opts.Seed+uint64(i), 3), func(n int) { _ = bar.Add(n) })
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}
 		r.log.Info("assign", "kind", k.Name, "ns_per_call", s.NsPerCall)
 		series = append(series, s)
 	}
-	res := &Result{
+	res := &bench.Result{
 		Params:  prm,
 		Results: map[string]any{"series": series},
 		Paper: map[string]any{
@@ -142,10 +143,10 @@ func assignGrow(ctx context.Context, prm AssignParams, k assignKind, rng *rand.R
 		s.Calls += calls
 		progress(blockEvents)
 		if n := g.Stats().Events; int(n)/window != (int(n)-blockEvents)/window || int(n)+blockEvents > prm.Events {
-			sum := Summarize(perCall)
+			sum := bench.Summarize(perCall)
 			s.Windows = append(s.Windows, AssignPoint{
-				Events: n, NsPerCallP50: Round(sum.P50, 1), NsPerCallP99: Round(sum.P99, 1),
-				NsPerPairP50: Round(sum.P50/float64(k.Pairs), 1),
+				Events: n, NsPerCallP50: bench.Round(sum.P50, 1), NsPerCallP99: bench.Round(sum.P99, 1),
+				NsPerPairP50: bench.Round(sum.P50/float64(k.Pairs), 1),
 			})
 			perCall = perCall[:0]
 		}
@@ -153,8 +154,8 @@ func assignGrow(ctx context.Context, prm AssignParams, k assignKind, rng *rand.R
 	if got, want := g.Stats().Edges, uint64(s.Calls*k.Pairs); got != want {
 		return s, fmt.Errorf("bench: graph holds %d edges, want %d", got, want)
 	}
-	s.NsPerCall = Round(Median(all), 1)
-	s.NsPerPair = Round(s.NsPerCall/float64(k.Pairs), 1)
+	s.NsPerCall = bench.Round(bench.Median(all), 1)
+	s.NsPerPair = bench.Round(s.NsPerCall/float64(k.Pairs), 1)
 	return s, nil
 }
 
@@ -165,8 +166,8 @@ func strengthName(s kronos.Strength) string {
 	return "prefer"
 }
 
-func assignCharts(prm AssignParams, series []AssignSeries) map[string]Chart {
-	perCall := Chart{
+func assignCharts(prm AssignParams, series []AssignSeries) map[string]bench.Chart {
+	perCall := bench.Chart{
 		Title:      fmt.Sprintf("Kronos assign_order time per call on a growing graph (to %d events), in-process", prm.Events),
 		XLabel:     "live events in the graph (millions)",
 		YLabel:     "time per AssignOrder call (µs, log; median of blocks)",
@@ -174,7 +175,7 @@ func assignCharts(prm AssignParams, series []AssignSeries) map[string]Chart {
 		Headroom:   0.3,
 		LegendLeft: true,
 	}
-	perPair := Chart{
+	perPair := bench.Chart{
 		Title:      "Kronos assign_order time per ordered pair on a growing graph, in-process",
 		XLabel:     "live events in the graph (millions)",
 		YLabel:     "time per pair (ns; median of blocks)",
@@ -190,8 +191,8 @@ func assignCharts(prm AssignParams, series []AssignSeries) map[string]Chart {
 			p = append(p, plotter.XY{X: x, Y: w.NsPerPairP50})
 		}
 		name := fmt.Sprintf("%s: %d pair(s) per call, %s", s.Kind, s.PairsPerCall, s.Strength)
-		perCall.Series = append(perCall.Series, Series{Name: name, Points: c})
-		perPair.Series = append(perPair.Series, Series{Name: name, Points: p})
+		perCall.Series = append(perCall.Series, bench.Series{Name: name, Points: c})
+		perPair.Series = append(perPair.Series, bench.Series{Name: name, Points: p})
 	}
-	return map[string]Chart{"assign.png": perCall, "assign_per_pair.png": perPair}
+	return map[string]bench.Chart{"assign.png": perCall, "assign_per_pair.png": perPair}
 }

@@ -1,4 +1,4 @@
-package bench
+package kronos
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/kronos"
 )
 
@@ -41,7 +42,7 @@ func tinyParams() kronosParams {
 // checks the files they leave and the fields readers of the JSON rely on.
 func TestRunKronosSchema(t *testing.T) {
 	dir := t.TempDir()
-	opts := KronosOptions{Out: dir, Only: []string{"query", "assign", "memory", "gc"}, Seed: 1}
+	opts := Options{Out: dir, Only: []string{"query", "assign", "memory", "gc"}, Seed: 1}
 	results, err := runKronos(context.Background(), opts, tinyParams())
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +109,7 @@ func checkPNG(t *testing.T, path string) {
 // do not depend on timing.
 func TestRunKronosFigures(t *testing.T) {
 	prm := tinyParams()
-	results, err := runKronos(context.Background(), KronosOptions{Only: []string{"query", "memory", "gc"}, Seed: 2}, prm)
+	results, err := runKronos(context.Background(), Options{Only: []string{"query", "memory", "gc"}, Seed: 2}, prm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestCreateSmoke(t *testing.T) {
 		t.Skip("starts two servers")
 	}
 	dir := t.TempDir()
-	results, err := runKronos(context.Background(), KronosOptions{Out: dir, Only: []string{"create"}}, tinyParams())
+	results, err := runKronos(context.Background(), Options{Out: dir, Only: []string{"create"}}, tinyParams())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestCreateSmoke(t *testing.T) {
 // reachability over the oriented edges: every pair's answer must agree.
 func TestLoadGraphMatchesOracle(t *testing.T) {
 	const n = 150
-	rng := NewRand(11, 1)
+	rng := bench.NewRand(11, 1)
 	edges := ErdosRenyi(n, 0.02, rng)
 	OrientByRank(edges, RandomRanks(n, rng))
 	g, first, err := loadGraph(n, edges, 0, 7)
@@ -254,7 +255,7 @@ func TestCollectChains(t *testing.T) {
 func TestAssignGrow(t *testing.T) {
 	prm := AssignParams{Events: 3000, BlockPairs: 100, Windows: 5}
 	for _, k := range assignKinds {
-		s, err := assignGrow(context.Background(), prm, k, NewRand(1, 3), func(int) {})
+		s, err := assignGrow(context.Background(), prm, k, bench.NewRand(1, 3), func(int) {})
 		if err != nil {
 			t.Fatalf("%s: %v", k.Name, err)
 		}

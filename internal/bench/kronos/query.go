@@ -1,4 +1,4 @@
-package bench
+package kronos
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/kronos"
 	"gonum.org/v1/plot/plotter"
 )
@@ -65,9 +66,9 @@ type QueryMeasure struct {
 	ConcurrentFrac  float64 `json:"concurrent_fraction"`
 }
 
-func (r *kronosRun) query(ctx context.Context) (*Result, error) {
+func (r *kronosRun) query(ctx context.Context) (*bench.Result, error) {
 	prm := r.prm.query
-	bar := NewBar(r.opts.Progress, int64(len(prm.Probs)*4*prm.Runs), "query")
+	bar := bench.NewBar(r.opts.Progress, int64(len(prm.Probs)*4*prm.Runs), "query")
 	defer bar.Finish()
 	var points []QueryPoint
 	for i, p := range prm.Probs {
@@ -78,7 +79,7 @@ func (r *kronosRun) query(ctx context.Context) (*Result, error) {
 		r.log.Info("query", "p", p, "edges", pt.Edges, "uniform_cache_pairs_per_sec", pt.Runs[0].PairsPerSec)
 		points = append(points, pt)
 	}
-	res := &Result{
+	res := &bench.Result{
 		Params:  prm,
 		Results: map[string]any{"points": points},
 		Paper: map[string]any{
@@ -103,7 +104,7 @@ func (r *kronosRun) query(ctx context.Context) (*Result, error) {
 // queryPoint loads the G(n, p) graph and times each workload on it with the
 // answer cache on and off.
 func queryPoint(ctx context.Context, prm QueryParams, p float64, seed uint64, tick func()) (QueryPoint, error) {
-	rng := NewRand(seed, 1)
+	rng := bench.NewRand(seed, 1)
 	edges := ErdosRenyi(prm.Events, p, rng)
 	OrientByRank(edges, RandomRanks(prm.Events, rng))
 	pt := QueryPoint{P: p, Edges: uint64(len(edges)), RelsPerEvent: 2 * float64(len(edges)) / float64(prm.Events)}
@@ -112,7 +113,7 @@ func queryPoint(ctx context.Context, prm QueryParams, p float64, seed uint64, ti
 	if err != nil {
 		return pt, fmt.Errorf("p=%g: %w", p, err)
 	}
-	pt.BuildSeconds = Round(time.Since(start).Seconds(), 3)
+	pt.BuildSeconds = bench.Round(time.Since(start).Seconds(), 3)
 	// Both configurations are timed on restored copies of the loaded graph,
 	// so they share one memory layout and differ only in the cache.
 	snap := loaded.AppendSnapshot(nil)
@@ -125,7 +126,7 @@ func queryPoint(ctx context.Context, prm QueryParams, p float64, seed uint64, ti
 			return pt, fmt.Errorf("p=%g: %w", p, err)
 		}
 		for _, workload := range []string{"uniform", "hot"} {
-			m, err := queryMeasure(ctx, g, first, prm, workload, slots != 0, NewRand(seed, 2), tick)
+			m, err := queryMeasure(ctx, g, first, prm, workload, slots != 0, bench.NewRand(seed, 2), tick)
 			if err != nil {
 				return pt, fmt.Errorf("p=%g %s: %w", p, workload, err)
 			}
@@ -236,15 +237,15 @@ func queryMeasure(ctx context.Context, g *kronos.Graph, first kronos.EventID, pr
 			}
 		}
 		m.Pairs += pairs
-		m.RunPairsPerSec = append(m.RunPairsPerSec, Round(float64(pairs)/spent.Seconds(), 0))
+		m.RunPairsPerSec = append(m.RunPairsPerSec, bench.Round(float64(pairs)/spent.Seconds(), 0))
 		wallRates = append(wallRates, float64(pairs)/wall.Seconds())
 		tick()
 	}
-	m.PairsPerSec = Median(m.RunPairsPerSec)
-	m.PairsPerSecWall = Round(Median(wallRates), 0)
-	m.NsPerPair = Round(1e9/m.PairsPerSec, 1)
-	m.ConcurrentFrac = Round(float64(concurrent)/float64(m.Pairs), 4)
-	m.DescheduledFrac = Round(float64(descheduled)/float64(chunks), 3)
+	m.PairsPerSec = bench.Median(m.RunPairsPerSec)
+	m.PairsPerSecWall = bench.Round(bench.Median(wallRates), 0)
+	m.NsPerPair = bench.Round(1e9/m.PairsPerSec, 1)
+	m.ConcurrentFrac = bench.Round(float64(concurrent)/float64(m.Pairs), 4)
+	m.DescheduledFrac = bench.Round(float64(descheduled)/float64(chunks), 3)
 	return m, nil
 }
 
@@ -284,7 +285,7 @@ func cyclePairs(set []kronos.Pair, batch int) func() []kronos.Pair {
 	}
 }
 
-func queryCharts(prm QueryParams, points []QueryPoint) map[string]Chart {
+func queryCharts(prm QueryParams, points []QueryPoint) map[string]bench.Chart {
 	type key struct {
 		workload string
 		cache    bool
@@ -301,13 +302,13 @@ func queryCharts(prm QueryParams, points []QueryPoint) map[string]Chart {
 		}
 	}
 	hot := fmt.Sprintf("hot set of %d pairs", prm.HotPairs)
-	throughput := Chart{
+	throughput := bench.Chart{
 		Title:  fmt.Sprintf("Kronos query_order throughput, G(n=%d, p), batches of %d, in-process", prm.Events, prm.Batch),
 		XLabel: "edge probability p (log)",
 		YLabel: "pairs answered per second (log)",
 		LogX:   true, LogY: true,
 		LegendLeft: true, LegendBottom: true,
-		Series: []Series{
+		Series: []bench.Series{
 			{Name: "uniform random pairs, answer cache on", Points: rate[key{"uniform", true}]},
 			{Name: "uniform random pairs, answer cache off", Points: rate[key{"uniform", false}], Dashed: true},
 			{Name: hot + ", cache on", Points: rate[key{"hot", true}]},
@@ -315,15 +316,15 @@ func queryCharts(prm QueryParams, points []QueryPoint) map[string]Chart {
 			{Name: "target: 10^6 pairs/s for p ≤ 1e-4", Points: plotter.XYs{{X: prm.Probs[0], Y: 1e6}, {X: 1e-4, Y: 1e6}}, Line: true, Dashed: true},
 		},
 	}
-	concurrent := Chart{
+	concurrent := bench.Chart{
 		Title:  fmt.Sprintf("Fraction of random pairs answered concurrent, G(n=%d, p)", prm.Events),
 		XLabel: "edge probability p (log)",
 		YLabel: "fraction of pairs concurrent",
 		LogX:   true, YFrom0: true,
 		LegendLeft: true, LegendBottom: true,
-		Series: []Series{{Name: "uniform random pairs", Points: conc}},
+		Series: []bench.Series{{Name: "uniform random pairs", Points: conc}},
 	}
-	return map[string]Chart{"query.png": throughput, "query_concurrent.png": concurrent}
+	return map[string]bench.Chart{"query.png": throughput, "query_concurrent.png": concurrent}
 }
 
 func btoi(b bool) int {

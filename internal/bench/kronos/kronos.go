@@ -1,4 +1,4 @@
-package bench
+package kronos
 
 import (
 	"context"
@@ -10,14 +10,16 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/weft-db/weft/internal/bench"
 )
 
-// KronosBenchmarks names the Kronos sub-benchmarks in the order they run.
+// Benchmarks names the Kronos sub-benchmarks in the order they run.
 // create runs last: it is the only one that needs the gRPC server and client.
-var KronosBenchmarks = []string{"query", "assign", "memory", "gc", "create"}
+var Benchmarks = []string{"query", "assign", "memory", "gc", "create"}
 
-// KronosOptions configures a run of the Kronos suite.
-type KronosOptions struct {
+// Options configures a run of the Kronos suite.
+type Options struct {
 	// Out is the directory for the JSON and PNG files ("" writes none).
 	Out string
 	// Quick shrinks every workload for a fast smoke run.
@@ -47,8 +49,8 @@ func ParseOnly(list string) ([]string, error) {
 		if name == "" {
 			continue
 		}
-		if !slices.Contains(KronosBenchmarks, name) {
-			return nil, fmt.Errorf("bench: unknown kronos benchmark %q (have %s)", name, strings.Join(KronosBenchmarks, ", "))
+		if !slices.Contains(Benchmarks, name) {
+			return nil, fmt.Errorf("bench: unknown kronos benchmark %q (have %s)", name, strings.Join(Benchmarks, ", "))
 		}
 		if !slices.Contains(out, name) {
 			out = append(out, name)
@@ -66,7 +68,7 @@ type kronosParams struct {
 	create CreateParams
 }
 
-func defaultKronosParams(opts KronosOptions) kronosParams {
+func defaultKronosParams(opts Options) kronosParams {
 	return kronosParams{
 		query:  queryParams(opts.Quick),
 		assign: assignParams(opts.Quick),
@@ -78,33 +80,33 @@ func defaultKronosParams(opts KronosOptions) kronosParams {
 
 // kronosRun is the state shared by one run's sub-benchmarks.
 type kronosRun struct {
-	opts KronosOptions
+	opts Options
 	prm  kronosParams
 	log  *slog.Logger
 }
 
-// RunKronos runs the selected sub-benchmarks one after another, writing each
+// Run runs the selected sub-benchmarks one after another, writing each
 // one's JSON and plots to opts.Out as soon as it finishes. A failed
 // sub-benchmark does not stop the rest; their errors are joined.
-func RunKronos(ctx context.Context, opts KronosOptions) (map[string]*Result, error) {
+func Run(ctx context.Context, opts Options) (map[string]*bench.Result, error) {
 	return runKronos(ctx, opts, defaultKronosParams(opts))
 }
 
-func runKronos(ctx context.Context, opts KronosOptions, prm kronosParams) (map[string]*Result, error) {
+func runKronos(ctx context.Context, opts Options, prm kronosParams) (map[string]*bench.Result, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	r := &kronosRun{opts: opts, prm: prm, log: opts.Log}
-	runners := map[string]func(context.Context) (*Result, error){
+	runners := map[string]func(context.Context) (*bench.Result, error){
 		"query":  r.query,
 		"assign": r.assign,
 		"memory": r.memory,
 		"gc":     r.gc,
 		"create": r.create,
 	}
-	results := map[string]*Result{}
+	results := map[string]*bench.Result{}
 	var errs []error
-	for _, name := range KronosBenchmarks {
+	for _, name := range Benchmarks {
 		if len(opts.Only) > 0 && !slices.Contains(opts.Only, name) {
 			continue
 		}
@@ -112,20 +114,20 @@ func runKronos(ctx context.Context, opts KronosOptions, prm kronosParams) (map[s
 			errs = append(errs, err)
 			break
 		}
-		start, load := time.Now(), LoadAvg()
+		start, load := time.Now(), bench.LoadAvg()
 		res, err := runners[name](ctx)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("kronos/%s: %w", name, err))
 			continue
 		}
 		res.Benchmark = "kronos/" + name
-		res.Schema = SchemaVersion
+		res.Schema = bench.SchemaVersion
 		res.Started = start.UTC().Truncate(time.Second)
-		res.Seconds = Round(time.Since(start).Seconds(), 3)
-		res.Env = CurrentEnv()
+		res.Seconds = bench.Round(time.Since(start).Seconds(), 3)
+		res.Env = bench.CurrentEnv()
 		res.Env.LoadAvgStart = load
 		if opts.Out != "" {
-			if err := WriteJSON(opts.Out, name, res); err != nil {
+			if err := bench.WriteJSON(opts.Out, name, res); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -144,7 +146,7 @@ func (r *kronosRun) plotPath(file string) string {
 }
 
 // savePlots renders each chart whose path is set and returns the file names.
-func (r *kronosRun) savePlots(charts map[string]Chart) ([]string, error) {
+func (r *kronosRun) savePlots(charts map[string]bench.Chart) ([]string, error) {
 	var names []string
 	for _, file := range slices.Sorted(maps.Keys(charts)) {
 		path := r.plotPath(file)

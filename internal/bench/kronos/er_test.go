@@ -1,9 +1,11 @@
-package bench
+package kronos
 
 import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/weft-db/weft/internal/bench"
 )
 
 // TestErdosRenyiEdgeCount checks the edge count against its binomial
@@ -14,7 +16,7 @@ func TestErdosRenyiEdgeCount(t *testing.T) {
 		p float64
 	}{{2000, 1e-4}, {2000, 1e-3}, {2000, 1e-2}, {500, 0.3}} {
 		for seed := range uint64(5) {
-			edges := ErdosRenyi(tc.n, tc.p, NewRand(seed, 9))
+			edges := ErdosRenyi(tc.n, tc.p, bench.NewRand(seed, 9))
 			pairs := float64(tc.n) * float64(tc.n-1) / 2
 			mean, sd := pairs*tc.p, math.Sqrt(pairs*tc.p*(1-tc.p))
 			if d := math.Abs(float64(len(edges)) - mean); d > 5*sd {
@@ -39,7 +41,7 @@ func TestErdosRenyiEdgeCount(t *testing.T) {
 // of the vertices must agree (the skipping must not favour either end).
 func TestErdosRenyiUniform(t *testing.T) {
 	const n, p = 4000, 2e-3
-	edges := ErdosRenyi(n, p, NewRand(7, 9))
+	edges := ErdosRenyi(n, p, bench.NewRand(7, 9))
 	var low, high float64
 	for _, e := range edges {
 		for _, v := range [2]uint32{e.From, e.To} {
@@ -57,13 +59,13 @@ func TestErdosRenyiUniform(t *testing.T) {
 }
 
 func TestErdosRenyiExtremes(t *testing.T) {
-	if e := ErdosRenyi(100, 0, NewRand(1, 1)); len(e) != 0 {
+	if e := ErdosRenyi(100, 0, bench.NewRand(1, 1)); len(e) != 0 {
 		t.Errorf("p=0 gave %d edges", len(e))
 	}
-	if e := ErdosRenyi(30, 1, NewRand(1, 1)); len(e) != 30*29/2 {
+	if e := ErdosRenyi(30, 1, bench.NewRand(1, 1)); len(e) != 30*29/2 {
 		t.Errorf("p=1 gave %d edges, want %d", len(e), 30*29/2)
 	}
-	a, b := ErdosRenyi(1000, 0.01, NewRand(3, 1)), ErdosRenyi(1000, 0.01, NewRand(3, 1))
+	a, b := ErdosRenyi(1000, 0.01, bench.NewRand(3, 1)), ErdosRenyi(1000, 0.01, bench.NewRand(3, 1))
 	if !slices.Equal(a, b) {
 		t.Error("the same seed gave different graphs")
 	}
@@ -74,7 +76,7 @@ func TestErdosRenyiExtremes(t *testing.T) {
 // random), and the insertion order.
 func TestOrientByRank(t *testing.T) {
 	const n = 3000
-	rng := NewRand(5, 1)
+	rng := bench.NewRand(5, 1)
 	edges := ErdosRenyi(n, 5e-3, rng)
 	rank := RandomRanks(n, rng)
 	flipped := 0

@@ -1,10 +1,11 @@
-package bench
+package kronos
 
 import (
 	"context"
 	"fmt"
 	"slices"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/kronos"
 	"gonum.org/v1/plot/plotter"
 )
@@ -36,13 +37,13 @@ type GCPoint struct {
 	Descheduled int `json:"descheduled"`
 }
 
-func (r *kronosRun) gc(ctx context.Context) (*Result, error) {
+func (r *kronosRun) gc(ctx context.Context) (*bench.Result, error) {
 	prm := r.prm.gc
 	total := int64(0)
 	for l := range prm.MaxLog2 + 1 {
 		total += int64(prm.Reps) << l
 	}
-	bar := NewBar(r.opts.Progress, total, "gc")
+	bar := bench.NewBar(r.opts.Progress, total, "gc")
 	defer bar.Finish()
 	g, err := kronos.New(kronos.DefaultConfig())
 	if err != nil {
@@ -65,27 +66,27 @@ func (r *kronosRun) gc(ctx context.Context) (*Result, error) {
 			}
 			_ = bar.Add(k * length)
 		}
-		s := Summarize(times)
+		s := bench.Summarize(times)
 		points = append(points, GCPoint{
 			Length: length, Chains: len(times), MedianNs: s.P50,
-			P10Ns: Percentile(sortedCopy(times), 0.10), P90Ns: s.P90, MinNs: s.Min, MaxNs: s.Max,
-			NsPerEvent: Round(s.P50/float64(length), 2), Descheduled: b.descheduled,
+			P10Ns: bench.Percentile(sortedCopy(times), 0.10), P90Ns: s.P90, MinNs: s.Min, MaxNs: s.Max,
+			NsPerEvent: bench.Round(s.P50/float64(length), 2), Descheduled: b.descheduled,
 		})
 	}
 	xs, ys := make([]float64, len(points)), make([]float64, len(points))
 	for i, p := range points {
 		xs[i], ys[i] = float64(p.Length), p.MedianNs
 	}
-	lin, loglog := RelativeLinearFit(xs, ys), LogLogFit(xs, ys)
-	res := &Result{
+	lin, loglog := bench.RelativeLinearFit(xs, ys), bench.LogLogFit(xs, ys)
+	res := &bench.Result{
 		Params: prm,
 		Results: map[string]any{
 			"points": points,
 			// ns = slope·length + intercept, fitted to the medians by least
 			// squares on relative error (weights 1/ns²), so short chains count.
-			"linear_fit_ns": Fit{Slope: Round(lin.Slope, 3), Intercept: Round(lin.Intercept, 0), R2: Round(lin.R2, 6)},
+			"linear_fit_ns": bench.Fit{Slope: bench.Round(lin.Slope, 3), Intercept: bench.Round(lin.Intercept, 0), R2: bench.Round(lin.R2, 6)},
 			// log10 ns = slope·log10 length + intercept: slope 1 is linear growth.
-			"loglog_fit": Fit{Slope: Round(loglog.Slope, 4), Intercept: Round(loglog.Intercept, 4), R2: Round(loglog.R2, 6)},
+			"loglog_fit": bench.Fit{Slope: bench.Round(loglog.Slope, 4), Intercept: bench.Round(loglog.Intercept, 4), R2: bench.Round(loglog.R2, 6)},
 		},
 		Paper: map[string]any{
 			"figure": "Figure 11: time to release the reference that collects a path of 2^0 … 2^19 events; grows linearly",
@@ -216,7 +217,7 @@ func (b *chainBuilder) collectChains(g *kronos.Graph, length, count int, ns []fl
 	return ns, nil
 }
 
-func gcCharts(prm GCParams, points []GCPoint, fit Fit) map[string]Chart {
+func gcCharts(prm GCParams, points []GCPoint, fit bench.Fit) map[string]bench.Chart {
 	var med, p90, fitted plotter.XYs
 	for _, p := range points {
 		x := float64(p.Length)
@@ -226,13 +227,13 @@ func gcCharts(prm GCParams, points []GCPoint, fit Fit) map[string]Chart {
 			fitted = append(fitted, plotter.XY{X: x, Y: y / 1e3})
 		}
 	}
-	return map[string]Chart{"gc.png": {
+	return map[string]bench.Chart{"gc.png": {
 		Title:  fmt.Sprintf("Kronos strict GC: releasing the head of a chain (%d chains per length)", prm.Reps),
 		XLabel: "events collected by one ReleaseRefs (chain length, log)",
 		YLabel: "time of the ReleaseRefs call (µs, log)",
 		LogX:   true, LogY: true,
 		LegendLeft: true,
-		Series: []Series{
+		Series: []bench.Series{
 			{Name: "median", Points: med},
 			{Name: "90th percentile", Points: p90},
 			{Name: fmt.Sprintf("linear fit: %.1f ns/event + %.0f ns", fit.Slope, fit.Intercept), Points: fitted, Line: true, Dashed: true},
