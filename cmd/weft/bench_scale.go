@@ -9,12 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weft-db/weft/internal/bench"
+	"github.com/weft-db/weft/internal/bench/scale"
 )
 
 func newBenchScaleCmd() *cobra.Command {
 	var (
-		opts   bench.ScaleOptions
+		opts   scale.Options
 		shapes []string
 	)
 	cmd := &cobra.Command{
@@ -38,7 +38,7 @@ writes scale[-quick].json and its plots to --out. See docs/scale-out.md.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, s := range shapes {
-				sh, err := bench.ParseScaleShape(s)
+				sh, err := scale.ParseShape(s)
 				if err != nil {
 					return err
 				}
@@ -76,7 +76,7 @@ writes scale[-quick].json and its plots to --out. See docs/scale-out.md.
 	return cmd
 }
 
-func runBenchScale(ctx context.Context, cmd *cobra.Command, opts bench.ScaleOptions) error {
-	res, runErr := bench.RunScale(ctx, opts)
+func runBenchScale(ctx context.Context, cmd *cobra.Command, opts scale.Options) error {
+	res, runErr := scale.Run(ctx, opts)
 	return printResult(cmd, res, runErr)
 }

@@ -10,11 +10,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-db/weft/internal/bench"
+	"github.com/weft-db/weft/internal/bench/tao"
 )
 
 func newBenchTaoCmd() *cobra.Command {
 	var (
-		opts bench.TaoOptions
+		opts tao.Options
 		gc   gcFlags
 	)
 	cmd := &cobra.Command{
@@ -35,7 +36,7 @@ and throughput plots to --out. See docs/benchmarks.md.
 			gc.apply() // the same collector settings as weft serve
 			opts.Log = slog.Default()
 			opts.Progress = terminal(os.Stderr)
-			return runBench(cmd, func(ctx context.Context) (*bench.Result, error) { return bench.RunTao(ctx, opts) })
+			return runBench(cmd, func(ctx context.Context) (*bench.Result, error) { return tao.Run(ctx, opts) })
 		},
 	}
 	f := cmd.Flags()

@@ -1,4 +1,4 @@
-package bench
+package scale
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weft-db/weft/internal/bench/tao"
 	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/store/postgres/pgtest"
 	"github.com/weft-db/weft/internal/testproc"
@@ -107,7 +108,7 @@ func TestScaleModelPredict(t *testing.T) {
 }
 
 func TestScaleExtrapolate(t *testing.T) {
-	pts := []ScalePoint{
+	pts := []Point{
 		{Gatekeepers: 1, Shards: 8, Mix: "tao", Ops: 10, MarginalCostUSPerOp: map[string]float64{roleGatekeeper: 100}},
 		{Gatekeepers: 2, Shards: 4, Mix: "tao", Ops: 10, MarginalCostUSPerOp: map[string]float64{roleGatekeeper: 50, roleShard: 10},
 			IdleCoresPerProcess: map[string]float64{roleGatekeeper: 1}},
@@ -118,7 +119,7 @@ func TestScaleExtrapolate(t *testing.T) {
 		t.Fatalf("%d predictions for one mix, want %d", len(ex), len(extrapolationGatekeepers)*len(extrapolationShards))
 	}
 	for _, e := range ex {
-		if e.From != (ScaleShape{2, 4}) {
+		if e.From != (Shape{2, 4}) {
 			t.Fatalf("extrapolated from %v, want the largest shape without error, 2×4", e.From)
 		}
 		want := math.Min(float64(e.Gatekeepers)*(8-1)/50e-6, float64(e.Shards)*8/10e-6)
@@ -129,18 +130,12 @@ func TestScaleExtrapolate(t *testing.T) {
 }
 
 func TestScaleMixes(t *testing.T) {
-	m, err := scaleMix("get_node")
-	if err != nil {
-		t.Fatal(err)
+	if m, err := scaleMix("get_node"); err != nil || m != tao.GetNodeMix() {
+		t.Errorf("get_node mix: %+v %v", m, err)
 	}
-	r := NewRand(1, 0)
-	for range 10_000 {
-		if op := m.pick(r); op != opGetNode {
-			t.Fatalf("the get_node mix picked %s", op)
-		}
-	}
-	if tao, err := scaleMix("tao"); err != nil || tao.reads != TaoMixes["tao"] {
-		t.Errorf("tao mix: %+v %v", tao, err)
+	want, _ := tao.NewMix("tao")
+	if m, err := scaleMix("tao"); err != nil || m != want {
+		t.Errorf("tao mix: %+v %v", m, err)
 	}
 	if _, err := scaleMix("reads"); err == nil {
 		t.Error("an unknown scale mix was accepted")
@@ -148,30 +143,30 @@ func TestScaleMixes(t *testing.T) {
 }
 
 func TestParseScaleShape(t *testing.T) {
-	if sh, err := ParseScaleShape(" 2X4 "); err != nil || sh != (ScaleShape{2, 4}) {
+	if sh, err := ParseShape(" 2X4 "); err != nil || sh != (Shape{2, 4}) {
 		t.Errorf("2X4: %v %v", sh, err)
 	}
 	for _, bad := range []string{"", "2", "2x", "x4", "0x1", "1x-1", "axb", "2x4x8"} {
-		if _, err := ParseScaleShape(bad); err == nil {
+		if _, err := ParseShape(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
 }
 
 func TestScaleOptionsShapes(t *testing.T) {
-	o := ScaleOptions{}
+	o := Options{}
 	o.setDefaults()
-	if len(o.Shapes) != 12 || o.Shapes[0] != (ScaleShape{1, 1}) || o.Shapes[11] != (ScaleShape{4, 8}) {
+	if len(o.Shapes) != 12 || o.Shapes[0] != (Shape{1, 1}) || o.Shapes[11] != (Shape{4, 8}) {
 		t.Errorf("default grid: %v", o.Shapes)
 	}
-	q := ScaleOptions{Quick: true}
+	q := Options{Quick: true}
 	q.setDefaults()
 	if len(q.Shapes) != 2 || q.Vertices != 5_000 || q.Duration != 2*time.Second {
 		t.Errorf("quick: %v, %d vertices, %v", q.Shapes, q.Vertices, q.Duration)
 	}
-	sub := ScaleOptions{Gatekeepers: []int{2}, Shards: []int{1, 8}}
+	sub := Options{Gatekeepers: []int{2}, Shards: []int{1, 8}}
 	sub.setDefaults()
-	if len(sub.Shapes) != 2 || sub.Shapes[1] != (ScaleShape{2, 8}) {
+	if len(sub.Shapes) != 2 || sub.Shapes[1] != (Shape{2, 8}) {
 		t.Errorf("subset grid: %v", sub.Shapes)
 	}
 }
@@ -189,7 +184,7 @@ func TestScaleClusterEndToEnd(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := RunScale(ctx, ScaleOptions{Binary: bin, Quick: true, Shapes: []ScaleShape{{2, 2}}, Vertices: 2000,
+	res, err := Run(ctx, Options{Binary: bin, Quick: true, Shapes: []Shape{{2, 2}}, Vertices: 2000,
 		Duration: time.Second, Clients: 4, KeepDirs: true, Out: out})
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +196,7 @@ func TestScaleClusterEndToEnd(t *testing.T) {
 	for _, p := range pts {
 		checkScalePoint(t, p)
 	}
-	if n := pts[1].PerOp[opGetNode.String()].Count; n != pts[1].Ops {
+	if n := pts[1].PerOp["get_node"].Count; n != pts[1].Ops {
 		t.Errorf("get_node mix: %d get_node of %d operations", n, pts[1].Ops)
 	}
 	if !pts[0].EdgesConsistent {
@@ -211,7 +206,7 @@ func TestScaleClusterEndToEnd(t *testing.T) {
 	checkScaleFiles(t, out, res.Plots)
 }
 
-func checkScalePoint(t *testing.T, p ScalePoint) {
+func checkScalePoint(t *testing.T, p Point) {
 	t.Helper()
 	if p.Error != "" || p.Ops <= 0 || p.OpsPerSec <= 0 || p.Errors != 0 {
 		t.Errorf("%s: error %q, %d ops, %.0f ops/s, %d errors", p.Mix, p.Error, p.Ops, p.OpsPerSec, p.Errors)

@@ -1,4 +1,4 @@
-package bench
+package scale
 
 import (
 	"context"
@@ -12,22 +12,10 @@ import (
 	"github.com/weft-db/weft/internal/txn"
 )
 
-// gkBackend is the TAO backend over one gatekeeper process of a cluster:
-// netBackend's operations over that gatekeeper's client connections, without
-// a server of its own to stop.
-type gkBackend struct{ *netBackend }
-
-func newGKBackend(conns []*weft.Client, nodeEdges bool, limit int) gkBackend {
-	return gkBackend{&netBackend{conns: conns, nodeTail: nodeTail(nodeEdges), edgesTail: fmt.Sprintf(`","limit":%d}`, limit)}}
-}
-
-// close leaves the connections to their owner (the configuration's run).
-func (gkBackend) close() error { return nil }
-
-// loadAPI is the engine.API the TAO loader (loadTaoGraph) commits through:
+// loadAPI is the engine.API the TAO loader (tao.LoadGraph) commits through:
 // Commit sends each transaction to the gatekeepers in turn over the Go
 // client; retryable answers match engine.ErrAborted, as the loader expects.
-// Only what the loader and settle call is served: Commit and Status.
+// Only what the loader and tao.Settle call is served: Commit and Status.
 // Begin, GetVertex, GetEdge and Run answer errLoadAPI.
 type loadAPI struct {
 	gks  []*weft.Client

@@ -1,4 +1,4 @@
-package bench
+package tao
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/txn"
 )
@@ -29,11 +30,11 @@ const (
 	taoEmptyPicksMax = 32 // vertices tried for a delete before giving up on an edgeless draw
 )
 
-// taoGraph is the generated social graph and the access distributions of the
+// Graph is the generated social graph and the access distributions of the
 // workload over it. Vertices are 0..n-1 with handles "v0", "v1", …; vertex v
 // has deg[v] out-edges with handles "0", "1", … (base 36) to destinations
 // drawn by dst.
-type taoGraph struct {
+type Graph struct {
 	n   int
 	deg []int32
 	// linkRead picks the vertex of get_edges and count_edges, linkWrite that
@@ -47,16 +48,19 @@ type taoGraph struct {
 	zeroDeg             int
 }
 
-// newTaoGraph assigns out-degrees the way LinkBench's loader does: vertex
+// Edges is the number of edges the graph is generated with.
+func (g *Graph) Edges() int64 { return g.edges }
+
+// NewGraph assigns out-degrees the way LinkBench's loader does: vertex
 // order[k] gets the degree at quantile 1-(k+½)/n of the distribution
 // (stratified, so every run of the same size has the same degree multiset;
 // order is a seeded random permutation), and builds the access distributions.
 // The uncorrelated link reads and writes share one order (LinkBench uses one
 // shuffler seed for both), node reads have their own, and the correlated
 // draws use the degree order itself: rank k is the k-th largest out-degree.
-func newTaoGraph(n int, cdf degreeCDF, dst string, seed uint64) (*taoGraph, error) {
-	g := &taoGraph{n: n, deg: make([]int32, n)}
-	byDegree := permutation(NewRand(seed, 100), n)
+func NewGraph(n int, cdf DegreeCDF, dst string, seed uint64) (*Graph, error) {
+	g := &Graph{n: n, deg: make([]int32, n)}
+	byDegree := permutation(bench.NewRand(seed, 100), n)
 	for k, v := range byDegree {
 		d := cdf.quantile(1 - (float64(k)+0.5)/float64(n))
 		d = min(d, 1<<31-1)
@@ -67,7 +71,7 @@ func newTaoGraph(n int, cdf degreeCDF, dst string, seed uint64) (*taoGraph, erro
 			g.zeroDeg++
 		}
 	}
-	uncorr := permutation(NewRand(seed, 101), n)
+	uncorr := permutation(bench.NewRand(seed, 101), n)
 	g.linkRead = blendDist{
 		uncorr:  accessDist{z: newZipf(n, linkReadShape), order: uncorr},
 		corr:    accessDist{z: newZipf(n, linkReadShape), order: byDegree},
@@ -78,12 +82,12 @@ func newTaoGraph(n int, cdf degreeCDF, dst string, seed uint64) (*taoGraph, erro
 		corr:    accessDist{z: newZipf(n, linkWriteShape), order: byDegree},
 		pUncorr: linkWriteUncorr,
 	}
-	g.nodeRead = accessDist{z: newZipf(n, nodeReadShape), order: permutation(NewRand(seed, 102), n)}
+	g.nodeRead = accessDist{z: newZipf(n, nodeReadShape), order: permutation(bench.NewRand(seed, 102), n)}
 	switch dst {
 	case "uniform":
 		g.dst = func(r *rand.Rand) int32 { return int32(r.IntN(n)) }
 	case "zipf":
-		pop := accessDist{z: newZipf(n, dstZipfShape), order: permutation(NewRand(seed, 103), n)}
+		pop := accessDist{z: newZipf(n, dstZipfShape), order: permutation(bench.NewRand(seed, 103), n)}
 		g.dst = pop.pick
 	default:
 		return nil, fmt.Errorf("bench: --dst %q: want uniform or zipf", dst)
@@ -93,8 +97,8 @@ func newTaoGraph(n int, cdf degreeCDF, dst string, seed uint64) (*taoGraph, erro
 
 func taoHandle(v int32) string { return taoHandlePrefix + strconv.Itoa(int(v)) }
 
-// taoLoadStats reports the load phase.
-type taoLoadStats struct {
+// LoadStats reports the load phase.
+type LoadStats struct {
 	Seconds       float64 `json:"seconds"`
 	VertexSeconds float64 `json:"vertex_seconds"`
 	EdgeSeconds   float64 `json:"edge_seconds"`
@@ -106,13 +110,13 @@ type taoLoadStats struct {
 	ReopenSeconds float64 `json:"reopen_seconds,omitempty"`
 }
 
-// loadTaoGraph creates the vertices, then the edges, through Commit in
+// LoadGraph creates the vertices, then the edges, through Commit in
 // transactions of batch operations, with loaders transactions in flight.
 // Edges follow their source's vertex order, so one transaction holds the
 // edges of a few neighbouring sources.
-func loadTaoGraph(ctx context.Context, db engine.API, g *taoGraph, batch, loaders int, seed uint64,
-	progress func(int)) (taoLoadStats, error) {
-	var st taoLoadStats
+func LoadGraph(ctx context.Context, db engine.API, g *Graph, batch, loaders int, seed uint64,
+	progress func(int)) (LoadStats, error) {
+	var st LoadStats
 	start := time.Now()
 	gen := func(yield func(txn.Op) bool) {
 		for v := range int32(g.n) {
@@ -125,7 +129,7 @@ func loadTaoGraph(ctx context.Context, db engine.API, g *taoGraph, batch, loader
 		return st, fmt.Errorf("loading vertices: %w", err)
 	}
 	st.VertexSeconds = time.Since(start).Seconds()
-	r := NewRand(seed, 104)
+	r := bench.NewRand(seed, 104)
 	gen = func(yield func(txn.Op) bool) {
 		for v := range int32(g.n) {
 			src := taoHandle(v)
@@ -149,7 +153,7 @@ func loadTaoGraph(ctx context.Context, db engine.API, g *taoGraph, batch, loader
 // loadOps commits the generated operations in transactions of batch
 // operations from loaders goroutines, retrying a transaction that aborts.
 func loadOps(ctx context.Context, db engine.API, gen func(func(txn.Op) bool), batch, loaders int,
-	st *taoLoadStats, progress func(int)) error {
+	st *LoadStats, progress func(int)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	work := make(chan []txn.Op, loaders)
@@ -167,7 +171,7 @@ func loadOps(ctx context.Context, db engine.API, gen func(func(txn.Op) bool), ba
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := NewRand(uint64(w), 105)
+			r := bench.NewRand(uint64(w), 105)
 			for ops := range work {
 				n, err := commitRetrying(ctx, db, ops, r)
 				aborts.Add(int64(n))
@@ -231,11 +235,11 @@ func retryable(err error) bool {
 
 // pause sleeps a random time up to 50µs·2^attempt (at most ~50 ms).
 func pause(ctx context.Context, r *rand.Rand, attempt int) error {
-	return Sleep(ctx, time.Duration(r.Int64N(int64(50*time.Microsecond)<<min(attempt, 10))))
+	return bench.Sleep(ctx, time.Duration(r.Int64N(int64(50*time.Microsecond)<<min(attempt, 10))))
 }
 
 // degreePercentiles describes the out-degrees for the JSON.
-func (g *taoGraph) degreePercentiles() map[string]int32 {
+func (g *Graph) degreePercentiles() map[string]int32 {
 	s := slices.Clone(g.deg)
 	slices.Sort(s)
 	at := func(q float64) int32 { return s[min(int(q*float64(len(s))), len(s)-1)] }

@@ -1,4 +1,4 @@
-package bench
+package tao
 
 import (
 	"context"
@@ -11,17 +11,12 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/engine"
 )
 
-// The TAO benchmark (`weft bench tao`): Facebook's TAO read/write mix, as
-// Weaver's soc_net_bench.py runs it, over a social graph with LinkBench's
-// out-degree distribution and access skew, against the embedded engine
-// in-process or through the gRPC front end and Go client. See
-// docs/benchmarks.md.
-
-// TaoOptions configures a run. Zero fields take the defaults in brackets.
-type TaoOptions struct {
+// Options configures a run. Zero fields take the defaults in brackets.
+type Options struct {
 	// Out is the directory for the JSON and PNG files ("" writes none).
 	Out string
 	// Quick is the smoke run: 20,000 vertices for 3 s unless set otherwise.
@@ -78,11 +73,11 @@ type TaoOptions struct {
 	Log      *slog.Logger
 }
 
-// taoEdgesLimit is get_edges' limit: Weaver's soc_net_bench asks for 50 edges
+// EdgesLimit is get_edges' limit: Weaver's soc_net_bench asks for 50 edges
 // (assoc_range's usual page).
-const taoEdgesLimit = 50
+const EdgesLimit = 50
 
-func (o *TaoOptions) setDefaults() {
+func (o *Options) setDefaults() {
 	def := func(p *int, v int) {
 		if *p <= 0 {
 			*p = v
@@ -118,8 +113,8 @@ func (o *TaoOptions) setDefaults() {
 	}
 }
 
-// TaoName is the results' base name: <mix>-<mode>, with -quick for a smoke run.
-func (o TaoOptions) TaoName() string {
+// Name is the results' base name: <mix>-<mode>, with -quick for a smoke run.
+func (o Options) Name() string {
 	name := o.Mix + "-" + o.Mode
 	if o.Quick {
 		name += "-quick"
@@ -129,10 +124,10 @@ func (o TaoOptions) TaoName() string {
 
 // taoBench is one run's state.
 type taoBench struct {
-	opts    TaoOptions
-	mix     taoMix
+	opts    Options
+	mix     Mix
 	cfg     engine.Config
-	g       *taoGraph
+	g       *Graph
 	db      *engine.DB
 	res     taoResults
 	cleanup []func()
@@ -141,14 +136,14 @@ type taoBench struct {
 	idBase int
 }
 
-// RunTao generates and loads the graph, runs the mix, and returns (and writes
+// Run generates and loads the graph, runs the mix, and returns (and writes
 // to opts.Out) the result. A run whose operations failed still returns its
 // result, with an error.
-func RunTao(ctx context.Context, opts TaoOptions) (*Result, error) {
+func Run(ctx context.Context, opts Options) (*bench.Result, error) {
 	opts.setDefaults()
 	b := &taoBench{opts: opts}
 	defer b.close()
-	start, load := time.Now(), LoadAvg()
+	start, load := time.Now(), bench.LoadAvg()
 	if err := b.prepare(); err != nil {
 		return nil, err
 	}
@@ -162,7 +157,7 @@ func RunTao(ctx context.Context, opts TaoOptions) (*Result, error) {
 	if runErr == nil {
 		runErr = b.sweep(ctx)
 	}
-	return Finish(b.result(), start, load, b.opts.Out, b.opts.TaoName(), b.savePlots, runErr)
+	return bench.Finish(b.result(), start, load, b.opts.Out, b.opts.Name(), b.savePlots, runErr)
 }
 
 func (b *taoBench) close() {
@@ -179,7 +174,7 @@ func (b *taoBench) close() {
 func (b *taoBench) prepare() error {
 	o := &b.opts
 	var err error
-	if b.mix, err = newTaoMix(o.Mix); err != nil {
+	if b.mix, err = NewMix(o.Mix); err != nil {
 		return err
 	}
 	if o.Mode != "inproc" && o.Mode != "net" {
@@ -193,7 +188,7 @@ func (b *taoBench) prepare() error {
 	if o.Vertices < 2 || o.Vertices > 1<<30 {
 		return fmt.Errorf("bench: --vertices %d out of range [2, 2^30]", o.Vertices)
 	}
-	cdf := linkbenchNlinks
+	cdf := LinkBenchNlinks
 	if o.Distribution != "" {
 		f, err := os.Open(o.Distribution)
 		if err != nil {
@@ -206,11 +201,11 @@ func (b *taoBench) prepare() error {
 		}
 	}
 	t := time.Now()
-	if b.g, err = newTaoGraph(o.Vertices, cdf, o.Dst, o.Seed); err != nil {
+	if b.g, err = NewGraph(o.Vertices, cdf, o.Dst, o.Seed); err != nil {
 		return err
 	}
 	o.Log.Info("tao graph generated", "vertices", o.Vertices, "edges", b.g.edges, "max_degree", b.g.maxDeg,
-		"seconds", Round(time.Since(t).Seconds(), 2))
+		"seconds", bench.Round(time.Since(t).Seconds(), 2))
 	b.cfg = engine.DefaultConfig()
 	if o.Gatekeepers > 0 {
 		b.cfg.Gatekeepers = o.Gatekeepers
@@ -245,7 +240,7 @@ func (b *taoBench) prepare() error {
 // holds; with LoadNoSync it then reopens the store with fsync on.
 func (b *taoBench) openAndLoad(ctx context.Context) error {
 	o := b.opts
-	heap0, rss0 := SettledHeap(), SettledRSS()
+	heap0, rss0 := bench.SettledHeap(), bench.SettledRSS()
 	cfg := b.cfg
 	cfg.Sync = b.cfg.Sync && !o.LoadNoSync
 	var err error
@@ -253,13 +248,13 @@ func (b *taoBench) openAndLoad(ctx context.Context) error {
 		return err
 	}
 	total := int64(o.Vertices) + b.g.edges
-	bar := NewBar(o.Progress, total, "tao load")
-	b.res.Load, err = loadTaoGraph(ctx, b.db, b.g, o.LoadBatch, o.Loaders, o.Seed, func(n int) { _ = bar.Add(n) })
+	bar := bench.NewBar(o.Progress, total, "tao load")
+	b.res.Load, err = LoadGraph(ctx, b.db, b.g, o.LoadBatch, o.Loaders, o.Seed, func(n int) { _ = bar.Add(n) })
 	_ = bar.Finish()
 	if err != nil {
 		return err
 	}
-	o.Log.Info("tao graph loaded", "seconds", Round(b.res.Load.Seconds, 1), "ops_per_sec", Round(b.res.Load.OpsPerSec, 0),
+	o.Log.Info("tao graph loaded", "seconds", bench.Round(b.res.Load.Seconds, 1), "ops_per_sec", bench.Round(b.res.Load.OpsPerSec, 0),
 		"aborts", b.res.Load.Aborts)
 	if o.LoadNoSync {
 		t := time.Now()
@@ -270,29 +265,29 @@ func (b *taoBench) openAndLoad(ctx context.Context) error {
 		if b.db, err = engine.Open(b.cfg); err != nil {
 			return fmt.Errorf("reopening the loaded store: %w", err)
 		}
-		b.res.Load.ReopenSeconds = Round(time.Since(t).Seconds(), 3)
+		b.res.Load.ReopenSeconds = bench.Round(time.Since(t).Seconds(), 3)
 	}
-	st, err := settle(ctx, b.db.Status, int64(o.Vertices), b.g.edges)
+	st, err := Settle(ctx, b.db.Status, int64(o.Vertices), b.g.edges)
 	if err != nil {
 		return fmt.Errorf("after the load: %w", err)
 	}
-	heap, rss := int64(SettledHeap())-int64(heap0), SettledRSS()-rss0
+	heap, rss := int64(bench.SettledHeap())-int64(heap0), bench.SettledRSS()-rss0
 	b.res.Memory = taoMemory{
 		HeapBytes: heap, RSSBytes: rss,
-		HeapBytesPerEdge: Round(float64(heap)/float64(max(st.Edges, 1)), 1),
-		RSSBytesPerEdge:  Round(float64(rss)/float64(max(st.Edges, 1)), 1),
+		HeapBytesPerEdge: bench.Round(float64(heap)/float64(max(st.Edges, 1)), 1),
+		RSSBytesPerEdge:  bench.Round(float64(rss)/float64(max(st.Edges, 1)), 1),
 	}
 	b.res.Graph = taoGraphInfo{Vertices: o.Vertices, Edges: b.g.edges,
-		MeanDegree:         Round(float64(b.g.edges)/float64(o.Vertices), 3),
-		ZeroDegreeFraction: Round(float64(b.g.zeroDeg)/float64(o.Vertices), 4),
+		MeanDegree:         bench.Round(float64(b.g.edges)/float64(o.Vertices), 3),
+		ZeroDegreeFraction: bench.Round(float64(b.g.zeroDeg)/float64(o.Vertices), 4),
 		Degree:             b.g.degreePercentiles()}
 	return nil
 }
 
-// settle waits until the engine reports the expected vertices and edges (the
+// Settle waits until the engine reports the expected vertices and edges (the
 // shards apply committed transactions asynchronously) and returns the status.
 // A negative vertices is not checked.
-func settle(ctx context.Context, status func(context.Context) (*engine.Status, error), vertices, edges int64) (*engine.Status, error) {
+func Settle(ctx context.Context, status func(context.Context) (*engine.Status, error), vertices, edges int64) (*engine.Status, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		st, err := status(ctx)
@@ -317,9 +312,9 @@ func settle(ctx context.Context, status func(context.Context) (*engine.Status, e
 // run drives the mix from the clients and records what happened.
 func (b *taoBench) run(ctx context.Context) error {
 	o := b.opts
-	var be taoBackend = newInprocBackend(b.db, o.NodeEdges, taoEdgesLimit)
+	var be Backend = newInprocBackend(b.db, o.NodeEdges, EdgesLimit)
 	if o.Mode == "net" {
-		nb, err := newNetBackend(b.db, o.Conns, o.Streams, o.NodeEdges, taoEdgesLimit)
+		nb, err := newNetBackend(b.db, o.Conns, o.Streams, o.NodeEdges, EdgesLimit)
 		if err != nil {
 			return err
 		}
@@ -330,10 +325,10 @@ func (b *taoBench) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	workers := make([]*taoWorker, o.Clients)
+	workers := make([]*Worker, o.Clients)
 	for i := range workers {
 		id := b.idBase + i
-		workers[i] = &taoWorker{id: id, r: NewRand(o.Seed, 1000+uint64(id)), be: be, g: b.g, mix: b.mix, limit: taoEdgesLimit}
+		workers[i] = NewWorker(id, bench.NewRand(o.Seed, 1000+uint64(id)), be, b.g, b.mix)
 	}
 	if o.CPUProfile != "" {
 		f, err := os.Create(o.CPUProfile)
@@ -347,14 +342,14 @@ func (b *taoBench) run(ctx context.Context) error {
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
-	cpu0 := ProcessCPU()
-	bar := NewBar(o.Progress, int64(o.Duration/time.Millisecond), "tao "+b.mix.name+" "+o.Mode)
+	cpu0 := bench.ProcessCPU()
+	bar := bench.NewBar(o.Progress, int64(o.Duration/time.Millisecond), "tao "+b.mix.name+" "+o.Mode)
 	interval := min(max(o.Duration/60, 100*time.Millisecond), time.Second)
-	elapsed, ticks := runTaoClients(ctx, workers, o.Duration, interval, func(t time.Duration) {
+	elapsed, ticks := RunClients(ctx, workers, o.Duration, interval, func(t time.Duration) {
 		_ = bar.Set64(min(int64(t/time.Millisecond), int64(o.Duration/time.Millisecond)))
 	})
 	_ = bar.Finish()
-	cpu := ProcessCPU() - cpu0
+	cpu := bench.ProcessCPU() - cpu0
 	runtime.ReadMemStats(&ms1)
 	if o.CPUProfile != "" {
 		pprof.StopCPUProfile()
@@ -362,22 +357,22 @@ func (b *taoBench) run(ctx context.Context) error {
 	b.res.Timeline = ticks
 	b.summarise(workers, elapsed)
 	r := &b.res.Run
-	r.CPUSeconds = Round(cpu.Seconds(), 2)
-	r.CPUCores = Round(cpu.Seconds()/elapsed.Seconds(), 2)
+	r.CPUSeconds = bench.Round(cpu.Seconds(), 2)
+	r.CPUCores = bench.Round(cpu.Seconds()/elapsed.Seconds(), 2)
 	if cpu > 0 {
-		r.OpsPerCPUSecond = Round(float64(r.Ops)/cpu.Seconds(), 0)
+		r.OpsPerCPUSecond = bench.Round(float64(r.Ops)/cpu.Seconds(), 0)
 	}
 	r.GCCycles = ms1.NumGC - ms0.NumGC
-	r.GCPauseMS = Round(float64(ms1.PauseTotalNs-ms0.PauseTotalNs)/1e6, 2)
+	r.GCPauseMS = bench.Round(float64(ms1.PauseTotalNs-ms0.PauseTotalNs)/1e6, 2)
 	return b.account(ctx, be, st0, ctx.Err())
 }
 
 // account compares the engine's counters before and after the run with what
 // the clients did: the edges created and deleted must show in its count.
-func (b *taoBench) account(ctx context.Context, be taoBackend, st0 *engine.Status, runErr error) error {
+func (b *taoBench) account(ctx context.Context, be Backend, st0 *engine.Status, runErr error) error {
 	r := &b.res.Run
 	r.EdgesExpected = st0.Edges + r.EdgesCreated - r.EdgesDeleted
-	st1, err := settle(ctx, be.status, -1, r.EdgesExpected)
+	st1, err := Settle(ctx, be.status, -1, r.EdgesExpected)
 	if st1 == nil {
 		return errors.Join(runErr, err)
 	}
@@ -388,13 +383,13 @@ func (b *taoBench) account(ctx context.Context, be taoBackend, st0 *engine.Statu
 	r.Programs = st1.Programs - st0.Programs
 	r.KronosCalls = st1.KronosCalls - st0.KronosCalls
 	if n := r.EngineCommits + r.Programs; n > 0 {
-		r.KronosCallsPerTxnOrProgram = Round(float64(r.KronosCalls)/float64(n), 6)
+		r.KronosCallsPerTxnOrProgram = bench.Round(float64(r.KronosCalls)/float64(n), 6)
 	}
 	r.NopRequests = st1.NopRequests - st0.NopRequests
 	r.PointReads = st1.PointReads - st0.PointReads
 	if r.Ops > 0 {
-		r.NopRequestsPerOp = Round(float64(r.NopRequests)/float64(r.Ops), 4)
-		r.PointReadsPerOp = Round(float64(r.PointReads)/float64(r.Ops), 4)
+		r.NopRequestsPerOp = bench.Round(float64(r.NopRequests)/float64(r.Ops), 4)
+		r.PointReadsPerOp = bench.Round(float64(r.PointReads)/float64(r.Ops), 4)
 	}
 	if r.Errors > 0 {
 		err = errors.Join(err, fmt.Errorf("bench: %d operations failed (first: %v)", r.Errors, r.ErrorSamples))

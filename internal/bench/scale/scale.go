@@ -1,4 +1,4 @@
-package bench
+package scale
 
 import (
 	"context"
@@ -14,25 +14,19 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/client/weft"
+	"github.com/weft-db/weft/internal/bench"
+	"github.com/weft-db/weft/internal/bench/tao"
 )
 
-// The scale-out benchmark (`weft bench scale`, docs/scale-out.md): for each
-// shape of a grid of gatekeeper and shard counts it starts a cluster of real
-// processes with `weft cluster up`, loads a TAO graph through the
-// gatekeepers, runs the TAO mix and a get_node-only mix from clients spread
-// over every gatekeeper, measures the CPU each process used, and stops the
-// cluster. From the CPU each role spent per operation it extrapolates, by a
-// stated model (scale_model.go), to one machine per process.
-
-// ScaleOptions configures a run. Zero fields take the defaults in brackets.
-type ScaleOptions struct {
+// Options configures a run. Zero fields take the defaults in brackets.
+type Options struct {
 	// Binary is the weft binary whose `cluster up` starts each cluster
 	// ["": this executable].
 	Binary string
 	// Gatekeepers and Shards span the grid [1,2,4 × 1,2,4,8; --quick: the
 	// shapes 1×1 and 2×2]. Shapes lists the shapes explicitly instead.
 	Gatekeepers, Shards []int
-	Shapes              []ScaleShape
+	Shapes              []Shape
 	// Kronos and Coord are the replica counts of each cluster [1 and 1].
 	Kronos, Coord int
 	// Vertices of the generated TAO graph [50,000, about 170,000 edges:
@@ -68,21 +62,21 @@ type ScaleOptions struct {
 	Log      *slog.Logger
 }
 
-// ScaleShape is one cluster shape of the grid.
-type ScaleShape struct {
+// Shape is one cluster shape of the grid.
+type Shape struct {
 	Gatekeepers int `json:"gatekeepers"`
 	Shards      int `json:"shards"`
 }
 
-// ParseScaleShape reads a shape written GxS ("2x4": 2 gatekeepers, 4 shards).
-func ParseScaleShape(s string) (ScaleShape, error) {
-	var sh ScaleShape
+// ParseShape reads a shape written GxS ("2x4": 2 gatekeepers, 4 shards).
+func ParseShape(s string) (Shape, error) {
+	var sh Shape
 	g, sd, ok := strings.Cut(strings.ToLower(strings.TrimSpace(s)), "x")
 	var err1, err2 error
 	sh.Gatekeepers, err1 = strconv.Atoi(g)
 	sh.Shards, err2 = strconv.Atoi(sd)
 	if !ok || err1 != nil || err2 != nil || sh.Gatekeepers < 1 || sh.Shards < 1 {
-		return ScaleShape{}, fmt.Errorf("bench: shape %q: want GxS with positive counts, e.g. 2x4", s)
+		return Shape{}, fmt.Errorf("bench: shape %q: want GxS with positive counts, e.g. 2x4", s)
 	}
 	return sh, nil
 }
@@ -90,7 +84,7 @@ func ParseScaleShape(s string) (ScaleShape, error) {
 // scaleMixes are the mixes `weft bench scale` knows.
 var scaleMixes = []string{"tao", "get_node"}
 
-func (o *ScaleOptions) setDefaults() {
+func (o *Options) setDefaults() {
 	def := func(p *int, v int) {
 		if *p <= 0 {
 			*p = v
@@ -99,7 +93,7 @@ func (o *ScaleOptions) setDefaults() {
 	if len(o.Shapes) == 0 {
 		switch {
 		case o.Quick && len(o.Gatekeepers) == 0 && len(o.Shards) == 0:
-			o.Shapes = []ScaleShape{{1, 1}, {2, 2}}
+			o.Shapes = []Shape{{1, 1}, {2, 2}}
 		default:
 			gks, shards := o.Gatekeepers, o.Shards
 			if len(gks) == 0 {
@@ -110,7 +104,7 @@ func (o *ScaleOptions) setDefaults() {
 			}
 			for _, g := range gks {
 				for _, s := range shards {
-					o.Shapes = append(o.Shapes, ScaleShape{g, s})
+					o.Shapes = append(o.Shapes, Shape{g, s})
 				}
 			}
 		}
@@ -154,7 +148,7 @@ func (o *ScaleOptions) setDefaults() {
 	}
 }
 
-func (o *ScaleOptions) validate() error {
+func (o *Options) validate() error {
 	for _, s := range o.Shapes {
 		if s.Gatekeepers < 1 || s.Gatekeepers > 64 || s.Shards < 1 || s.Shards > 64 {
 			return fmt.Errorf("bench: shape %d gatekeepers × %d shards: counts must be in [1, 64]", s.Gatekeepers, s.Shards)
@@ -178,8 +172,8 @@ func (o *ScaleOptions) validate() error {
 	return nil
 }
 
-// ScaleName is the results' base name: scale, or scale-quick.
-func (o ScaleOptions) ScaleName() string {
+// Name is the results' base name: scale, or scale-quick.
+func (o Options) Name() string {
 	if o.Quick {
 		return "scale-quick"
 	}
@@ -187,37 +181,33 @@ func (o ScaleOptions) ScaleName() string {
 }
 
 // scaleMix returns the operation mix named m: the TAO mix, or get_node only.
-func scaleMix(m string) (taoMix, error) {
+func scaleMix(m string) (tao.Mix, error) {
 	switch m {
 	case "tao":
-		return newTaoMix("tao")
+		return tao.NewMix("tao")
 	case "get_node":
-		mix := taoMix{name: "get_node", reads: 1}
-		for op := opGetNode; op < taoOps; op++ {
-			mix.cum[op] = 1 // every draw below 1 lands on get_node
-		}
-		return mix, nil
+		return tao.GetNodeMix(), nil
 	}
-	return taoMix{}, fmt.Errorf("bench: unknown scale mix %q (have tao, get_node)", m)
+	return tao.Mix{}, fmt.Errorf("bench: unknown scale mix %q (have tao, get_node)", m)
 }
 
-// RunScale measures every shape of the grid in turn and returns (and writes
+// Run measures every shape of the grid in turn and returns (and writes
 // to opts.Out) the result. A shape that fails is recorded with its error and
 // the grid goes on; the returned error joins the failures. An interrupt
 // (ctx) stops the grid after stopping the cluster it was measuring.
-func RunScale(ctx context.Context, opts ScaleOptions) (*Result, error) {
+func Run(ctx context.Context, opts Options) (*bench.Result, error) {
 	opts.setDefaults()
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	start, load := time.Now(), LoadAvg()
-	g, err := newTaoGraph(opts.Vertices, linkbenchNlinks, "uniform", opts.Seed)
+	start, load := time.Now(), bench.LoadAvg()
+	g, err := tao.NewGraph(opts.Vertices, tao.LinkBenchNlinks, "uniform", opts.Seed)
 	if err != nil {
 		return nil, err
 	}
-	opts.Log.Info("scale: graph generated", "vertices", opts.Vertices, "edges", g.edges, "shapes", len(opts.Shapes))
+	opts.Log.Info("scale: graph generated", "vertices", opts.Vertices, "edges", g.Edges(), "shapes", len(opts.Shapes))
 	res := &scaleResults{ModelCores: opts.ModelCores}
-	bar := NewBar(opts.Progress, int64(len(opts.Shapes)*len(opts.Mixes)), "scale grid")
+	bar := bench.NewBar(opts.Progress, int64(len(opts.Shapes)*len(opts.Mixes)), "scale grid")
 	var errs []error
 	for _, shape := range opts.Shapes {
 		if ctx.Err() != nil {
@@ -234,13 +224,13 @@ func RunScale(ctx context.Context, opts ScaleOptions) (*Result, error) {
 	res.Extrapolation = extrapolate(res.Points, opts.ModelCores)
 	out := opts.result(res, g)
 	out.Started = start.UTC().Truncate(time.Second)
-	out.Seconds = Round(time.Since(start).Seconds(), 3)
-	out.Env = CurrentEnv()
+	out.Seconds = bench.Round(time.Since(start).Seconds(), 3)
+	out.Env = bench.CurrentEnv()
 	out.Env.LoadAvgStart = load
 	if opts.Out != "" && len(res.Points) > 0 {
 		plots, err := saveScalePlots(opts, res)
 		out.Plots = plots
-		errs = append(errs, err, WriteJSON(opts.Out, opts.ScaleName(), out))
+		errs = append(errs, err, bench.WriteJSON(opts.Out, opts.Name(), out))
 	}
 	return out, errors.Join(append(errs, ctx.Err())...)
 }
@@ -248,7 +238,7 @@ func RunScale(ctx context.Context, opts ScaleOptions) (*Result, error) {
 // runScaleShape starts one cluster, loads the graph, measures every mix and
 // stops the cluster, always (also on error and interrupt). done is called
 // once per mix measured or abandoned.
-func runScaleShape(ctx context.Context, o ScaleOptions, g *taoGraph, shape ScaleShape, done func()) ([]ScalePoint, error) {
+func runScaleShape(ctx context.Context, o Options, g *tao.Graph, shape Shape, done func()) ([]Point, error) {
 	pending := len(o.Mixes)
 	defer func() {
 		for range pending {
@@ -261,7 +251,7 @@ func runScaleShape(ctx context.Context, o ScaleOptions, g *taoGraph, shape Scale
 	}
 	o.Log.Info("scale: cluster up", "gatekeepers", shape.Gatekeepers, "shards", shape.Shards, "dir", dir)
 	c, err := startScaleCluster(ctx, o.Binary, dir, shape.Gatekeepers, shape.Shards, o.Kronos, o.Coord, o.ReadyTimeout)
-	var pts []ScalePoint
+	var pts []Point
 	if err == nil {
 		pts, err = measureShape(ctx, o, g, c, shape, func() { pending--; done() })
 	}
@@ -278,14 +268,14 @@ func runScaleShape(ctx context.Context, o ScaleOptions, g *taoGraph, shape Scale
 	} else {
 		os.RemoveAll(dir)
 	}
-	if err != nil && ctx.Err() == nil && !slices.ContainsFunc(pts, func(p ScalePoint) bool { return p.Error != "" }) {
-		pts = append(pts, ScalePoint{Gatekeepers: shape.Gatekeepers, Shards: shape.Shards, Error: err.Error(), Dir: dir})
+	if err != nil && ctx.Err() == nil && !slices.ContainsFunc(pts, func(p Point) bool { return p.Error != "" }) {
+		pts = append(pts, Point{Gatekeepers: shape.Gatekeepers, Shards: shape.Shards, Error: err.Error(), Dir: dir})
 	}
 	return pts, err
 }
 
 // measureShape loads the graph into the running cluster c and measures each mix.
-func measureShape(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleCluster, shape ScaleShape, done func()) ([]ScalePoint, error) {
+func measureShape(ctx context.Context, o Options, g *tao.Graph, c *scaleCluster, shape Shape, done func()) ([]Point, error) {
 	gks, closeConns, err := dialGatekeepers(c.addrs(roleGatekeeper), o.Conns, o.Streams)
 	if err != nil {
 		return nil, err
@@ -296,26 +286,26 @@ func measureShape(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleClus
 		first[i] = conns[0]
 	}
 	api := &loadAPI{gks: first}
-	bar := NewBar(o.Progress, int64(o.Vertices)+g.edges, fmt.Sprintf("load %dg×%ds", shape.Gatekeepers, shape.Shards))
-	ld, err := loadTaoGraph(ctx, api, g, o.LoadBatch, o.Loaders, o.Seed, func(n int) { _ = bar.Add(n) })
+	bar := bench.NewBar(o.Progress, int64(o.Vertices)+g.Edges(), fmt.Sprintf("load %dg×%ds", shape.Gatekeepers, shape.Shards))
+	ld, err := tao.LoadGraph(ctx, api, g, o.LoadBatch, o.Loaders, o.Seed, func(n int) { _ = bar.Add(n) })
 	_ = bar.Finish()
 	if err != nil {
 		return nil, fmt.Errorf("loading the graph: %w", err)
 	}
-	if _, err := settle(ctx, api.Status, int64(o.Vertices), g.edges); err != nil {
+	if _, err := tao.Settle(ctx, api.Status, int64(o.Vertices), g.Edges()); err != nil {
 		return nil, fmt.Errorf("after the load: %w", err)
 	}
 	o.Log.Info("scale: graph loaded", "gatekeepers", shape.Gatekeepers, "shards", shape.Shards,
-		"seconds", Round(ld.Seconds, 1), "aborts", ld.Aborts)
+		"seconds", bench.Round(ld.Seconds, 1), "aborts", ld.Aborts)
 	idle, err := measureIdle(ctx, c, o.IdleWindow)
 	if err != nil {
 		return nil, err
 	}
-	var pts []ScalePoint
+	var pts []Point
 	for _, m := range o.Mixes {
 		p, err := measureMix(ctx, o, g, c, gks, shape, m, idle)
 		done()
-		p.LoadSeconds = Round(ld.Seconds, 2)
+		p.LoadSeconds = bench.Round(ld.Seconds, 2)
 		if err != nil {
 			p.Error = err.Error()
 			return append(pts, p), err

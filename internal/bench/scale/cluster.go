@@ -1,4 +1,4 @@
-package bench
+package scale
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/weft-db/weft/client/weft"
+	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/wire/kronospb"
 )
@@ -159,7 +160,7 @@ func (c *scaleCluster) sampleCPU() (cpuSample, error) {
 	if err != nil {
 		return s, err
 	}
-	s.at, s.self = time.Now(), ProcessCPU()
+	s.at, s.self = time.Now(), bench.ProcessCPU()
 	for _, p := range c.procs {
 		if !p.Alive() {
 			return s, fmt.Errorf("bench: %s (pid %d) is not running%s", p.Name, p.Pid, c.logTails(10))
@@ -178,12 +179,12 @@ func (c *scaleCluster) cpuByRole(a, b cpuSample) (roles, procs map[string]float6
 	roles, procs = map[string]float64{}, map[string]float64{}
 	for _, p := range c.procs {
 		d := (b.byProc[p.Name] - a.byProc[p.Name]).Seconds()
-		procs[p.Name] = Round(d, 3)
+		procs[p.Name] = bench.Round(d, 3)
 		roles[p.Role] += d
 	}
 	roles[roleClient] = (b.self - a.self).Seconds()
 	for r, v := range roles {
-		roles[r] = Round(v, 3)
+		roles[r] = bench.Round(v, 3)
 	}
 	return roles, procs
 }

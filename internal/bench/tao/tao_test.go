@@ -1,4 +1,4 @@
-package bench
+package tao
 
 import (
 	"context"
@@ -10,12 +10,14 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/weft-db/weft/internal/bench"
 )
 
 // TestTaoMix checks the operation weights: they are the TAO shares scaled by
 // the read fraction, and they sum to one.
 func TestTaoMix(t *testing.T) {
-	m, err := newTaoMix("tao")
+	m, err := NewMix("tao")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,21 +33,31 @@ func TestTaoMix(t *testing.T) {
 	if sum < 1-1e-9 || sum > 1+1e-9 {
 		t.Errorf("weights sum to %g", sum)
 	}
-	reads, _ := newTaoMix("reads")
-	r := NewRand(1, 0)
+	reads, _ := NewMix("reads")
+	r := bench.NewRand(1, 0)
 	for range 10_000 {
 		if reads.pick(r).isWrite() {
 			t.Fatal("the reads mix picked a write")
 		}
 	}
-	if _, err := newTaoMix("50"); err == nil {
+	if _, err := NewMix("50"); err == nil {
 		t.Error("an unknown mix was accepted")
+	}
+}
+
+// TestGetNodeMix: weft bench scale's second mix draws get_node only.
+func TestGetNodeMix(t *testing.T) {
+	m, r := GetNodeMix(), bench.NewRand(1, 0)
+	for range 10_000 {
+		if op := m.pick(r); op != opGetNode {
+			t.Fatalf("the get_node mix picked %s", op)
+		}
 	}
 }
 
 // TestTaoGraph checks the generated degrees and access distributions.
 func TestTaoGraph(t *testing.T) {
-	g, err := newTaoGraph(10_000, linkbenchNlinks, "zipf", 3)
+	g, err := NewGraph(10_000, LinkBenchNlinks, "zipf", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +80,7 @@ func TestTaoGraph(t *testing.T) {
 			}
 		}
 	}
-	if _, err := newTaoGraph(10, linkbenchNlinks, "normal", 1); err == nil {
+	if _, err := NewGraph(10, LinkBenchNlinks, "normal", 1); err == nil {
 		t.Error("an unknown destination distribution was accepted")
 	}
 }
@@ -91,19 +103,19 @@ func TestRunTaoNet(t *testing.T) {
 
 func runTaoSmoke(t *testing.T, mode string, d time.Duration) {
 	dir := t.TempDir()
-	opts := TaoOptions{Out: dir, Quick: true, Vertices: 3000, Duration: d, Clients: 8, Mix: "75", Mode: mode,
+	opts := Options{Out: dir, Quick: true, Vertices: 3000, Duration: d, Clients: 8, Mix: "75", Mode: mode,
 		InMemory: true, LoadBatch: 200, Seed: 7}
-	res, err := RunTao(context.Background(), opts)
+	res, err := Run(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
 		Benchmark string `json:"benchmark"`
 		Results   struct {
-			Graph taoGraphInfo           `json:"graph"`
-			Load  taoLoadStats           `json:"load"`
-			Run   taoRunStats            `json:"run"`
-			Ops   map[string]taoOpResult `json:"ops"`
+			Graph taoGraphInfo        `json:"graph"`
+			Load  LoadStats           `json:"load"`
+			Run   RunStats            `json:"run"`
+			Ops   map[string]OpResult `json:"ops"`
 		} `json:"results"`
 		Plots []string `json:"plots"`
 	}
@@ -167,7 +179,7 @@ func runTaoSmoke(t *testing.T, mode string, d time.Duration) {
 // --streams -1 means unary calls: the default applies only when unset.
 func TestTaoStreamsDefault(t *testing.T) {
 	for in, want := range map[int]int{0: 2, -1: -1, 3: 3} {
-		o := TaoOptions{Streams: in}
+		o := Options{Streams: in}
 		o.setDefaults()
 		if o.Streams != want {
 			t.Errorf("Streams %d → %d, want %d", in, o.Streams, want)
@@ -181,9 +193,9 @@ func TestTaoStreamsDefault(t *testing.T) {
 // two plots by clients.
 func TestRunTaoClientSweep(t *testing.T) {
 	dir := t.TempDir()
-	opts := TaoOptions{Out: dir, Quick: true, Vertices: 2000, Duration: 300 * time.Millisecond, Clients: 4,
+	opts := Options{Out: dir, Quick: true, Vertices: 2000, Duration: 300 * time.Millisecond, Clients: 4,
 		SweepClients: []int{2, 6}, Mix: "75", InMemory: true, LoadBatch: 200, Seed: 3}
-	if _, err := RunTao(context.Background(), opts); err != nil {
+	if _, err := Run(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {

@@ -1,4 +1,4 @@
-package bench
+package tao
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/weft-db/weft/internal/bench"
 )
 
 // taoOp is one of the five operations of the TAO mix.
@@ -35,22 +37,23 @@ var (
 	taoWriteShares = [...]float64{opCreateEdge - opCreateEdge: 80, opDeleteEdge - opCreateEdge: 20}
 )
 
-// TaoMixes names the workload variants by their read fraction.
-var TaoMixes = map[string]float64{"tao": 0.998, "reads": 1, "75": 0.75}
+// Mixes names the workload variants by their read fraction.
+var Mixes = map[string]float64{"tao": 0.998, "reads": 1, "75": 0.75}
 
-// taoMix is a cumulative distribution over the operations.
-type taoMix struct {
+// Mix is a cumulative distribution over the operations.
+type Mix struct {
 	name  string
 	reads float64
 	cum   [taoOps]float64
 }
 
-func newTaoMix(name string) (taoMix, error) {
-	reads, ok := TaoMixes[name]
+// NewMix returns the mix named name (Mixes).
+func NewMix(name string) (Mix, error) {
+	reads, ok := Mixes[name]
 	if !ok {
-		return taoMix{}, fmt.Errorf("bench: unknown mix %q (have tao, reads, 75)", name)
+		return Mix{}, fmt.Errorf("bench: unknown mix %q (have tao, reads, 75)", name)
 	}
-	m := taoMix{name: name, reads: reads}
+	m := Mix{name: name, reads: reads}
 	acc := 0.0
 	for op := range taoOps {
 		acc += m.weight(op)
@@ -59,15 +62,24 @@ func newTaoMix(name string) (taoMix, error) {
 	return m, nil
 }
 
+// GetNodeMix is the mix of get_node alone (weft bench scale's get_node mix).
+func GetNodeMix() Mix {
+	mix := Mix{name: "get_node", reads: 1}
+	for op := opGetNode; op < taoOps; op++ {
+		mix.cum[op] = 1 // every draw below 1 lands on get_node
+	}
+	return mix
+}
+
 // weight is the probability of op.
-func (m taoMix) weight(op taoOp) float64 {
+func (m Mix) weight(op taoOp) float64 {
 	if op.isWrite() {
 		return (1 - m.reads) * taoWriteShares[op-opCreateEdge] / 100
 	}
 	return m.reads * taoReadShares[op] / 100
 }
 
-func (m taoMix) pick(r *rand.Rand) taoOp {
+func (m Mix) pick(r *rand.Rand) taoOp {
 	u := r.Float64() * m.cum[taoOps-1]
 	for op := range taoOps {
 		if u < m.cum[op] {
@@ -79,20 +91,20 @@ func (m taoMix) pick(r *rand.Rand) taoOp {
 
 // taoOpStats is one client's record of one operation.
 type taoOpStats struct {
-	hist    Hist
+	hist    bench.Hist
 	errors  int64
 	retries int64 // attempts after the first (conflicts, overload)
 	items   int64 // edges returned (get_edges) or counted (count_edges)
 	missing int64 // vertices a read did not find
 }
 
-// taoWorker is one client: a goroutine issuing operations back to back.
-type taoWorker struct {
+// Worker is one client: a goroutine issuing operations back to back.
+type Worker struct {
 	id    int
 	r     *rand.Rand
-	be    taoBackend
-	g     *taoGraph
-	mix   taoMix
+	be    Backend
+	g     *Graph
+	mix   Mix
 	limit int
 
 	ops        [taoOps]taoOpStats
@@ -105,9 +117,17 @@ type taoWorker struct {
 	_          [56]byte     // keep the next worker's counter off this cache line
 }
 
+// NewWorker returns client id of a run on g: it draws operations from mix
+// with r and issues them through be, asking get_edges for EdgesLimit edges.
+// Clients of one graph need distinct ids: the edges a client creates are
+// named after it.
+func NewWorker(id int, r *rand.Rand, be Backend, g *Graph, mix Mix) *Worker {
+	return &Worker{id: id, r: r, be: be, g: g, mix: mix, limit: EdgesLimit}
+}
+
 // run issues operations until stop is set or ctx ends; operations in flight
 // when stop is set finish (and count).
-func (w *taoWorker) run(ctx context.Context, stop *atomic.Bool) {
+func (w *Worker) run(ctx context.Context, stop *atomic.Bool) {
 	for !stop.Load() && ctx.Err() == nil {
 		op := w.mix.pick(w.r)
 		start := time.Now()
@@ -128,7 +148,7 @@ func (w *taoWorker) run(ctx context.Context, stop *atomic.Bool) {
 	}
 }
 
-func (w *taoWorker) do(ctx context.Context, op taoOp) error {
+func (w *Worker) do(ctx context.Context, op taoOp) error {
 	s := &w.ops[op]
 	switch op {
 	case opGetEdges:
@@ -156,7 +176,7 @@ func (w *taoWorker) do(ctx context.Context, op taoOp) error {
 // createEdge adds an edge from a vertex drawn by LinkBench's link-write
 // distribution. Its handle is unique to this client ("c<client>.<n>"), so a
 // retry after an abort cannot collide with an edge that exists.
-func (w *taoWorker) createEdge(ctx context.Context, s *taoOpStats) error {
+func (w *Worker) createEdge(ctx context.Context, s *taoOpStats) error {
 	src := taoHandle(w.g.linkWrite.pick(w.r))
 	dst := taoHandle(w.g.dst(w.r))
 	w.seq++
@@ -171,7 +191,7 @@ func (w *taoWorker) createEdge(ctx context.Context, s *taoOpStats) error {
 // deleteEdge deletes a random one of the first limit out-edges of a vertex
 // drawn by the link-write distribution; a vertex without out-edges (45% of
 // them have none) is replaced by another draw, up to taoEmptyPicksMax times.
-func (w *taoWorker) deleteEdge(ctx context.Context, s *taoOpStats) error {
+func (w *Worker) deleteEdge(ctx context.Context, s *taoOpStats) error {
 	for range taoEmptyPicksMax {
 		src := taoHandle(w.g.linkWrite.pick(w.r))
 		err := w.retry(ctx, s, func() error { return w.be.deleteEdge(ctx, src, w.limit, w.r) })
@@ -189,7 +209,7 @@ func (w *taoWorker) deleteEdge(ctx context.Context, s *taoOpStats) error {
 
 // retry runs one transaction attempt after another while it fails with a
 // retryable error, pausing a growing random time between attempts.
-func (w *taoWorker) retry(ctx context.Context, s *taoOpStats, attempt func() error) error {
+func (w *Worker) retry(ctx context.Context, s *taoOpStats, attempt func() error) error {
 	for i := 0; ; i++ {
 		err := attempt()
 		if err == nil || !w.be.retryable(err) {
@@ -205,16 +225,16 @@ func (w *taoWorker) retry(ctx context.Context, s *taoOpStats, attempt func() err
 	}
 }
 
-// taoTick is the throughput of one interval of the run.
-type taoTick struct {
+// Tick is the throughput of one interval of the run.
+type Tick struct {
 	T         float64 `json:"t_s"` // end of the interval, from the start of the run
 	OpsPerSec float64 `json:"ops_per_sec"`
 }
 
-// runTaoClients runs the workers for d and samples their throughput every
+// RunClients runs the workers for d and samples their throughput every
 // interval. It returns the measured wall time (the last operation's end).
-func runTaoClients(ctx context.Context, workers []*taoWorker, d, interval time.Duration,
-	progress func(time.Duration)) (time.Duration, []taoTick) {
+func RunClients(ctx context.Context, workers []*Worker, d, interval time.Duration,
+	progress func(time.Duration)) (time.Duration, []Tick) {
 	var stop atomic.Bool
 	finished := make(chan struct{}, len(workers))
 	start := time.Now()
@@ -231,7 +251,7 @@ func runTaoClients(ctx context.Context, workers []*taoWorker, d, interval time.D
 		}
 		return n
 	}
-	var ticks []taoTick
+	var ticks []Tick
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	last, lastT := int64(0), time.Duration(0)
@@ -244,7 +264,7 @@ func runTaoClients(ctx context.Context, workers []*taoWorker, d, interval time.D
 		}
 		now := time.Since(start)
 		n := total()
-		ticks = append(ticks, taoTick{T: Round(now.Seconds(), 3), OpsPerSec: Round(float64(n-last)/(now-lastT).Seconds(), 0)})
+		ticks = append(ticks, Tick{T: bench.Round(now.Seconds(), 3), OpsPerSec: bench.Round(float64(n-last)/(now-lastT).Seconds(), 0)})
 		last, lastT = n, now
 		progress(now)
 		if now >= d {

@@ -1,4 +1,4 @@
-package bench
+package tao
 
 import (
 	"fmt"
@@ -9,32 +9,34 @@ import (
 	"time"
 
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/weft-db/weft/internal/bench"
 )
 
 // taoResults is the "results" object of a TAO run's JSON.
 type taoResults struct {
-	Graph  taoGraphInfo           `json:"graph"`
-	Load   taoLoadStats           `json:"load"`
-	Memory taoMemory              `json:"memory"`
-	Run    taoRunStats            `json:"run"`
-	Ops    map[string]taoOpResult `json:"ops"`
-	Reads  Summary                `json:"reads_latency_us"`
-	Writes Summary                `json:"writes_latency_us"`
-	CDF    map[string][]CDFPoint  `json:"latency_cdf_us"`
+	Graph  taoGraphInfo                `json:"graph"`
+	Load   LoadStats                   `json:"load"`
+	Memory taoMemory                   `json:"memory"`
+	Run    RunStats                    `json:"run"`
+	Ops    map[string]OpResult         `json:"ops"`
+	Reads  bench.Summary               `json:"reads_latency_us"`
+	Writes bench.Summary               `json:"writes_latency_us"`
+	CDF    map[string][]bench.CDFPoint `json:"latency_cdf_us"`
 	// Timeline is the throughput of each interval of the run.
-	Timeline []taoTick `json:"timeline"`
+	Timeline []Tick `json:"timeline"`
 	// Sweep is one run per SweepClients count after the main run.
 	Sweep []taoSweepPoint `json:"client_sweep,omitempty"`
 }
 
 // taoSweepPoint is one run of the client sweep.
 type taoSweepPoint struct {
-	Clients   int     `json:"clients"`
-	OpsPerSec float64 `json:"ops_per_sec"`
-	CPUCores  float64 `json:"cpu_cores"`
-	Errors    int64   `json:"errors"`
-	Reads     Summary `json:"reads_latency_us"`
-	Writes    Summary `json:"writes_latency_us"`
+	Clients   int           `json:"clients"`
+	OpsPerSec float64       `json:"ops_per_sec"`
+	CPUCores  float64       `json:"cpu_cores"`
+	Errors    int64         `json:"errors"`
+	Reads     bench.Summary `json:"reads_latency_us"`
+	Writes    bench.Summary `json:"writes_latency_us"`
 }
 
 type taoGraphInfo struct {
@@ -56,7 +58,7 @@ type taoMemory struct {
 	RSSBytesPerEdge  float64 `json:"rss_bytes_per_edge"`
 }
 
-type taoRunStats struct {
+type RunStats struct {
 	Seconds   float64 `json:"seconds"`
 	Ops       int64   `json:"ops"`
 	OpsPerSec float64 `json:"ops_per_sec"`
@@ -98,21 +100,36 @@ type taoRunStats struct {
 	GCPauseMS       float64 `json:"go_gc_pause_ms"`
 }
 
-type taoOpResult struct {
-	Count     int64   `json:"count"`
-	Fraction  float64 `json:"fraction"`
-	Errors    int64   `json:"errors"`
-	Retries   int64   `json:"retries,omitempty"`
-	Missing   int64   `json:"missing,omitempty"`    // reads of a vertex that was not there
-	EdgesMean float64 `json:"edges_mean,omitempty"` // edges returned (get_edges) or counted (count_edges)
-	LatencyUS Summary `json:"latency_us"`
+type OpResult struct {
+	Count     int64         `json:"count"`
+	Fraction  float64       `json:"fraction"`
+	Errors    int64         `json:"errors"`
+	Retries   int64         `json:"retries,omitempty"`
+	Missing   int64         `json:"missing,omitempty"`    // reads of a vertex that was not there
+	EdgesMean float64       `json:"edges_mean,omitempty"` // edges returned (get_edges) or counted (count_edges)
+	LatencyUS bench.Summary `json:"latency_us"`
 }
 
-// summarise merges the clients' records.
-func (b *taoBench) summarise(workers []*taoWorker, elapsed time.Duration) {
+// Totals is what the clients of a run did, merged (Summarise).
+type Totals struct {
+	Run           RunStats
+	Ops           map[string]OpResult
+	CDF           map[string][]bench.CDFPoint
+	Reads, Writes bench.Summary
+}
+
+// summarise records the clients' merged records in the run's results.
+func (b *taoBench) summarise(workers []*Worker, elapsed time.Duration) {
+	t := Summarise(workers, elapsed)
+	b.res.Run, b.res.Ops, b.res.CDF, b.res.Reads, b.res.Writes = t.Run, t.Ops, t.CDF, t.Reads, t.Writes
+}
+
+// Summarise merges the records of workers that ran for elapsed.
+func Summarise(workers []*Worker, elapsed time.Duration) Totals {
+	var t Totals
 	var per [taoOps]taoOpStats
-	var reads, writes Hist
-	r := &b.res.Run
+	var reads, writes bench.Hist
+	r := &t.Run
 	for _, w := range workers {
 		for op := range taoOps {
 			s, o := &per[op], &w.ops[op]
@@ -134,29 +151,30 @@ func (b *taoBench) summarise(workers []*taoWorker, elapsed time.Duration) {
 			r.ErrorSamples = append(r.ErrorSamples, w.errSamples...)
 		}
 	}
-	r.Seconds = Round(elapsed.Seconds(), 3)
+	r.Seconds = bench.Round(elapsed.Seconds(), 3)
 	r.Ops = int64(reads.Count() + writes.Count())
-	r.OpsPerSec = Round(float64(r.Ops)/elapsed.Seconds(), 0)
-	b.res.Ops = map[string]taoOpResult{}
-	b.res.CDF = map[string][]CDFPoint{}
+	r.OpsPerSec = bench.Round(float64(r.Ops)/elapsed.Seconds(), 0)
+	t.Ops = map[string]OpResult{}
+	t.CDF = map[string][]bench.CDFPoint{}
 	for op := range taoOps {
 		s := &per[op]
-		res := taoOpResult{Count: int64(s.hist.Count()), Errors: s.errors, Retries: s.retries, Missing: s.missing,
+		res := OpResult{Count: int64(s.hist.Count()), Errors: s.errors, Retries: s.retries, Missing: s.missing,
 			LatencyUS: s.hist.SummaryUS()}
 		if r.Ops > 0 {
-			res.Fraction = Round(float64(s.hist.Count())/float64(r.Ops), 6)
+			res.Fraction = bench.Round(float64(s.hist.Count())/float64(r.Ops), 6)
 		}
 		if s.hist.Count() > 0 && (op == opGetEdges || op == opCountEdges) {
-			res.EdgesMean = Round(float64(s.items)/float64(s.hist.Count()), 3)
+			res.EdgesMean = bench.Round(float64(s.items)/float64(s.hist.Count()), 3)
 		}
-		b.res.Ops[op.String()] = res
+		t.Ops[op.String()] = res
 		r.Errors += s.errors
 		r.Retries += s.retries
 		if s.hist.Count() > 0 {
-			b.res.CDF[op.String()] = s.hist.CDFUS(200)
+			t.CDF[op.String()] = s.hist.CDFUS(200)
 		}
 	}
-	b.res.Reads, b.res.Writes = reads.SummaryUS(), writes.SummaryUS()
+	t.Reads, t.Writes = reads.SummaryUS(), writes.SummaryUS()
+	return t
 }
 
 // taoTargets are the issue's targets (never checked by the code).
@@ -168,11 +186,11 @@ func (b *taoBench) targets() map[string]any {
 	return map[string]any{"ops_per_sec": ops, "read_p99_us": 2000, "heap_bytes_per_edge": 200}
 }
 
-func (b *taoBench) result() *Result {
+func (b *taoBench) result() *bench.Result {
 	o := b.opts
 	mix := map[string]float64{}
 	for op := range taoOps {
-		mix[op.String()] = Round(b.mix.weight(op), 6)
+		mix[op.String()] = bench.Round(b.mix.weight(op), 6)
 	}
 	store := "pebble on disk (" + map[bool]string{true: "given directory", false: "temporary directory"}[o.DataDir != ""] + ")"
 	if o.InMemory {
@@ -186,15 +204,15 @@ func (b *taoBench) result() *Result {
 	if o.Mode == "net" {
 		conns, streams = o.Conns, max(o.Streams, 0)
 	}
-	return &Result{
-		Benchmark: "tao/" + o.TaoName(),
-		Schema:    SchemaVersion,
+	return &bench.Result{
+		Benchmark: "tao/" + o.Name(),
+		Schema:    bench.SchemaVersion,
 		Params: map[string]any{
 			"vertices": o.Vertices, "duration_s": o.Duration.Seconds(), "clients": o.Clients, "mix": o.Mix,
 			"mode": o.Mode, "conns": conns, "streams_per_conn": streams, "dst": o.Dst, "store": store,
 			"sync_during_load": b.cfg.Sync && !o.LoadNoSync, "sync_during_run": b.cfg.Sync,
 			"load_batch_ops": o.LoadBatch, "loaders": o.Loaders, "gatekeepers": b.cfg.Gatekeepers, "shards": b.cfg.Shards,
-			"get_edges_limit": taoEdgesLimit, "get_node_edges": o.NodeEdges, "degree_distribution": dist,
+			"get_edges_limit": EdgesLimit, "get_node_edges": o.NodeEdges, "degree_distribution": dist,
 			"seed": o.Seed, "quick": o.Quick, "mix_weights": mix,
 		},
 		Results: b.res,
@@ -209,7 +227,7 @@ func (b *taoBench) result() *Result {
 	}
 }
 
-func taoNotes(o TaoOptions) []string {
+func taoNotes(o Options) []string {
 	return []string{
 		"Graph: out-degrees from LinkBench's measured distribution (Distribution.dat, nlinks), assigned by stratified quantiles over a seeded random vertex order as LinkBench's loader does; edge destinations " +
 			map[string]string{"uniform": "uniform over all vertices (LinkBench's randomid2max option).", "zipf": "Zipf(0.8) over a seeded random order of vertices (in-degree skew)."}[o.Dst],
@@ -225,9 +243,9 @@ func taoNotes(o TaoOptions) []string {
 
 // savePlots draws the latency CDF per operation and the throughput over time.
 func (b *taoBench) savePlots() ([]string, error) {
-	name := b.opts.TaoName()
+	name := b.opts.Name()
 	title := fmt.Sprintf("TAO %s mix, %s: %d vertices, %d clients", b.opts.Mix, b.opts.Mode, b.opts.Vertices, b.opts.Clients)
-	var lat []Series
+	var lat []bench.Series
 	for op := range taoOps {
 		pts := b.res.CDF[op.String()]
 		if len(pts) == 0 {
@@ -237,28 +255,28 @@ func (b *taoBench) savePlots() ([]string, error) {
 		for i, p := range pts {
 			xy[i] = plotter.XY{X: p.X, Y: p.Frac}
 		}
-		lat = append(lat, Series{Name: fmt.Sprintf("%s (%d)", op, b.res.Ops[op.String()].Count), Points: xy, Line: true})
+		lat = append(lat, bench.Series{Name: fmt.Sprintf("%s (%d)", op, b.res.Ops[op.String()].Count), Points: xy, Line: true})
 	}
 	var tput plotter.XYs
 	for _, t := range b.res.Timeline {
 		tput = append(tput, plotter.XY{X: t.T, Y: t.OpsPerSec / 1e3})
 	}
-	charts := map[string]Chart{
+	charts := map[string]bench.Chart{
 		name + "_latency.png": {Title: title + ": latency CDF", XLabel: "latency (µs, log)", YLabel: "fraction of operations",
 			LogX: true, YFrom0: true, LegendLeft: true, Series: lat},
 	}
 	if len(tput) > 0 {
-		series := []Series{{Name: "throughput", Points: tput}}
+		series := []bench.Series{{Name: "throughput", Points: tput}}
 		// The target is drawn when it does not squash the measurements flat.
 		target, top := float64(b.targets()["ops_per_sec"].(int))/1e3, 0.0
 		for _, p := range tput {
 			top = max(top, p.Y)
 		}
 		if top >= target/4 {
-			series = append(series, Series{Name: fmt.Sprintf("target %.0fk/s", target),
+			series = append(series, bench.Series{Name: fmt.Sprintf("target %.0fk/s", target),
 				Points: plotter.XYs{{X: 0, Y: target}, {X: tput[len(tput)-1].X, Y: target}}, Line: true, Dashed: true})
 		}
-		charts[name+"_throughput.png"] = Chart{Title: title + ": throughput", XLabel: "time (s)",
+		charts[name+"_throughput.png"] = bench.Chart{Title: title + ": throughput", XLabel: "time (s)",
 			YLabel: "operations per second (thousands)", YFrom0: true, Headroom: 0.25, Series: series}
 	}
 	if len(b.res.Sweep) > 0 {
@@ -276,7 +294,7 @@ func (b *taoBench) savePlots() ([]string, error) {
 
 // sweepCharts adds the client sweep's throughput and read latency against
 // the client count (the main run included as one more point).
-func (b *taoBench) sweepCharts(charts map[string]Chart, name, title string) {
+func (b *taoBench) sweepCharts(charts map[string]bench.Chart, name, title string) {
 	pts := append([]taoSweepPoint{{Clients: b.opts.Clients, OpsPerSec: b.res.Run.OpsPerSec, Reads: b.res.Reads}}, b.res.Sweep...)
 	slices.SortStableFunc(pts, func(a, c taoSweepPoint) int { return a.Clients - c.Clients })
 	var tput, p50, p99 plotter.XYs
@@ -287,11 +305,11 @@ func (b *taoBench) sweepCharts(charts map[string]Chart, name, title string) {
 		p99 = append(p99, plotter.XY{X: x, Y: p.Reads.P99 / 1e3})
 	}
 	title = strings.TrimSuffix(title, fmt.Sprintf(", %d clients", b.opts.Clients))
-	charts[name+"_clients.png"] = Chart{Title: title + ": throughput by clients", XLabel: "clients",
+	charts[name+"_clients.png"] = bench.Chart{Title: title + ": throughput by clients", XLabel: "clients",
 		YLabel: "operations per second (thousands)", YFrom0: true, Headroom: 0.25,
-		Series: []Series{{Name: "throughput", Points: tput}}}
-	charts[name+"_clients_latency.png"] = Chart{Title: title + ": read latency by clients", XLabel: "clients",
+		Series: []bench.Series{{Name: "throughput", Points: tput}}}
+	charts[name+"_clients_latency.png"] = bench.Chart{Title: title + ": read latency by clients", XLabel: "clients",
 		YLabel: "read latency (ms)", YFrom0: true, Headroom: 0.25, LegendLeft: true,
-		Series: []Series{{Name: "p50", Points: p50}, {Name: "p99", Points: p99},
+		Series: []bench.Series{{Name: "p50", Points: p50}, {Name: "p99", Points: p99},
 			{Name: "p99 target 2 ms", Points: plotter.XYs{{X: tput[0].X, Y: 2}, {X: tput[len(tput)-1].X, Y: 2}}, Line: true, Dashed: true}}}
 }

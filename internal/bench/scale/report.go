@@ -1,4 +1,4 @@
-package bench
+package scale
 
 import (
 	"fmt"
@@ -7,13 +7,16 @@ import (
 	"slices"
 
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/weft-db/weft/internal/bench"
+	"github.com/weft-db/weft/internal/bench/tao"
 )
 
 // scaleResults is the "results" object of scale.json.
 type scaleResults struct {
 	// ModelCores is C, the cores per machine the model predicts for.
-	ModelCores int          `json:"model_cores"`
-	Points     []ScalePoint `json:"points"`
+	ModelCores int     `json:"model_cores"`
+	Points     []Point `json:"points"`
 	// Extrapolation applies the model, with the marginal costs per
 	// operation and idle loads of the largest shape measured, to shapes
 	// beyond the grid.
@@ -24,11 +27,11 @@ type scaleResults struct {
 type scaleExtrapolation struct {
 	Mix string `json:"mix"`
 	// From is the measured shape whose costs per operation are used.
-	From        ScaleShape `json:"from"`
-	Gatekeepers int        `json:"gatekeepers"`
-	Shards      int        `json:"shards"`
-	OpsPerSec   float64    `json:"ops_per_sec"`
-	Bottleneck  string     `json:"bottleneck"`
+	From        Shape   `json:"from"`
+	Gatekeepers int     `json:"gatekeepers"`
+	Shards      int     `json:"shards"`
+	OpsPerSec   float64 `json:"ops_per_sec"`
+	Bottleneck  string  `json:"bottleneck"`
 }
 
 // Shapes the extrapolation predicts.
@@ -40,10 +43,10 @@ var (
 // extrapolate predicts, per mix, every shape of the extrapolation grid from
 // the costs of the largest shape measured without error (most gatekeepers,
 // then most shards).
-func extrapolate(pts []ScalePoint, cores int) []scaleExtrapolation {
+func extrapolate(pts []Point, cores int) []scaleExtrapolation {
 	var out []scaleExtrapolation
 	for _, mix := range scaleMixes {
-		var from *ScalePoint
+		var from *Point
 		for i := range pts {
 			p := &pts[i]
 			if p.Mix != mix || p.Error != "" || p.Ops == 0 {
@@ -63,25 +66,25 @@ func extrapolate(pts []ScalePoint, cores int) []scaleExtrapolation {
 		for _, g := range extrapolationGatekeepers {
 			for _, s := range extrapolationShards {
 				m := predict(costs, from.IdleCoresPerProcess, g, s, float64(cores))
-				out = append(out, scaleExtrapolation{Mix: mix, From: ScaleShape{from.Gatekeepers, from.Shards},
-					Gatekeepers: g, Shards: s, OpsPerSec: Round(finite(m.OpsPerSec), 0), Bottleneck: m.Bottleneck})
+				out = append(out, scaleExtrapolation{Mix: mix, From: Shape{from.Gatekeepers, from.Shards},
+					Gatekeepers: g, Shards: s, OpsPerSec: bench.Round(finite(m.OpsPerSec), 0), Bottleneck: m.Bottleneck})
 			}
 		}
 	}
 	return out
 }
 
-func (o ScaleOptions) result(res *scaleResults, g *taoGraph) *Result {
-	return &Result{
-		Benchmark: "scale/" + o.ScaleName(),
-		Schema:    SchemaVersion,
+func (o Options) result(res *scaleResults, g *tao.Graph) *bench.Result {
+	return &bench.Result{
+		Benchmark: "scale/" + o.Name(),
+		Schema:    bench.SchemaVersion,
 		Params: map[string]any{
 			"shapes": o.Shapes, "kronos_replicas": o.Kronos, "coord_replicas": o.Coord,
-			"vertices": o.Vertices, "edges": g.edges, "duration_s": o.Duration.Seconds(), "clients": o.Clients,
+			"vertices": o.Vertices, "edges": g.Edges(), "duration_s": o.Duration.Seconds(), "clients": o.Clients,
 			"conns_per_gatekeeper": o.Conns, "streams_per_conn": o.Streams, "mixes": o.Mixes,
 			"load_batch_ops": o.LoadBatch, "loaders": o.Loaders, "model_cores": o.ModelCores, "seed": o.Seed,
 			"idle_window_s": o.IdleWindow.Seconds(),
-			"quick":         o.Quick, "get_edges_limit": taoEdgesLimit, "get_node_edges": false, "dst": "uniform",
+			"quick":         o.Quick, "get_edges_limit": tao.EdgesLimit, "get_node_edges": false, "dst": "uniform",
 			"store": "PostgreSQL started by weft cluster up (weft postgres), fsync on",
 		},
 		Results: res,
@@ -98,10 +101,10 @@ func (o ScaleOptions) result(res *scaleResults, g *taoGraph) *Result {
 
 // saveScalePlots draws the throughput per core, the measured throughput, the
 // model's prediction and its extrapolation against the shard count.
-func saveScalePlots(o ScaleOptions, res *scaleResults) ([]string, error) {
-	name := o.ScaleName()
-	series := func(y func(p ScalePoint) float64) []Series {
-		var out []Series
+func saveScalePlots(o Options, res *scaleResults) ([]string, error) {
+	name := o.Name()
+	series := func(y func(p Point) float64) []bench.Series {
+		var out []bench.Series
 		for _, mix := range o.Mixes {
 			for _, g := range gatekeeperCounts(res.Points) {
 				var xy plotter.XYs
@@ -112,13 +115,13 @@ func saveScalePlots(o ScaleOptions, res *scaleResults) ([]string, error) {
 				}
 				if len(xy) > 0 {
 					slices.SortFunc(xy, func(a, b plotter.XY) int { return int(a.X - b.X) })
-					out = append(out, Series{Name: fmt.Sprintf("%s, %d gatekeeper(s)", mix, g), Points: xy, Dashed: mix != "tao"})
+					out = append(out, bench.Series{Name: fmt.Sprintf("%s, %d gatekeeper(s)", mix, g), Points: xy, Dashed: mix != "tao"})
 				}
 			}
 		}
 		return out
 	}
-	var extra []Series
+	var extra []bench.Series
 	for _, mix := range o.Mixes {
 		for _, g := range extrapolationGatekeepers {
 			var xy plotter.XYs
@@ -128,20 +131,20 @@ func saveScalePlots(o ScaleOptions, res *scaleResults) ([]string, error) {
 				}
 			}
 			if len(xy) > 0 {
-				extra = append(extra, Series{Name: fmt.Sprintf("%s, %d gatekeeper(s)", mix, g), Points: xy, Dashed: mix != "tao"})
+				extra = append(extra, bench.Series{Name: fmt.Sprintf("%s, %d gatekeeper(s)", mix, g), Points: xy, Dashed: mix != "tao"})
 			}
 		}
 	}
-	charts := map[string]Chart{
+	charts := map[string]bench.Chart{
 		name + "_per_core.png": {Title: "Throughput per core (all processes on one machine)", XLabel: "shards (log)",
-			YLabel: "operations per CPU second", LogX: true, YFrom0: true, Headroom: 0.3, Series: series(func(p ScalePoint) float64 { return p.OpsPerCPUSecond })},
+			YLabel: "operations per CPU second", LogX: true, YFrom0: true, Headroom: 0.3, Series: series(func(p Point) float64 { return p.OpsPerCPUSecond })},
 		name + "_throughput.png": {Title: "Measured throughput (all processes on one machine)", XLabel: "shards (log)",
-			YLabel: "operations per second (thousands)", LogX: true, YFrom0: true, Headroom: 0.3, Series: series(func(p ScalePoint) float64 { return p.OpsPerSec / 1e3 })},
+			YLabel: "operations per second (thousands)", LogX: true, YFrom0: true, Headroom: 0.3, Series: series(func(p Point) float64 { return p.OpsPerSec / 1e3 })},
 		name + "_model.png": {Title: fmt.Sprintf("Model: predicted throughput, one %d-core machine per process", o.ModelCores), XLabel: "shards (log)",
-			YLabel: "predicted operations per second (thousands)", LogX: true, YFrom0: true, Headroom: 0.3, Series: series(func(p ScalePoint) float64 { return p.Model.OpsPerSec / 1e3 })},
+			YLabel: "predicted operations per second (thousands)", LogX: true, YFrom0: true, Headroom: 0.3, Series: series(func(p Point) float64 { return p.Model.OpsPerSec / 1e3 })},
 	}
 	if len(extra) > 0 {
-		charts[name+"_extrapolation.png"] = Chart{Title: fmt.Sprintf("Model extrapolated from the largest shape measured (%d cores per process)", o.ModelCores),
+		charts[name+"_extrapolation.png"] = bench.Chart{Title: fmt.Sprintf("Model extrapolated from the largest shape measured (%d cores per process)", o.ModelCores),
 			XLabel: "shards (log)", YLabel: "predicted operations per second (thousands)", LogX: true, YFrom0: true, Headroom: 0.3,
 			LegendLeft: true, Series: extra}
 	}
@@ -156,7 +159,7 @@ func saveScalePlots(o ScaleOptions, res *scaleResults) ([]string, error) {
 }
 
 // gatekeeperCounts returns the distinct gatekeeper counts of pts, ascending.
-func gatekeeperCounts(pts []ScalePoint) []int {
+func gatekeeperCounts(pts []Point) []int {
 	var out []int
 	for _, p := range pts {
 		if !slices.Contains(out, p.Gatekeepers) {

@@ -1,4 +1,4 @@
-package bench
+package tao
 
 import (
 	"bufio"
@@ -16,19 +16,19 @@ import (
 // config/Distribution.dat): out-degrees from Facebook's measured degree
 // distribution, and Zipf-skewed access to vertices.
 
-// degreeCDF is an empirical out-degree distribution: Cum[i] is the percentage
+// DegreeCDF is an empirical out-degree distribution: Cum[i] is the percentage
 // of vertices with out-degree at most Deg[i] (Deg strictly increasing, Cum
 // non-decreasing, the last Cum 100), as in the nlinks section of LinkBench's
 // Distribution.dat.
-type degreeCDF struct {
+type DegreeCDF struct {
 	Deg []int64
 	Cum []float64
 }
 
 // parseNlinks reads the nlinks section of a LinkBench Distribution.dat: a line
 // "nlinks", then "degree percentage" lines until the next section's name.
-func parseNlinks(r io.Reader) (degreeCDF, error) {
-	var c degreeCDF
+func parseNlinks(r io.Reader) (DegreeCDF, error) {
+	var c DegreeCDF
 	sc := bufio.NewScanner(r)
 	in := false
 	for line := 1; sc.Scan(); line++ {
@@ -60,7 +60,7 @@ func parseNlinks(r io.Reader) (degreeCDF, error) {
 	return c, c.validate()
 }
 
-func (c degreeCDF) validate() error {
+func (c DegreeCDF) validate() error {
 	if len(c.Deg) == 0 || len(c.Deg) != len(c.Cum) {
 		return fmt.Errorf("bench: degree distribution has no nlinks points")
 	}
@@ -80,7 +80,7 @@ func (c degreeCDF) validate() error {
 // below it (0 < q ≤ 1). Between consecutive degrees this is the step CDF of
 // the data; across a gap (the file skips degrees past 4,800, and the thinned
 // table more of them) it interpolates linearly.
-func (c degreeCDF) quantile(q float64) int64 {
+func (c DegreeCDF) quantile(q float64) int64 {
 	p := q * 100
 	i := sort.SearchFloat64s(c.Cum, p) // first Cum[i] >= p
 	if i >= len(c.Cum) {
@@ -100,9 +100,9 @@ func (c degreeCDF) quantile(q float64) int64 {
 // thin keeps every point up to degree 1,000 (where nearly all vertices are)
 // and above it only points at least 2% apart in degree, plus the last: the
 // quantiles move by at most 2% there, and the table shrinks from ~20,000 to
-// ~1,350 points. tao_nlinks.go holds LinkBench's table thinned this way.
-func (c degreeCDF) thin() degreeCDF {
-	var out degreeCDF
+// ~1,350 points. nlinks.go holds LinkBench's table thinned this way.
+func (c DegreeCDF) thin() DegreeCDF {
+	var out DegreeCDF
 	for i := range c.Deg {
 		last := i == len(c.Deg)-1
 		if c.Deg[i] <= 1000 || last || float64(c.Deg[i]) >= 1.02*float64(out.Deg[len(out.Deg)-1]) {

@@ -1,4 +1,4 @@
-package bench
+package tao
 
 import (
 	"context"
@@ -132,3 +132,16 @@ func (b *netBackend) close() error {
 	b.srv.Stop(ctx)
 	return errors.Join(errs...)
 }
+
+// NewClientBackend is the backend over conns, client connections to one
+// server (a gatekeeper of weft bench scale's cluster) that the caller owns:
+// the net mode's operations, without a server of its own to stop.
+func NewClientBackend(conns []*weft.Client, nodeEdges bool, limit int) Backend {
+	return clientBackend{&netBackend{conns: conns, nodeTail: nodeTail(nodeEdges), edgesTail: fmt.Sprintf(`","limit":%d}`, limit)}}
+}
+
+// clientBackend is netBackend over connections it does not own.
+type clientBackend struct{ *netBackend }
+
+// close leaves the connections to their owner.
+func (clientBackend) close() error { return nil }

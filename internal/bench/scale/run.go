@@ -1,4 +1,4 @@
-package bench
+package scale
 
 import (
 	"context"
@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/client/weft"
+	"github.com/weft-db/weft/internal/bench"
+	"github.com/weft-db/weft/internal/bench/tao"
 )
 
-// ScalePoint is one shape and mix of the grid: what the clients did, the CPU
+// Point is one shape and mix of the grid: what the clients did, the CPU
 // every role used over the measured window, the cluster's counters, and the
 // model's prediction from them.
-type ScalePoint struct {
+type Point struct {
 	Gatekeepers int    `json:"gatekeepers"`
 	Shards      int    `json:"shards"`
 	Mix         string `json:"mix"`
@@ -25,15 +27,15 @@ type ScalePoint struct {
 	LoadSeconds float64 `json:"load_seconds"`
 	// Seconds is the measured window's wall time; Ops the operations the
 	// clients finished in it (failed ones included, as in bench tao).
-	Seconds      float64                `json:"seconds"`
-	Ops          int64                  `json:"ops"`
-	OpsPerSec    float64                `json:"ops_per_sec"`
-	Errors       int64                  `json:"errors"`
-	ErrorSamples []string               `json:"error_samples,omitempty"`
-	Retries      int64                  `json:"retries"`
-	ReadsUS      Summary                `json:"reads_latency_us"`
-	WritesUS     Summary                `json:"writes_latency_us"`
-	PerOp        map[string]taoOpResult `json:"per_op"`
+	Seconds      float64                 `json:"seconds"`
+	Ops          int64                   `json:"ops"`
+	OpsPerSec    float64                 `json:"ops_per_sec"`
+	Errors       int64                   `json:"errors"`
+	ErrorSamples []string                `json:"error_samples,omitempty"`
+	Retries      int64                   `json:"retries"`
+	ReadsUS      bench.Summary           `json:"reads_latency_us"`
+	WritesUS     bench.Summary           `json:"writes_latency_us"`
+	PerOp        map[string]tao.OpResult `json:"per_op"`
 	// CPUSeconds is the CPU each role used over the window: every process
 	// of the role with its descendants (/proc utime+stime, cutime+cstime),
 	// and for "client" this bench process. ProcCPUSeconds is per process.
@@ -120,7 +122,7 @@ func measureIdle(ctx context.Context, c *scaleCluster, window time.Duration) (sc
 			continue // the clients are not running: their process is not idle cluster load
 		}
 		idle.rate[r] = cpu / secs
-		idle.perProc[r] = Round(cpu/secs/float64(n[r]), 4)
+		idle.perProc[r] = bench.Round(cpu/secs/float64(n[r]), 4)
 	}
 	return idle, nil
 }
@@ -153,22 +155,22 @@ func dialGatekeepers(addrs []string, conns, streams int) ([][]*weft.Client, func
 
 // measureMix runs mix m for o.Duration from o.Clients clients, client i on
 // gatekeeper i mod G, and measures the window.
-func measureMix(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleCluster, gks [][]*weft.Client,
-	shape ScaleShape, m string, idle scaleIdle) (ScalePoint, error) {
-	p := ScalePoint{Gatekeepers: shape.Gatekeepers, Shards: shape.Shards, Mix: m, NopRequestsUnavailable: nopUnavailable}
+func measureMix(ctx context.Context, o Options, g *tao.Graph, c *scaleCluster, gks [][]*weft.Client,
+	shape Shape, m string, idle scaleIdle) (Point, error) {
+	p := Point{Gatekeepers: shape.Gatekeepers, Shards: shape.Shards, Mix: m, NopRequestsUnavailable: nopUnavailable}
 	mix, err := scaleMix(m)
 	if err != nil {
 		return p, err
 	}
 	heads := make([]*weft.Client, len(gks))
-	bes := make([]taoBackend, len(gks))
+	bes := make([]tao.Backend, len(gks))
 	for i, conns := range gks {
 		heads[i] = conns[0]
-		bes[i] = newGKBackend(conns, false, taoEdgesLimit)
+		bes[i] = tao.NewClientBackend(conns, false, tao.EdgesLimit)
 	}
-	workers := make([]*taoWorker, o.Clients)
+	workers := make([]*tao.Worker, o.Clients)
 	for i := range workers {
-		workers[i] = &taoWorker{id: i, r: NewRand(o.Seed, 1000+uint64(i)), be: bes[i%len(bes)], g: g, mix: mix, limit: taoEdgesLimit}
+		workers[i] = tao.NewWorker(i, bench.NewRand(o.Seed, 1000+uint64(i)), bes[i%len(bes)], g, mix)
 	}
 	st0, err := gatekeeperCounters(ctx, heads)
 	if err != nil {
@@ -182,9 +184,9 @@ func measureMix(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleCluste
 	if err != nil {
 		return p, err
 	}
-	bar := NewBar(o.Progress, int64(o.Duration/time.Millisecond), fmt.Sprintf("%s %dg×%ds", m, shape.Gatekeepers, shape.Shards))
+	bar := bench.NewBar(o.Progress, int64(o.Duration/time.Millisecond), fmt.Sprintf("%s %dg×%ds", m, shape.Gatekeepers, shape.Shards))
 	interval := min(max(o.Duration/20, 100*time.Millisecond), time.Second)
-	elapsed, _ := runTaoClients(ctx, workers, o.Duration, interval, func(t time.Duration) {
+	elapsed, _ := tao.RunClients(ctx, workers, o.Duration, interval, func(t time.Duration) {
 		_ = bar.Set64(min(int64(t/time.Millisecond), int64(o.Duration/time.Millisecond)))
 	})
 	cpu1, cerr := c.sampleCPU()
@@ -195,11 +197,10 @@ func measureMix(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleCluste
 	if cerr != nil {
 		return p, cerr
 	}
-	tb := &taoBench{}
-	tb.summarise(workers, elapsed)
-	r := tb.res.Run
+	t := tao.Summarise(workers, elapsed)
+	r := t.Run
 	p.Seconds, p.Ops, p.OpsPerSec, p.Errors, p.ErrorSamples, p.Retries = r.Seconds, r.Ops, r.OpsPerSec, r.Errors, r.ErrorSamples, r.Retries
-	p.ReadsUS, p.WritesUS, p.PerOp = tb.res.Reads, tb.res.Writes, tb.res.Ops
+	p.ReadsUS, p.WritesUS, p.PerOp = t.Reads, t.Writes, t.Ops
 	window := cpu1.at.Sub(cpu0.at).Seconds()
 	p.CPUSeconds, p.ProcCPUSeconds = c.cpuByRole(cpu0, cpu1)
 	p.fillCPU(window)
@@ -216,10 +217,10 @@ func measureMix(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleCluste
 	p.CostUSPerOp, p.MarginalCostUSPerOp = map[string]float64{}, map[string]float64{}
 	costs := marginalCosts(p.CPUSeconds, idle.rate, window, p.Ops)
 	for r, s := range marginalCosts(p.CPUSeconds, nil, window, p.Ops) {
-		p.CostUSPerOp[r] = Round(s*1e6, 2)
+		p.CostUSPerOp[r] = bench.Round(s*1e6, 2)
 	}
 	for r, s := range costs {
-		p.MarginalCostUSPerOp[r] = Round(s*1e6, 2)
+		p.MarginalCostUSPerOp[r] = bench.Round(s*1e6, 2)
 	}
 	p.Model = roundPrediction(predict(costs, idle.perProc, shape.Gatekeepers, shape.Shards, float64(o.ModelCores)))
 	err = p.checkEdges(ctx, heads[0], st0.edges, r.EdgesCreated, r.EdgesDeleted)
@@ -230,28 +231,28 @@ func measureMix(ctx context.Context, o ScaleOptions, g *taoGraph, c *scaleCluste
 }
 
 // fillCPU derives the totals and the throughput per core from CPUSeconds.
-func (p *ScalePoint) fillCPU(window float64) {
+func (p *Point) fillCPU(window float64) {
 	for r, s := range p.CPUSeconds {
 		p.CPUSecondsTotal += s
 		if r != roleClient {
 			p.CPUSecondsCluster += s
 		}
 	}
-	p.CPUSecondsTotal, p.CPUSecondsCluster = Round(p.CPUSecondsTotal, 3), Round(p.CPUSecondsCluster, 3)
+	p.CPUSecondsTotal, p.CPUSecondsCluster = bench.Round(p.CPUSecondsTotal, 3), bench.Round(p.CPUSecondsCluster, 3)
 	if window > 0 {
-		p.CoresUsed = Round(p.CPUSecondsTotal/window, 3)
+		p.CoresUsed = bench.Round(p.CPUSecondsTotal/window, 3)
 	}
 	if p.CPUSecondsTotal > 0 {
-		p.OpsPerCPUSecond = Round(float64(p.Ops)/p.CPUSecondsTotal, 1)
+		p.OpsPerCPUSecond = bench.Round(float64(p.Ops)/p.CPUSecondsTotal, 1)
 	}
 	if p.CPUSecondsCluster > 0 {
-		p.OpsPerClusterCPUSecond = Round(float64(p.Ops)/p.CPUSecondsCluster, 1)
+		p.OpsPerClusterCPUSecond = bench.Round(float64(p.Ops)/p.CPUSecondsCluster, 1)
 	}
 }
 
 // fillCounters takes the differences of the gatekeepers' and Kronos's
 // counters over the window.
-func (p *ScalePoint) fillCounters(a, b gkCounters, created0, created1, applied0, applied1 uint64) {
+func (p *Point) fillCounters(a, b gkCounters, created0, created1, applied0, applied1 uint64) {
 	p.Commits, p.Aborts, p.Programs = b.commits-a.commits, b.aborts-a.aborts, b.programs-a.programs
 	p.KronosCalls = b.kronosCalls - a.kronosCalls
 	p.KronosEventsCreated, p.KronosLogEntries = created1-created0, applied1-applied0
@@ -259,7 +260,7 @@ func (p *ScalePoint) fillCounters(a, b gkCounters, created0, created1, applied0,
 		if d == 0 {
 			return 0
 		}
-		return Round(float64(n)/float64(d), 6)
+		return bench.Round(float64(n)/float64(d), 6)
 	}
 	ops := uint64(max(p.Ops, 0))
 	p.KronosCallsPerCommit, p.KronosCallsPerOp = per(p.KronosCalls, p.Commits), per(p.KronosCalls, ops)
@@ -272,10 +273,10 @@ func (p *ScalePoint) fillCounters(a, b gkCounters, created0, created1, applied0,
 
 // checkEdges waits until the shards report the edge count the clients'
 // creates and deletes imply.
-func (p *ScalePoint) checkEdges(ctx context.Context, gk *weft.Client, before, created, deleted int64) error {
+func (p *Point) checkEdges(ctx context.Context, gk *weft.Client, before, created, deleted int64) error {
 	p.EdgesExpected = before + created - deleted
 	api := &loadAPI{gks: []*weft.Client{gk}}
-	st, err := settle(ctx, api.Status, -1, p.EdgesExpected)
+	st, err := tao.Settle(ctx, api.Status, -1, p.EdgesExpected)
 	if st != nil {
 		p.EdgesReported = st.Edges
 	}
@@ -284,9 +285,9 @@ func (p *ScalePoint) checkEdges(ctx context.Context, gk *weft.Client, before, cr
 }
 
 func roundPrediction(m modelPrediction) modelPrediction {
-	m.OpsPerSec = Round(finite(m.OpsPerSec), 0)
+	m.OpsPerSec = bench.Round(finite(m.OpsPerSec), 0)
 	for r, b := range m.Bounds {
-		m.Bounds[r] = Round(b, 0)
+		m.Bounds[r] = bench.Round(b, 0)
 	}
 	return m
 }

@@ -1,4 +1,4 @@
-package bench
+package tao
 
 import (
 	"bytes"
@@ -13,11 +13,11 @@ import (
 	"github.com/weft-db/weft/internal/txn"
 )
 
-// taoBackend is what a TAO client calls: the five operations over one way of
+// Backend is what a TAO client calls: the five operations over one way of
 // reaching the engine (in-process engine.API, or the network client). The
 // write methods make one attempt: retrying belongs to the caller, which
 // counts the retries. Implementations are safe for concurrent use.
-type taoBackend interface {
+type Backend interface {
 	// getNode runs get_node; found is false when the vertex is missing.
 	getNode(ctx context.Context, h string) (found bool, err error)
 	// getEdges runs get_edges with limit and returns the edges it returned.
