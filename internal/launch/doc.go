@@ -1,6 +1,6 @@
 // Package launch starts, tracks and stops the local processes of a
 // cluster: `weft cluster up/down/status/add` are its commands, and the
-// fault harness (internal/faults) and the scale bench (internal/bench)
+// fault harness (internal/faults) and the scale bench (internal/bench/scale)
 // read and update what it records.
 //
 // The record is one typed state file, StateFile in the cluster's
