@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"gonum.org/v1/plot/plotter"
+
 	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/kronos"
-	"gonum.org/v1/plot/plotter"
 )
 
 // AssignParams sizes the assign_order benchmark.

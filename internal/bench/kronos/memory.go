@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"runtime"
 
+	"gonum.org/v1/plot/plotter"
+
 	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/kronos"
-	"gonum.org/v1/plot/plotter"
 )
 
 // MemoryParams sizes the memory benchmark.

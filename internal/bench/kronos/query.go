@@ -6,9 +6,10 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"gonum.org/v1/plot/plotter"
+
 	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/kronos"
-	"gonum.org/v1/plot/plotter"
 )
 
 // QueryParams sizes the query_order benchmark.
