@@ -85,7 +85,7 @@ func (r *kronosRun) assign(ctx context.Context) (*bench.Result, error) {
 		Notes: []string{
 			"In-process AssignOrder on the pure core, one goroutine. Each graph grows to Events events: every call orders fresh events (created untimed just before their block) before uniformly random older ones, so the graph is a random recursive tree with edges toward the root, and each pair's cycle check walks its older event's path to the root (≈ ln N events).",
 			"Calls are timed in blocks of BlockPairs pairs (1000 single-pair calls, 100 of 10, 10 of 100): a block's mean is one sample, so the figures exclude timer overhead but do not show single-call tails.",
-			"A block during which the thread was descheduled by the OS is timed by the thread's CPU time instead of the wall clock (internal/bench/stopwatch.go); their count is descheduled_blocks.",
+			"A block during which the thread was descheduled by the OS is timed by the thread's CPU time instead of the wall clock (internal/bench/kronos/stopwatch.go); their count is descheduled_blocks.",
 		},
 	}
 	plots, err := r.savePlots(assignCharts(prm, series))

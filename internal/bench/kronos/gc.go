@@ -96,7 +96,7 @@ func (r *kronosRun) gc(ctx context.Context) (*bench.Result, error) {
 			"Each chain e1 → e2 → … → eL is built with Must AssignOrder batches; every reference but e1's is released (nothing is collected, each event has an in-edge), then ReleaseRefs([e1]) is timed alone; it must collect exactly L events.",
 			"Short chains are built in groups that fill a 4096-event table chunk, and each head is then released and timed on its own. Built one at a time, every short chain would sit alone in a freshly allocated chunk (the core frees a chunk when its last event is collected) and the release would time that chunk's first-touch page faults (~10 µs), not the collection.",
 			"One graph serves every chain, so the edge arena is warm. Timings include one time.Now pair (~tens of ns), which dominates the shortest chains.",
-			"A release during which the thread was descheduled by the OS is timed by the thread's CPU time instead of the wall clock (internal/bench/stopwatch.go); their count per length is descheduled.",
+			"A release during which the thread was descheduled by the OS is timed by the thread's CPU time instead of the wall clock (internal/bench/kronos/stopwatch.go); their count per length is descheduled.",
 		},
 	}
 	plots, err := r.savePlots(gcCharts(prm, points, lin))

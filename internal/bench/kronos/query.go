@@ -94,7 +94,7 @@ func (r *kronosRun) query(ctx context.Context) (*bench.Result, error) {
 			"Graph: G(n, p) edges, each directed by a uniformly random ranking of the events (so every edge's direction is uniformly random and the graph is acyclic), loaded by AssignOrder with Prefer. The paper's loader drew each direction by coin and let Prefer reverse contradictions; that loader costs a graph search per edge (hours at p = 0.1), and the ranking gives the same kind of random DAG with no reversals.",
 			"uniform: every pair freshly drawn, so the answer cache almost never hits (5·10^7 possible pairs); hot: HotPairs pairs asked over and over (they fit the cache; with the cache on, one untimed pass fills it first).",
 			"Each graph is loaded once, snapshotted, and restored twice (cache on, cache off), so both configurations are timed on the same memory layout.",
-			"QueryOrder calls are timed in chunks of batches (at least 2 ms of work). A chunk during which the thread was descheduled by the OS is timed by the thread's CPU time instead of the wall clock (internal/bench/stopwatch.go): pairs_per_sec; pairs_per_sec_wall is the wall clock alone, and descheduled_fraction says how often that happened.",
+			"QueryOrder calls are timed in chunks of batches (at least 2 ms of work). A chunk during which the thread was descheduled by the OS is timed by the thread's CPU time instead of the wall clock (internal/bench/kronos/stopwatch.go): pairs_per_sec; pairs_per_sec_wall is the wall clock alone, and descheduled_fraction says how often that happened.",
 		},
 	}
 	plots, err := r.savePlots(queryCharts(prm, points))
