@@ -1,7 +1,9 @@
-// Package launch starts, tracks and stops the local processes of a
-// cluster: `weft cluster up/down/status/add` are its commands, and the
-// fault harness (internal/faults) and the scale bench (internal/bench/scale)
-// read and update what it records.
+// Package launch starts, tracks and stops local processes: the detached
+// processes of a cluster, for which `weft cluster up/down/status/add` are
+// its commands and whose record the fault harness (internal/faults) and
+// the scale bench (internal/bench/scale) read and update; and the supervised
+// child processes of the fault harness and of the real-process tests
+// (Child, through internal/testproc).
 //
 // The record is one typed state file, StateFile in the cluster's
 // directory (State, Proc): every process started, with its pid, addresses,
@@ -16,6 +18,15 @@
 // Stop: SIGTERM, a deadline, SIGKILL) go to the whole group, so nothing a
 // process forks (PostgreSQL's server under `weft postgres`) outlives it.
 //
+// A Child is the one supervised child process: our child (not detached,
+// and on Linux killed by the kernel if we die), in a process group of its
+// own, its output appended to one log across restarts, each run after a
+// line naming it. Start waits for a ready line (an exit first, or the
+// timeout, is an error quoting the log's tail); Stop (SIGTERM and SIGCONT,
+// SIGKILL after a grace), Kill, Pause (SIGSTOP), Resume and Restart signal
+// the whole group. An exit nobody asked for (by Stop, Kill, a failed Start
+// or ExpectExit) is recorded with the log's tail, for the nemesis's report.
+//
 // Up plans every process's name, directories and loopback addresses
 // before any starts (a table of roles, plan.go; ports from FreeAddrs,
 // ports.go), then starts the groups in order (Kronos and coordinator
@@ -26,5 +37,6 @@
 //
 // Concurrency: the functions are safe to call from several goroutines and
 // processes (the state file's lock, the directory's lock, the port
-// reservations); a *State value itself is not synchronised.
+// reservations); a *State value itself is not synchronised; a *Child is
+// safe for concurrent use.
 package launch
