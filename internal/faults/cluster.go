@@ -192,9 +192,9 @@ func isPause(k FaultKind) bool { return strings.HasPrefix(string(k), "pause-") }
 type member struct {
 	*launch.Proc
 
-	p         *proc // the harness's restart of it; nil: the launcher's process
-	down      bool  // killed by the nemesis, not restarted yet
-	exitNoted bool  // an exit nobody asked for was recorded
+	p         *launch.Child // the harness's restart of it; nil: the launcher's process
+	down      bool          // killed by the nemesis, not restarted yet
+	exitNoted bool          // an exit nobody asked for was recorded
 	// mayExit: resumed after a pause that may have fenced it; its exit is
 	// the protocol's, not a crash (settle restarts it).
 	mayExit bool
@@ -367,8 +367,7 @@ func (t *clusterTarget) watch() {
 // alive reports whether m's process runs.
 func (t *clusterTarget) alive(m *member) bool {
 	if m.p != nil {
-		running, _ := m.p.state()
-		return running
+		return m.p.Running()
 	}
 	return m.Alive()
 }
@@ -530,7 +529,7 @@ func (t *clusterTarget) pidOf(m *member) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if m.p != nil {
-		return m.p.pid()
+		return m.p.Pid()
 	}
 	return m.Pid
 }
@@ -752,7 +751,7 @@ func (t *clusterTarget) pause(m *member) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if m.p != nil {
-		return m.p.pause()
+		return m.p.Pause()
 	}
 	if err := launch.Signal(m.Pid, syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("faults: pause %s: %w", m.Name, err)
@@ -772,9 +771,9 @@ func (t *clusterTarget) resume(m *member, j *journal) error {
 	}
 	if m.p != nil {
 		if m.mayExit {
-			m.p.expectExit(true)
+			m.p.ExpectExit(true)
 		}
-		return m.p.resume()
+		return m.p.Resume()
 	}
 	if err := launch.Signal(m.Pid, syscall.SIGCONT); err != nil {
 		return fmt.Errorf("faults: resume %s: %w", m.Name, err)
@@ -809,7 +808,7 @@ func (t *clusterTarget) settle(ctx context.Context, m *member, holder uint64, j 
 			t.mu.Lock()
 			m.mayExit = false
 			if m.p != nil {
-				m.p.expectExit(false)
+				m.p.ExpectExit(false)
 			}
 			t.mu.Unlock()
 			return nil
@@ -827,7 +826,7 @@ func (t *clusterTarget) kill(m *member) error {
 	p, lp := m.p, *m.Proc
 	t.mu.Unlock()
 	if p != nil {
-		return p.kill()
+		return p.Kill()
 	}
 	if err := launch.Kill(&lp); err != nil {
 		return fmt.Errorf("faults: %w", err)
@@ -838,17 +837,21 @@ func (t *clusterTarget) kill(m *member) error {
 // restart starts m again with its recorded command line and records its
 // new pid in cluster.json, so that `weft cluster down` stops it too.
 func (t *clusterTarget) restart(m *member, j *journal) error {
-	p := &proc{bin: t.bin, args: m.Args, logPath: m.Log, ready: " serving on ", readyTimeout: t.h.cfg.ReadyTimeout}
+	p, err := launch.NewChild(launch.ChildSpec{Name: m.Name, Path: t.bin, Args: m.Args, LogPath: m.Log,
+		Ready: " serving on ", ReadyTimeout: t.h.cfg.ReadyTimeout})
+	if err != nil {
+		return fmt.Errorf("faults: restarting %s: %w", m.Name, err)
+	}
 	start := time.Now()
-	err := p.start()
+	err = p.Start()
 	t.mu.Lock()
 	if old := m.p; old != nil {
-		t.unexpected = append(t.unexpected, old.unexpectedExits()...)
+		t.unexpected = append(t.unexpected, old.UnexpectedExits()...)
 	} else if !m.down && !m.mayExit && !m.exitNoted {
 		t.unexpected = append(t.unexpected, fmt.Sprintf("%s (pid %d) exited; log tail:\n%s", m.Name, m.Pid, launch.LogTail(m.Log, 30)))
 	}
 	m.p, m.down, m.exitNoted, m.mayExit = p, false, false, false
-	m.Pid = p.pid()
+	m.Pid = p.Pid()
 	t.restarts++
 	t.mu.Unlock()
 	if err != nil {
@@ -871,17 +874,17 @@ func (t *clusterTarget) stop() error {
 		close(t.stopWatch)
 		t.watchWG.Wait()
 		t.mu.Lock()
-		var mine []*proc
+		var mine []*launch.Child
 		for _, m := range t.members {
 			if m.p != nil {
 				mine = append(mine, m.p)
-				m.p.expect() // its exit is asked for: down ends it
+				m.p.ExpectExit(true) // its exit is asked for: down ends it
 			}
 		}
 		t.mu.Unlock()
 		t.stopErr = t.down()
 		for _, p := range mine {
-			if err := p.stop(stopTimeout); err != nil {
+			if err := p.Stop(stopTimeout); err != nil {
 				t.stopErr = errors.Join(t.stopErr, err)
 			}
 		}
@@ -952,7 +955,7 @@ func (t *clusterTarget) unexpectedExits() []string {
 	out := slices.Clone(t.unexpected)
 	for _, m := range t.members {
 		if m.p != nil {
-			out = append(out, m.p.unexpectedExits()...)
+			out = append(out, m.p.UnexpectedExits()...)
 		}
 	}
 	return out

@@ -224,16 +224,19 @@ func startServerTarget(h *harness) (*serverTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &proc{bin: h.cfg.Bin, logPath: filepath.Join(h.cfg.OutDir, "serve.log"), ready: "weft serving",
-		readyTimeout: h.cfg.ReadyTimeout,
-		args:         []string{"serve", "--data-dir", dataDir, "--grpc-addr", addr, "--http-addr", ""}}
-	if err := srv.start(); err != nil {
+	srv, err := launch.NewChild(launch.ChildSpec{Name: "weft serve", Path: h.cfg.Bin,
+		Args:    []string{"serve", "--data-dir", dataDir, "--grpc-addr", addr, "--http-addr", ""},
+		LogPath: filepath.Join(h.cfg.OutDir, "serve.log"), Ready: "weft serving", ReadyTimeout: h.cfg.ReadyTimeout})
+	if err != nil {
+		return nil, err
+	}
+	if err := srv.Start(); err != nil {
 		return nil, err
 	}
 	proxy, err := faultproxy.New(faultproxy.Config{Listen: "127.0.0.1:0", Target: addr, Seed: h.cfg.Seed,
 		HoldBytesMax: 1 << 20, ReadBytesMax: 32 << 10, ConnsMax: 1024, DialTimeout: 5 * time.Second}, h.log)
 	if err != nil {
-		_ = srv.kill()
+		_ = srv.Kill()
 		return nil, err
 	}
 	return &serverTarget{srv: srv, proxy: proxy, book: newAddrBook(proxy.Addr()), dataDir: dataDir}, nil

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	weft "github.com/weft-db/weft/client/weft"
 	"github.com/weft-db/weft/internal/check"
 	"github.com/weft-db/weft/internal/faultproxy"
+	"github.com/weft-db/weft/internal/launch"
 	"github.com/weft-db/weft/internal/store/postgres/pgtest"
 )
 
@@ -150,7 +150,7 @@ func TestAmbiguousCommitIsInfo(t *testing.T) {
 		t.Skip("starts a real process")
 	}
 	srv, proxy := startServer(t)
-	defer srv.kill()
+	defer func() { _ = srv.Kill() }()
 	defer proxy.Close()
 	cfg := DefaultConfig()
 	h := &harness{cfg: cfg, start: time.Now(), stopCh: make(chan struct{})}
@@ -196,60 +196,28 @@ func TestAmbiguousCommitIsInfo(t *testing.T) {
 }
 
 // startServer starts `weft serve` in a temporary directory behind a proxy.
-func startServer(t *testing.T) (*proc, *faultproxy.Proxy) {
+func startServer(t *testing.T) (*launch.Child, *faultproxy.Proxy) {
 	t.Helper()
 	dir := t.TempDir()
 	addr, err := freeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &proc{bin: weftBin(t), logPath: filepath.Join(dir, "serve.log"), ready: "weft serving", readyTimeout: time.Minute,
-		args: []string{"serve", "--data-dir", filepath.Join(dir, "data"), "--grpc-addr", addr, "--http-addr", ""}}
-	if err := srv.start(); err != nil {
+	srv, err := launch.NewChild(launch.ChildSpec{Name: "weft serve", Path: weftBin(t),
+		Args:    []string{"serve", "--data-dir", filepath.Join(dir, "data"), "--grpc-addr", addr, "--http-addr", ""},
+		LogPath: filepath.Join(dir, "serve.log"), Ready: "weft serving", ReadyTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
 	cfg := faultproxy.DefaultConfig()
 	cfg.Target = addr
 	proxy, err := faultproxy.New(cfg, nil)
 	if err != nil {
-		srv.kill()
+		_ = srv.Kill()
 		t.Fatal(err)
 	}
 	return srv, proxy
-}
-
-// TestProcKillPauseRestart checks the process control the nemesis uses.
-func TestProcKillPauseRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real process")
-	}
-	srv, proxy := startServer(t)
-	defer proxy.Close()
-	if err := srv.pause(); err != nil {
-		t.Fatal(err)
-	}
-	if running, paused := srv.state(); !running || !paused {
-		t.Fatalf("after pause: running %v paused %v", running, paused)
-	}
-	if err := srv.resume(); err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.kill(); err != nil {
-		t.Fatal(err)
-	}
-	if running, _ := srv.state(); running {
-		t.Fatal("running after kill")
-	}
-	if err := srv.start(); err != nil {
-		t.Fatalf("restart on the same data directory: %v", err)
-	}
-	if err := srv.stop(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if ex := srv.unexpectedExits(); len(ex) != 0 || srv.startCount() != 2 {
-		t.Fatalf("unexpected exits %q, starts %d", ex, srv.startCount())
-	}
-	if !strings.Contains(srv.tail(100), "=== faults: start 2") {
-		t.Fatalf("the log lacks the second start:\n%s", srv.tail(100))
-	}
 }

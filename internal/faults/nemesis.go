@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-db/weft/internal/faultproxy"
+	"github.com/weft-db/weft/internal/launch"
 )
 
 // FaultKind names a nemesis.
@@ -140,7 +141,7 @@ func (n *nemesis) healAll() error { return n.t.healAll(n.journal) }
 
 // serverTarget is one `weft serve` process behind the fault proxy.
 type serverTarget struct {
-	srv     *proc
+	srv     *launch.Child
 	proxy   *faultproxy.Proxy
 	book    *addrBook
 	dataDir string
@@ -150,7 +151,7 @@ func (s *serverTarget) addrs() *addrBook { return s.book }
 
 // ensure restarts a server that exited by itself (Report lists the exit).
 func (s *serverTarget) ensure(j *journal) error {
-	if running, _ := s.srv.state(); !running {
+	if !s.srv.Running() {
 		return s.restart(j)
 	}
 	return nil
@@ -159,18 +160,18 @@ func (s *serverTarget) ensure(j *journal) error {
 func (s *serverTarget) inject(ctx context.Context, f Fault, j *journal) error {
 	switch f.Kind {
 	case FaultKill:
-		if err := s.srv.kill(); err != nil {
+		if err := s.srv.Kill(); err != nil {
 			return err
 		}
 		sleep(ctx, f.Hold)
 		return s.restart(j)
 	case FaultPause:
-		if err := s.srv.pause(); err != nil {
+		if err := s.srv.Pause(); err != nil {
 			return err
 		}
 		sleep(ctx, f.Hold)
 		j.note("resume", "")
-		return s.srv.resume()
+		return s.srv.Resume()
 	case FaultPartition:
 		s.proxy.Partition(f.Dir)
 		sleep(ctx, f.Hold)
@@ -193,7 +194,7 @@ func (s *serverTarget) inject(ctx context.Context, f Fault, j *journal) error {
 // restart starts the server again on its data directory.
 func (s *serverTarget) restart(j *journal) error {
 	start := time.Now()
-	if err := s.srv.start(); err != nil {
+	if err := s.srv.Start(); err != nil {
 		return fmt.Errorf("faults: restart: %w", err)
 	}
 	j.note("start", fmt.Sprintf("ready after %v", time.Since(start).Round(time.Millisecond)))
@@ -204,9 +205,9 @@ func (s *serverTarget) restart(j *journal) error {
 // down (after an unexpected exit).
 func (s *serverTarget) healAll(j *journal) error {
 	s.proxy.Heal()
-	running, paused := s.srv.state()
+	running, paused := s.srv.State()
 	if paused {
-		if err := s.srv.resume(); err != nil {
+		if err := s.srv.Resume(); err != nil {
 			return err
 		}
 	}
@@ -221,20 +222,20 @@ func (s *serverTarget) healAll(j *journal) error {
 // then see only what recovery kept.
 func (s *serverTarget) finalFault(j *journal) (bool, error) {
 	j.note("kill", "final kill -9 before the final reads")
-	if err := s.srv.kill(); err != nil {
+	if err := s.srv.Kill(); err != nil {
 		return true, fmt.Errorf("final kill: %w", err)
 	}
 	return true, s.restart(j)
 }
 
 func (s *serverTarget) stop() error {
-	err := s.srv.stop(stopTimeout)
+	err := s.srv.Stop(stopTimeout)
 	s.proxy.Close()
 	return err
 }
 
 func (s *serverTarget) describe() string {
-	running, paused := s.srv.state()
+	running, paused := s.srv.State()
 	switch {
 	case paused:
 		return "server=paused"
@@ -244,8 +245,8 @@ func (s *serverTarget) describe() string {
 	return "server=down"
 }
 
-func (s *serverTarget) starts() int               { return s.srv.startCount() }
-func (s *serverTarget) unexpectedExits() []string { return s.srv.unexpectedExits() }
+func (s *serverTarget) starts() int               { return s.srv.Starts() }
+func (s *serverTarget) unexpectedExits() []string { return s.srv.UnexpectedExits() }
 func (s *serverTarget) recoveries() []Recovery    { return nil }
 
 // sleep waits d or until ctx ends; it reports whether d passed.
