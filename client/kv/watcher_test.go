@@ -16,6 +16,7 @@ import (
 	"time"
 
 	ikv "github.com/weft-db/weft/internal/kv"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 )
 
@@ -312,7 +313,7 @@ func TestWatcherAdvisesSequentialQuorum(t *testing.T) {
 	wcfg := ikv.DefaultWatcherConfig()
 	wcfg.Servers, wcfg.Spec = addrs, spec
 	wcfg.Monitor.Epsilon, wcfg.PollWait = uint64(eps), 100*time.Millisecond
-	wcfg.AdviseAfter, wcfg.Advice = 1, ikv.Advice{R: 1}
+	wcfg.AdviseAfter, wcfg.Advice = 1, kvcore.Advice{R: 1}
 	w, err := ikv.NewWatcher(wcfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -392,7 +393,7 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 			// straddle is a write server 0 applied before the cut and
 			// server 1 applies only after its restart, unpaused, before
 			// the watcher pauses it again: it must survive there too.
-			var straddle ikv.PutRequest
+			var straddle kvcore.PutRequest
 			tr.restart = func() error {
 				if _, err := restartServer(t, servers[1], cfgs[1]); err != nil {
 					return err
@@ -412,7 +413,7 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 				}
 				// Its pause expires (here: lifted by hand) before the
 				// watcher retries, and it applies the straddling write.
-				if code, err := post("/v1/kv/admin/resume", ikv.PauseRequest{Gen: 1}); err != nil || code != http.StatusOK {
+				if code, err := post("/v1/kv/admin/resume", kvcore.PauseRequest{Gen: 1}); err != nil || code != http.StatusOK {
 					return fmt.Errorf("resume: status %d, %v", code, err)
 				}
 				if code, err := post("/v1/kv/put", straddle); err != nil || code != http.StatusOK {
@@ -436,7 +437,7 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 			put("x", "0")
 			put("y", "0")
 			put("base", "kept")
-			ring, err := ikv.NewRing(2, c.Meta().VNodes)
+			ring, err := kvcore.NewRing(2, c.Meta().VNodes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -459,7 +460,7 @@ func TestWatcherRetriesFailedRestore(t *testing.T) {
 			if on1, err := c.GetReplica(ctx, 1, skey); err != nil || len(on1) != 0 {
 				t.Fatalf("server 1 holds %v (%v), want nothing yet", on1, err)
 			}
-			straddle = ikv.PutRequest{Key: skey, Sibling: sibs[0]}
+			straddle = kvcore.PutRequest{Key: skey, Sibling: sibs[0]}
 			time.Sleep(10 * eps)
 			put("x", "1")
 			put("y", "1") // completes the violation

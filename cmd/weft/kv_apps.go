@@ -13,6 +13,7 @@ import (
 	kvclient "github.com/weft-db/weft/client/kv"
 	"github.com/weft-db/weft/internal/kv"
 	"github.com/weft-db/weft/internal/kv/apps"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 )
 
 // appFlags are the flags the paper's applications share.
@@ -50,7 +51,7 @@ func (a *appFlags) addRun(cmd *cobra.Command) {
 	f.DurationVar(&a.duration, "duration", 10*time.Second, "how long to run")
 }
 
-func (a *appFlags) ring() (*kv.Ring, error) { return kv.NewRing(a.serversCount, a.vnodes) }
+func (a *appFlags) ring() (*kvcore.Ring, error) { return kvcore.NewRing(a.serversCount, a.vnodes) }
 
 func (a *appFlags) graph() (*apps.Graph, error) {
 	return apps.RandomGraph(rand.New(rand.NewPCG(a.seed, 77)), a.vertices, a.degree, a.clients)
@@ -168,7 +169,7 @@ their conjunction. Each client writes its own variable (true with probability
 			if err != nil {
 				return err
 			}
-			ring, err := kv.NewRing(len(c.Meta().Peers), c.Meta().VNodes)
+			ring, err := kvcore.NewRing(len(c.Meta().Peers), c.Meta().VNodes)
 			c.Close()
 			if err != nil {
 				return err

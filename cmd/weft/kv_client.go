@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	kvclient "github.com/weft-db/weft/client/kv"
-	"github.com/weft-db/weft/internal/kv"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 )
 
@@ -92,7 +92,7 @@ writes a version that supersedes every value it read (Voldemort's put). With
 				return err
 			}
 			defer c.Close()
-			var v kv.Version
+			var v kvcore.Version
 			if blind {
 				v, err = c.Put(ctx, args[0], []byte(args[1]), nil)
 			} else {

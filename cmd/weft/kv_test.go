@@ -16,7 +16,7 @@ import (
 	"time"
 
 	kvclient "github.com/weft-db/weft/client/kv"
-	"github.com/weft-db/weft/internal/kv"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/testproc"
 )
 
@@ -88,8 +88,8 @@ func TestKVThreeServersQuorumAndKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 20 {
-		var out kv.GetResponse
-		postJSON(t, addrs[2], "/v1/kv/get", kv.GetRequest{Key: fmt.Sprintf("key-%d", i)}, &out)
+		var out kvcore.GetResponse
+		postJSON(t, addrs[2], "/v1/kv/get", kvcore.GetRequest{Key: fmt.Sprintf("key-%d", i)}, &out)
 		if len(out.Siblings) != 1 || string(out.Siblings[0].Value) != fmt.Sprintf("value-%d", i) {
 			t.Fatalf("server 2 after kill -9 and restart: key-%d = %v", i, out.Siblings)
 		}

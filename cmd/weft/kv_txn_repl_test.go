@@ -13,6 +13,7 @@ import (
 
 	kvclient "github.com/weft-db/weft/client/kv"
 	"github.com/weft-db/weft/internal/kv"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 )
 
 // TestKVTxnReplicatesToEveryReplicaWithKill (Kronos paper §3.3, writes
@@ -37,7 +38,7 @@ func TestKVTxnReplicatesToEveryReplicaWithKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ring, err := kv.NewRing(3, kv.DefaultServerConfig().VNodes)
+	ring, err := kvcore.NewRing(3, kv.DefaultServerConfig().VNodes)
 	if err != nil {
 		t.Fatal(err)
 	}

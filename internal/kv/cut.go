@@ -3,6 +3,8 @@ package kv
 import (
 	"fmt"
 	"slices"
+
+	"github.com/weft-db/weft/internal/kv/kvcore"
 )
 
 // CutSource is what choosing a rollback cut asks of each server: the
@@ -12,8 +14,8 @@ import (
 // deterministic simulation asks its replicas directly, so both run the same
 // ChooseCut.
 type CutSource interface {
-	LateVersions(before uint64) ([]Version, error)
-	EarlyVersions(before uint64, versions []Version) ([]Version, []uint64, error)
+	LateVersions(before uint64) ([]kvcore.Version, error)
+	EarlyVersions(before uint64, versions []kvcore.Version) ([]kvcore.Version, []uint64, error)
 }
 
 var _ CutSource = (*Replica)(nil)
@@ -27,7 +29,7 @@ var _ CutSource = (*Replica)(nil)
 // once, to the earliest such early application, T; the writes that straddle
 // T (in flight at T, before the violation) are kept everywhere they
 // arrived. T ≤ since always.
-func ChooseCut(srcs []CutSource, since uint64) (uint64, []Version, error) {
+func ChooseCut(srcs []CutSource, since uint64) (uint64, []kvcore.Version, error) {
 	_, at, err := straddlers(srcs, since)
 	if err != nil || len(at) == 0 {
 		return since, nil, err
@@ -39,9 +41,9 @@ func ChooseCut(srcs []CutSource, since uint64) (uint64, []Version, error) {
 
 // straddlers returns the writes some replica applied at or after t and
 // another before it, with the earliest CutTime of those early applications.
-func straddlers(srcs []CutSource, t uint64) ([]Version, []uint64, error) {
+func straddlers(srcs []CutSource, t uint64) ([]kvcore.Version, []uint64, error) {
 	seen := map[string]bool{}
-	var late []Version
+	var late []kvcore.Version
 	for i, s := range srcs {
 		vs, err := s.LateVersions(t)
 		if err != nil {
@@ -58,7 +60,7 @@ func straddlers(srcs []CutSource, t uint64) ([]Version, []uint64, error) {
 		return nil, nil, nil
 	}
 	first := map[string]int{}
-	var keep []Version
+	var keep []kvcore.Version
 	var at []uint64
 	for i, s := range srcs {
 		vs, cts, err := s.EarlyVersions(t, late)
@@ -66,7 +68,7 @@ func straddlers(srcs []CutSource, t uint64) ([]Version, []uint64, error) {
 			return nil, nil, fmt.Errorf("server %d: %w", i, err)
 		}
 		if len(cts) != len(vs) {
-			return nil, nil, fmt.Errorf("%w: server %d answered %d versions and %d times", ErrUnavailable, i, len(vs), len(cts))
+			return nil, nil, fmt.Errorf("%w: server %d answered %d versions and %d times", kvcore.ErrUnavailable, i, len(vs), len(cts))
 		}
 		for k, v := range vs {
 			if j, ok := first[v.String()]; ok {
@@ -86,7 +88,7 @@ func straddlers(srcs []CutSource, t uint64) ([]Version, []uint64, error) {
 // writes that set them (so a violation that still holds is reported with
 // its true start). The kv server's /v1/kv/admin/restore and the simulation
 // both run it.
-func RestoreMonitored(rep *Replica, det *Detector, before, gen uint64, keep []Version) (RestoreResult, error) {
+func RestoreMonitored(rep *Replica, det *Detector, before, gen uint64, keep []kvcore.Version) (RestoreResult, error) {
 	res, err := rep.Restore(before, gen, keep)
 	if err != nil || det == nil {
 		return res, err

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -211,8 +212,8 @@ func (d *Detector) Candidates(after uint64, limit int) (cs []IndexedCandidate, m
 }
 
 // Stats returns the counters.
-func (d *Detector) Stats() DetectorStats {
+func (d *Detector) Stats() kvcore.DetectorStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return DetectorStats{Emitted: d.next - 1, Dropped: d.dropped, Errors: d.errs}
+	return kvcore.DetectorStats{Emitted: d.next - 1, Dropped: d.dropped, Errors: d.errs}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -28,9 +29,9 @@ func TestDetectorSeesReplicaPuts(t *testing.T) {
 	}
 	r := testReplica(t, vfs.NewMem(), det) // server 1 of 3
 	defer r.Close()
-	put := func(key, val string, v Version) vclock.HVC {
+	put := func(key, val string, v kvcore.Version) vclock.HVC {
 		t.Helper()
-		_, at, err := r.Put(key, Sibling{Version: v, Value: []byte(val)}, vclock.HVC{})
+		_, at, err := r.Put(key, kvcore.Sibling{Version: v, Value: []byte(val)}, vclock.HVC{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,8 +23,8 @@
 //
 // The pure pieces that clients share (versions, siblings and their stored
 // form, the ring, Op and Session, the errors and their codes, the wire
-// types) are in internal/kv/kvcore, which has no server code; core.go
-// names them here too (kv.Version is kvcore.Version).
+// types) are in internal/kv/kvcore, which has no server code; the servers,
+// the tools and the tests name them there (kvcore.Version).
 //
 //   - Ring: consistent hashing with virtual nodes; a key's preference list
 //     is the first N distinct servers clockwise from its hash. Tokens depend

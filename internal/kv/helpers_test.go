@@ -9,17 +9,19 @@ import (
 
 // Test helpers for versions and siblings (kvcore's tests have their own).
 
-func ver(pairs ...uint64) Version {
-	var v Version
+func ver(pairs ...uint64) kvcore.Version {
+	var v kvcore.Version
 	for i := 0; i+1 < len(pairs); i += 2 {
-		v.Entries = append(v.Entries, Entry{Actor: pairs[i], Counter: pairs[i+1]})
+		v.Entries = append(v.Entries, kvcore.Entry{Actor: pairs[i], Counter: pairs[i+1]})
 	}
 	return v
 }
 
-func sib(v Version, val string) Sibling { return Sibling{Version: v, Value: []byte(val)} }
+func sib(v kvcore.Version, val string) kvcore.Sibling {
+	return kvcore.Sibling{Version: v, Value: []byte(val)}
+}
 
-func sameSiblings(a, b []Sibling) bool {
+func sameSiblings(a, b []kvcore.Sibling) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -32,7 +34,7 @@ func sameSiblings(a, b []Sibling) bool {
 }
 
 // quorum is N, R, W with rounds of 3 ticks and no read repair.
-func quorum(n, r, w int) Quorum {
+func quorum(n, r, w int) kvcore.Quorum {
 	q := kvcore.DefaultQuorum()
 	q.N, q.R, q.W, q.RoundTicks, q.ReadRepair = n, r, w, 3, false
 	return q

@@ -121,8 +121,8 @@ func (r *Replica) Close() error {
 func (r *Replica) Self() int { return r.cfg.Self }
 
 // Stats returns the request counters.
-func (r *Replica) Stats() ReplicaStats {
-	return ReplicaStats{
+func (r *Replica) Stats() kvcore.ReplicaStats {
+	return kvcore.ReplicaStats{
 		Gets: r.stats.gets.Load(), Applied: r.stats.applied.Load(), Duplicate: r.stats.duplicate.Load(),
 		Obsolete: r.stats.obsolete.Load(), Rejected: r.stats.rejected.Load(), Undone: r.stats.undone.Load(),
 	}
@@ -131,7 +131,7 @@ func (r *Replica) Stats() ReplicaStats {
 // Get returns key's siblings (none if never written) and the stamp of the
 // read event. from is the HVC the client carries (zero: none); merging it
 // makes the clock record what the client learnt elsewhere.
-func (r *Replica) Get(key string, from vclock.HVC) ([]Sibling, vclock.HVC, error) {
+func (r *Replica) Get(key string, from vclock.HVC) ([]kvcore.Sibling, vclock.HVC, error) {
 	if err := r.checkKey(key); err != nil {
 		return nil, vclock.HVC{}, err
 	}
@@ -141,7 +141,7 @@ func (r *Replica) Get(key string, from vclock.HVC) ([]Sibling, vclock.HVC, error
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return nil, vclock.HVC{}, ErrClosed
+		return nil, vclock.HVC{}, kvcore.ErrClosed
 	}
 	sibs, err := r.load(key)
 	if err != nil {
@@ -165,13 +165,13 @@ func (r *Replica) Get(key string, from vclock.HVC) ([]Sibling, vclock.HVC, error
 // after the write is durable. If the write then fails the hook has seen a
 // PUT that did not happen; that is an I/O failure of the replica, reported
 // as ErrUnavailable, and the monitors may report a phantom from it.
-func (r *Replica) Put(key string, s Sibling, from vclock.HVC) (Outcome, vclock.HVC, error) {
+func (r *Replica) Put(key string, s kvcore.Sibling, from vclock.HVC) (kvcore.Outcome, vclock.HVC, error) {
 	return r.put(key, s, from, nil)
 }
 
 // put is Put with extra writes committed in the same batch as the PUT
 // (whatever its outcome): the transactional mode's markers (txn_store.go).
-func (r *Replica) put(key string, s Sibling, from vclock.HVC, extra func(b *pebble.Batch, at vclock.HVC)) (Outcome, vclock.HVC, error) {
+func (r *Replica) put(key string, s kvcore.Sibling, from vclock.HVC, extra func(b *pebble.Batch, at vclock.HVC)) (kvcore.Outcome, vclock.HVC, error) {
 	if err := r.checkPut(key, s, from); err != nil {
 		return 0, vclock.HVC{}, err
 	}
@@ -181,7 +181,7 @@ func (r *Replica) put(key string, s Sibling, from vclock.HVC, extra func(b *pebb
 	mu.Lock()
 	defer mu.Unlock()
 	if r.closed.Load() {
-		return 0, vclock.HVC{}, ErrClosed
+		return 0, vclock.HVC{}, kvcore.ErrClosed
 	}
 	stored, err := r.load(key)
 	if err != nil {
@@ -195,7 +195,7 @@ func (r *Replica) put(key string, s Sibling, from vclock.HVC, extra func(b *pebb
 	r.clockMu.Lock()
 	at := r.stamp(from)
 	seq := r.histNext
-	if o == Applied {
+	if o == kvcore.Applied {
 		r.histNext++
 		if r.cfg.Hook != nil {
 			r.cfg.Hook.Put(at, key, s.Value)
@@ -203,29 +203,29 @@ func (r *Replica) put(key string, s Sibling, from vclock.HVC, extra func(b *pebb
 	}
 	r.clockMu.Unlock()
 	switch o {
-	case Applied:
+	case kvcore.Applied:
 		if err := r.write(key, next, histRecord{At: at, Key: key, Prev: stored, Sib: s}, seq, extra); err != nil {
 			return 0, vclock.HVC{}, err
 		}
 		r.stats.applied.Add(1)
-	case Duplicate:
+	case kvcore.Duplicate:
 		r.stats.duplicate.Add(1)
-	case Obsolete:
+	case kvcore.Obsolete:
 		r.stats.obsolete.Add(1)
 	}
-	if o != Applied && extra != nil {
+	if o != kvcore.Applied && extra != nil {
 		b := r.db.NewBatch()
 		defer b.Close()
 		extra(b, at)
 		if err := b.Commit(r.wopt); err != nil {
-			return 0, vclock.HVC{}, fmt.Errorf("%w: write %q: %v", ErrUnavailable, key, err)
+			return 0, vclock.HVC{}, fmt.Errorf("%w: write %q: %v", kvcore.ErrUnavailable, key, err)
 		}
 	}
 	return o, at, nil
 }
 
 // write stores key's new siblings and the PUT's undo record in one batch.
-func (r *Replica) write(key string, next []Sibling, rec histRecord, seq uint64, extra func(*pebble.Batch, vclock.HVC)) error {
+func (r *Replica) write(key string, next []kvcore.Sibling, rec histRecord, seq uint64, extra func(*pebble.Batch, vclock.HVC)) error {
 	b := r.db.NewBatch()
 	defer b.Close()
 	if extra != nil {
@@ -236,7 +236,7 @@ func (r *Replica) write(key string, next []Sibling, rec histRecord, seq uint64, 
 		_ = b.Set(histKey(seq), appendHistRecord(nil, rec), nil)
 	}
 	if err := b.Commit(r.wopt); err != nil {
-		return fmt.Errorf("%w: write %q: %v", ErrUnavailable, key, err)
+		return fmt.Errorf("%w: write %q: %v", kvcore.ErrUnavailable, key, err)
 	}
 	if r.cfg.WindowMax > 0 {
 		r.trimWindow()
@@ -271,13 +271,13 @@ func (r *Replica) stamp(from vclock.HVC) vclock.HVC {
 }
 
 // load reads key's siblings.
-func (r *Replica) load(key string) ([]Sibling, error) {
+func (r *Replica) load(key string) ([]kvcore.Sibling, error) {
 	v, closer, err := r.db.Get(pebbleKey(key))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: read %q: %v", ErrUnavailable, key, err)
+		return nil, fmt.Errorf("%w: read %q: %v", kvcore.ErrUnavailable, key, err)
 	}
 	defer closer.Close()
 	sibs, err := kvcore.DecodeSiblings(v)
@@ -289,7 +289,7 @@ func (r *Replica) load(key string) ([]Sibling, error) {
 
 func (r *Replica) checkKey(key string) error {
 	if len(key) == 0 || len(key) > r.cfg.KeyBytesMax {
-		return fmt.Errorf("%w: key of %d bytes (want 1 to %d)", ErrInvalid, len(key), r.cfg.KeyBytesMax)
+		return fmt.Errorf("%w: key of %d bytes (want 1 to %d)", kvcore.ErrInvalid, len(key), r.cfg.KeyBytesMax)
 	}
 	return nil
 }
@@ -299,20 +299,20 @@ func (r *Replica) checkFrom(from vclock.HVC) error {
 		return nil
 	}
 	if len(from.Entries) != r.cfg.Servers || int(from.Self) >= len(from.Entries) {
-		return fmt.Errorf("%w: client clock has %d entries, the ring %d servers", ErrInvalid, len(from.Entries), r.cfg.Servers)
+		return fmt.Errorf("%w: client clock has %d entries, the ring %d servers", kvcore.ErrInvalid, len(from.Entries), r.cfg.Servers)
 	}
 	if from.Epsilon != r.cfg.Epsilon {
-		return fmt.Errorf("%w: client clock has ε=%d, the servers ε=%d", ErrInvalid, from.Epsilon, r.cfg.Epsilon)
+		return fmt.Errorf("%w: client clock has ε=%d, the servers ε=%d", kvcore.ErrInvalid, from.Epsilon, r.cfg.Epsilon)
 	}
 	return nil
 }
 
-func (r *Replica) checkPut(key string, s Sibling, from vclock.HVC) error {
+func (r *Replica) checkPut(key string, s kvcore.Sibling, from vclock.HVC) error {
 	if err := r.checkKey(key); err != nil {
 		return err
 	}
 	if len(s.Value) > r.cfg.ValueBytesMax {
-		return fmt.Errorf("%w: value of %d bytes (at most %d)", ErrInvalid, len(s.Value), r.cfg.ValueBytesMax)
+		return fmt.Errorf("%w: value of %d bytes (at most %d)", kvcore.ErrInvalid, len(s.Value), r.cfg.ValueBytesMax)
 	}
 	if err := s.Version.Validate(); err != nil {
 		return err

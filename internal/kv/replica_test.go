@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/vclock"
 )
 
@@ -38,16 +39,16 @@ func TestReplicaPutGetRestart(t *testing.T) {
 	hook := &recordHook{}
 	r := testReplica(t, fs, hook)
 	a1, b1, a2 := sib(ver(1, 1), "a1"), sib(ver(2, 1), "b1"), sib(ver(1, 2, 2, 1), "a2")
-	for _, s := range []Sibling{a1, b1} {
-		if o, _, err := r.Put("k", s, vclock.HVC{}); err != nil || o != Applied {
+	for _, s := range []kvcore.Sibling{a1, b1} {
+		if o, _, err := r.Put("k", s, vclock.HVC{}); err != nil || o != kvcore.Applied {
 			t.Fatalf("put %v: %s %v", s, o, err)
 		}
 	}
-	if o, _, _ := r.Put("k", a1, vclock.HVC{}); o != Duplicate {
+	if o, _, _ := r.Put("k", a1, vclock.HVC{}); o != kvcore.Duplicate {
 		t.Fatalf("re-put: %s", o)
 	}
 	got, _, err := r.Get("k", vclock.HVC{})
-	if err != nil || !sameSiblings(got, []Sibling{a1, b1}) {
+	if err != nil || !sameSiblings(got, []kvcore.Sibling{a1, b1}) {
 		t.Fatalf("get: %v %v", got, err)
 	}
 	if _, _, err := r.Put("k", a2, vclock.HVC{}); err != nil {
@@ -56,13 +57,13 @@ func TestReplicaPutGetRestart(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.Get("k", vclock.HVC{}); !errors.Is(err, ErrClosed) {
+	if _, _, err := r.Get("k", vclock.HVC{}); !errors.Is(err, kvcore.ErrClosed) {
 		t.Fatalf("get after close: %v", err)
 	}
 	r = testReplica(t, fs, nil)
 	defer r.Close()
 	got, _, err = r.Get("k", vclock.HVC{})
-	if err != nil || !sameSiblings(got, []Sibling{a2}) {
+	if err != nil || !sameSiblings(got, []kvcore.Sibling{a2}) {
 		t.Fatalf("after restart: %v %v", got, err)
 	}
 	if none, _, err := r.Get("absent", vclock.HVC{}); err != nil || len(none) != 0 {
@@ -86,7 +87,7 @@ func TestReplicaRejectsBadInput(t *testing.T) {
 		"empty key":   func() error { _, _, err := r.Put("", sib(ver(1, 1), "x"), vclock.HVC{}); return err },
 		"bad version": func() error { _, _, err := r.Put("k", sib(ver(1, 0), "x"), vclock.HVC{}); return err },
 		"huge value": func() error {
-			_, _, err := r.Put("k", Sibling{Version: ver(1, 1), Value: make([]byte, 2<<20)}, vclock.HVC{})
+			_, _, err := r.Put("k", kvcore.Sibling{Version: ver(1, 1), Value: make([]byte, 2<<20)}, vclock.HVC{})
 			return err
 		},
 		"wrong clock": func() error {
@@ -94,7 +95,7 @@ func TestReplicaRejectsBadInput(t *testing.T) {
 			return err
 		},
 	} {
-		if err := put(); !errors.Is(err, ErrInvalid) {
+		if err := put(); !errors.Is(err, kvcore.ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}

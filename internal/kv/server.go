@@ -125,7 +125,7 @@ func (c ServerConfig) Validate() error {
 	if c.Replica.Self < 0 || c.Replica.Self >= len(c.Peers) {
 		return fmt.Errorf("kv: server id %d not in [0, %d)", c.Replica.Self, len(c.Peers))
 	}
-	q := Quorum{N: c.N, R: c.R, W: c.W, RoundTicks: 1}
+	q := kvcore.Quorum{N: c.N, R: c.R, W: c.W, RoundTicks: 1}
 	if err := q.Validate(); err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ type Server struct {
 	log  *slog.Logger
 	rep  *Replica
 	det  *Detector
-	ring *Ring
+	ring *kvcore.Ring
 	sem  chan struct{}
 	http *http.Server
 	ln   net.Listener
@@ -170,7 +170,7 @@ type Server struct {
 	paused     bool
 	pauseGen   uint64
 	pauseTimer *time.Timer
-	advice     atomic.Pointer[Advice]
+	advice     atomic.Pointer[kvcore.Advice]
 
 	txn *txnShell // the transactional mode (txn_server.go)
 	out *outbox   // its writes' pusher (txn_outbox.go)
@@ -185,7 +185,7 @@ func NewServer(cfg ServerConfig, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	ring, err := NewRing(len(cfg.Peers), cfg.VNodes)
+	ring, err := kvcore.NewRing(len(cfg.Peers), cfg.VNodes)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /v1/kv/txn/status", s.handle(s.txnStatus))
 	mux.Handle("GET /healthz", s.handle(func(*http.Request) (any, error) { return map[string]bool{"ok": true}, nil }))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, ErrorBody{Code: CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
+		writeError(w, http.StatusNotFound, kvcore.ErrorBody{Code: kvcore.CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
 	})
 	return mux
 }
@@ -338,21 +338,21 @@ func (s *Server) handle(fn handlerFunc) http.Handler {
 			defer func() { <-s.sem }()
 		default:
 			w.Header().Set("Retry-After", "1")
-			writeError(w, http.StatusServiceUnavailable, ErrorBody{Code: CodeOverloaded, Message: ErrOverloaded.Error(), Retryable: true})
+			writeError(w, http.StatusServiceUnavailable, kvcore.ErrorBody{Code: kvcore.CodeOverloaded, Message: kvcore.ErrOverloaded.Error(), Retryable: true})
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.BodyBytesMax)
 		out, err := fn(r)
 		if err != nil {
 			code := kvcore.CodeOf(err)
-			writeError(w, httpStatus(code), ErrorBody{Code: code, Message: err.Error(), Retryable: code.Retryable()})
+			writeError(w, httpStatus(code), kvcore.ErrorBody{Code: code, Message: err.Error(), Retryable: code.Retryable()})
 			return
 		}
 		var buf bytes.Buffer
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(out); err != nil {
-			writeError(w, http.StatusInternalServerError, ErrorBody{Code: CodeInternal, Message: err.Error()})
+			writeError(w, http.StatusInternalServerError, kvcore.ErrorBody{Code: kvcore.CodeInternal, Message: err.Error()})
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -361,47 +361,47 @@ func (s *Server) handle(fn handlerFunc) http.Handler {
 }
 
 func (s *Server) get(r *http.Request) (any, error) {
-	var req GetRequest
+	var req kvcore.GetRequest
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
 	s.gate.RLock()
 	defer s.gate.RUnlock()
 	if s.paused {
-		return nil, fmt.Errorf("%w: generation %d", ErrPaused, s.pauseGen)
+		return nil, fmt.Errorf("%w: generation %d", kvcore.ErrPaused, s.pauseGen)
 	}
 	sibs, at, err := s.rep.Get(req.Key, req.HVC.HVC())
 	if err != nil {
 		return nil, err
 	}
 	if sibs == nil {
-		sibs = []Sibling{}
+		sibs = []kvcore.Sibling{}
 	}
-	return GetResponse{Siblings: sibs, HVC: kvcore.ToHVCJSON(at), Gen: s.rep.Gen(), Advice: s.advice.Load()}, nil
+	return kvcore.GetResponse{Siblings: sibs, HVC: kvcore.ToHVCJSON(at), Gen: s.rep.Gen(), Advice: s.advice.Load()}, nil
 }
 
 func (s *Server) put(r *http.Request) (any, error) {
-	var req PutRequest
+	var req kvcore.PutRequest
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
 	s.gate.RLock()
 	defer s.gate.RUnlock()
 	if s.paused {
-		return nil, fmt.Errorf("%w: generation %d", ErrPaused, s.pauseGen)
+		return nil, fmt.Errorf("%w: generation %d", kvcore.ErrPaused, s.pauseGen)
 	}
 	o, at, err := s.rep.Put(req.Key, req.Sibling, req.HVC.HVC())
 	if err != nil {
 		return nil, err
 	}
-	return PutResponse{Outcome: o.String(), HVC: kvcore.ToHVCJSON(at), Gen: s.rep.Gen(), Advice: s.advice.Load()}, nil
+	return kvcore.PutResponse{Outcome: o.String(), HVC: kvcore.ToHVCJSON(at), Gen: s.rep.Gen(), Advice: s.advice.Load()}, nil
 }
 
 func (s *Server) meta(*http.Request) (any, error) {
 	c := s.cfg
-	return Meta{
+	return kvcore.Meta{
 		Self: c.Replica.Self, Peers: c.Peers, N: c.N, VNodes: c.VNodes, R: c.R, W: c.W,
-		Epsilon: c.Replica.Epsilon, SiblingsMax: c.Replica.SiblingsMax, VersionEntriesMax: VersionEntriesMax,
+		Epsilon: c.Replica.Epsilon, SiblingsMax: c.Replica.SiblingsMax, VersionEntriesMax: kvcore.VersionEntriesMax,
 		Monitoring: s.det != nil, Gen: s.rep.Gen(), Advice: s.advice.Load(),
 	}, nil
 }
@@ -411,9 +411,9 @@ func (s *Server) stats(*http.Request) (any, error) {
 	paused := s.paused
 	s.gate.RUnlock()
 	s.out.mu.Lock()
-	ob := OutboxStats{Len: s.rep.OutboxLen(), Pushed: s.out.pushed, Failed: s.out.failed}
+	ob := kvcore.OutboxStats{Len: s.rep.OutboxLen(), Pushed: s.out.pushed, Failed: s.out.failed}
 	s.out.mu.Unlock()
-	out := ServerStats{Replica: s.rep.Stats(), Window: s.rep.Window(), Paused: paused, Outbox: ob}
+	out := kvcore.ServerStats{Replica: s.rep.Stats(), Window: s.rep.Window(), Paused: paused, Outbox: ob}
 	if s.det != nil {
 		st := s.det.Stats()
 		out.Detector = &st
@@ -426,21 +426,21 @@ const candidatesPageMax = 4096
 
 func (s *Server) candidates(r *http.Request) (any, error) {
 	if s.det == nil {
-		return nil, fmt.Errorf("%w: this server monitors no predicates (start it with --predicates)", ErrInvalid)
+		return nil, fmt.Errorf("%w: this server monitors no predicates (start it with --predicates)", kvcore.ErrInvalid)
 	}
 	q := r.URL.Query()
 	after, limit := uint64(0), candidatesPageMax
 	if v := q.Get("after"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%w: after=%q: want an index", ErrInvalid, v)
+			return nil, fmt.Errorf("%w: after=%q: want an index", kvcore.ErrInvalid, v)
 		}
 		after = n
 	}
 	if v := q.Get("max"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%w: max=%q: want a positive count", ErrInvalid, v)
+			return nil, fmt.Errorf("%w: max=%q: want a positive count", kvcore.ErrInvalid, v)
 		}
 		limit = min(n, candidatesPageMax)
 	}
@@ -450,7 +450,7 @@ func (s *Server) candidates(r *http.Request) (any, error) {
 		// candidates promptly without polling hot.
 		ms, err := strconv.Atoi(v)
 		if err != nil || ms < 0 {
-			return nil, fmt.Errorf("%w: wait_ms=%q: want milliseconds", ErrInvalid, v)
+			return nil, fmt.Errorf("%w: wait_ms=%q: want milliseconds", kvcore.ErrInvalid, v)
 		}
 		t := time.NewTimer(min(time.Duration(ms)*time.Millisecond, candidatesWaitMax))
 		select {
@@ -463,7 +463,7 @@ func (s *Server) candidates(r *http.Request) (any, error) {
 	}
 	cs, missed := s.det.Candidates(after, limit)
 	boot, gen := s.det.Epoch()
-	out := CandidatesResponse{Candidates: make([]CandidateJSON, 0, len(cs)), Missed: missed, Boot: boot, Gen: gen,
+	out := kvcore.CandidatesResponse{Candidates: make([]kvcore.CandidateJSON, 0, len(cs)), Missed: missed, Boot: boot, Gen: gen,
 		Clock: kvcore.ToHVCJSON(s.rep.Clock())}
 	for _, c := range cs {
 		out.Candidates = append(out.Candidates, ToCandidateJSON(s.det.Spec(), c))
@@ -478,7 +478,7 @@ const candidatesWaitMax = 10 * time.Second
 // PUTs (the gate), then refuses new ones with PAUSED until resume, a
 // restore's caller resumes it, or the pause times out.
 func (s *Server) pause(r *http.Request) (any, error) {
-	var req PauseRequest
+	var req kvcore.PauseRequest
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
@@ -489,13 +489,13 @@ func (s *Server) pause(r *http.Request) (any, error) {
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	if req.Gen <= s.rep.Gen() {
-		return nil, fmt.Errorf("%w: pause for generation %d, the replica is at %d", ErrInvalid, req.Gen, s.rep.Gen())
+		return nil, fmt.Errorf("%w: pause for generation %d, the replica is at %d", kvcore.ErrInvalid, req.Gen, s.rep.Gen())
 	}
 	if err := s.pauseLocked(req.Gen, timeout); err != nil {
 		return nil, err
 	}
 	s.log.Info("kv: paused for rollback", "role", "kv", "node", s.cfg.Replica.Self, "gen", req.Gen)
-	return PauseResponse{Paused: true, Gen: s.rep.Gen(), HVC: kvcore.ToHVCJSON(s.rep.Clock())}, nil
+	return kvcore.PauseResponse{Paused: true, Gen: s.rep.Gen(), HVC: kvcore.ToHVCJSON(s.rep.Clock())}, nil
 }
 
 // pauseLocked fences the server for generation gen until resumed or
@@ -529,14 +529,14 @@ func (s *Server) unpauseLocked() {
 	if s.pauseTimer != nil {
 		s.pauseTimer.Stop()
 	}
-	if err := s.rep.SetPause(0); err != nil && !errors.Is(err, ErrClosed) {
+	if err := s.rep.SetPause(0); err != nil && !errors.Is(err, kvcore.ErrClosed) {
 		s.log.Error("kv: forget the stored pause", "role", "kv", "node", s.cfg.Replica.Self, "err", err)
 	}
 }
 
 // resume lifts the fence of generation req.Gen (an older one is ignored).
 func (s *Server) resume(r *http.Request) (any, error) {
-	var req PauseRequest
+	var req kvcore.PauseRequest
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
@@ -546,32 +546,32 @@ func (s *Server) resume(r *http.Request) (any, error) {
 		s.unpauseLocked()
 		s.log.Info("kv: resumed", "role", "kv", "node", s.cfg.Replica.Self, "gen", req.Gen)
 	}
-	return PauseResponse{Paused: s.paused, Gen: s.rep.Gen(), HVC: kvcore.ToHVCJSON(s.rep.Clock())}, nil
+	return kvcore.PauseResponse{Paused: s.paused, Gen: s.rep.Gen(), HVC: kvcore.ToHVCJSON(s.rep.Clock())}, nil
 }
 
 // restore rewinds the paused replica to C(req.Before) and restarts the
 // detector in generation req.Gen from the restored values.
 func (s *Server) restore(r *http.Request) (any, error) {
-	var req RestoreRequest
+	var req kvcore.RestoreRequest
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
 	s.gate.Lock()
 	defer s.gate.Unlock()
 	if !s.paused || s.pauseGen != req.Gen {
-		return nil, fmt.Errorf("%w: restore for generation %d needs a pause for it first", ErrInvalid, req.Gen)
+		return nil, fmt.Errorf("%w: restore for generation %d needs a pause for it first", kvcore.ErrInvalid, req.Gen)
 	}
 	res, err := RestoreMonitored(s.rep, s.det, req.Before, req.Gen, req.Keep)
 	if err != nil {
 		return nil, err
 	}
 	s.log.Info("kv: restored", "role", "kv", "node", s.cfg.Replica.Self, "gen", req.Gen, "before", req.Before, "undone", res.Undone)
-	return RestoreResponse{Undone: res.Undone, Keys: len(res.Keys), Gen: req.Gen, HVC: kvcore.ToHVCJSON(res.At)}, nil
+	return kvcore.RestoreResponse{Undone: res.Undone, Keys: len(res.Keys), Gen: req.Gen, HVC: kvcore.ToHVCJSON(res.At)}, nil
 }
 
 // lateVersions lists the writes a rollback to req.Before may discard here.
 func (s *Server) lateVersions(r *http.Request) (any, error) {
-	var req VersionsRequest
+	var req kvcore.VersionsRequest
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
@@ -579,12 +579,12 @@ func (s *Server) lateVersions(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return VersionsResponse{Versions: nonNil(vs)}, nil
+	return kvcore.VersionsResponse{Versions: nonNil(vs)}, nil
 }
 
 // earlyVersions lists which of req.Versions took effect here before the cut.
 func (s *Server) earlyVersions(r *http.Request) (any, error) {
-	var req VersionsRequest
+	var req kvcore.VersionsRequest
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
@@ -592,7 +592,7 @@ func (s *Server) earlyVersions(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return VersionsResponse{Versions: nonNil(vs), CutTimes: at}, nil
+	return kvcore.VersionsResponse{Versions: nonNil(vs), CutTimes: at}, nil
 }
 
 // loadDetectorState reads the monitored keys' values and when they were
@@ -612,7 +612,7 @@ func (s *Server) loadDetectorState() (map[string]string, map[string]vclock.HVC, 
 
 // setAdvice sets (or, with r = w = 0, clears) the quorum advised to clients.
 func (s *Server) setAdvice(r *http.Request) (any, error) {
-	var req Advice
+	var req kvcore.Advice
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
@@ -621,7 +621,7 @@ func (s *Server) setAdvice(r *http.Request) (any, error) {
 		return req, nil
 	}
 	if req.R < 1 || req.R > s.cfg.N || req.W < 1 || req.W > s.cfg.N {
-		return nil, fmt.Errorf("%w: advice R=%d W=%d not in [1, N=%d]", ErrInvalid, req.R, req.W, s.cfg.N)
+		return nil, fmt.Errorf("%w: advice R=%d W=%d not in [1, N=%d]", kvcore.ErrInvalid, req.R, req.W, s.cfg.N)
 	}
 	s.advice.Store(&req)
 	return req, nil
@@ -634,30 +634,30 @@ func decodeJSON(r io.Reader, dst any) error {
 	if err := dec.Decode(dst); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return fmt.Errorf("%w: request body larger than %d bytes", ErrInvalid, tooBig.Limit)
+			return fmt.Errorf("%w: request body larger than %d bytes", kvcore.ErrInvalid, tooBig.Limit)
 		}
-		return fmt.Errorf("%w: malformed JSON: %v", ErrInvalid, err)
+		return fmt.Errorf("%w: malformed JSON: %v", kvcore.ErrInvalid, err)
 	}
 	if dec.More() {
-		return fmt.Errorf("%w: malformed JSON: data after the request object", ErrInvalid)
+		return fmt.Errorf("%w: malformed JSON: data after the request object", kvcore.ErrInvalid)
 	}
 	return nil
 }
 
-func httpStatus(c Code) int {
+func httpStatus(c kvcore.Code) int {
 	switch c {
-	case CodeInvalid, CodeWindow:
+	case kvcore.CodeInvalid, kvcore.CodeWindow:
 		return http.StatusBadRequest
-	case CodeTooManySiblings, CodeVersionReused, CodeConflict:
+	case kvcore.CodeTooManySiblings, kvcore.CodeVersionReused, kvcore.CodeConflict:
 		return http.StatusConflict
-	case CodeOverloaded, CodeUnavailable, CodeQuorum, CodePaused:
+	case kvcore.CodeOverloaded, kvcore.CodeUnavailable, kvcore.CodeQuorum, kvcore.CodePaused:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
 
-func writeError(w http.ResponseWriter, status int, b ErrorBody) {
-	body, _ := json.Marshal(ErrorJSON{Error: b})
+func writeError(w http.ResponseWriter, status int, b kvcore.ErrorBody) {
+	body, _ := json.Marshal(kvcore.ErrorJSON{Error: b})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(append(body, '\n'))

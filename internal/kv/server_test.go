@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/weft-db/weft/internal/kv/kvcore"
 )
 
 func testServer(t *testing.T) *Server {
@@ -31,15 +33,15 @@ func TestServerRejectsBadRequests(t *testing.T) {
 	for _, tc := range []struct {
 		path, body string
 		status     int
-		code       Code
+		code       kvcore.Code
 	}{
-		{"/v1/kv/get", `{"key": "k"`, 400, CodeInvalid},
-		{"/v1/kv/get", `{"key": "k", "extra": 1}`, 400, CodeInvalid},
-		{"/v1/kv/get", `{"key": ""}`, 400, CodeInvalid},
-		{"/v1/kv/put", `{"key": "k", "sibling": {"version": {"entries": []}, "value": ""}}`, 400, CodeInvalid},
-		{"/v1/kv/put", `{"key": "k", "sibling": {"version": {"entries": [{"actor": 1, "counter": 1}]}, "value": "!!"}}`, 400, CodeInvalid},
-		{"/v1/kv/put", `{"key": "k", "sibling": {"version": {"entries": [{"actor": 1, "counter": 1}]}, "value": "` + strings.Repeat("A", 2<<20) + `"}}`, 400, CodeInvalid},
-		{"/v1/kv/candidates", ``, 400, CodeInvalid},
+		{"/v1/kv/get", `{"key": "k"`, 400, kvcore.CodeInvalid},
+		{"/v1/kv/get", `{"key": "k", "extra": 1}`, 400, kvcore.CodeInvalid},
+		{"/v1/kv/get", `{"key": ""}`, 400, kvcore.CodeInvalid},
+		{"/v1/kv/put", `{"key": "k", "sibling": {"version": {"entries": []}, "value": ""}}`, 400, kvcore.CodeInvalid},
+		{"/v1/kv/put", `{"key": "k", "sibling": {"version": {"entries": [{"actor": 1, "counter": 1}]}, "value": "!!"}}`, 400, kvcore.CodeInvalid},
+		{"/v1/kv/put", `{"key": "k", "sibling": {"version": {"entries": [{"actor": 1, "counter": 1}]}, "value": "` + strings.Repeat("A", 2<<20) + `"}}`, 400, kvcore.CodeInvalid},
+		{"/v1/kv/candidates", ``, 400, kvcore.CodeInvalid},
 	} {
 		method := http.MethodPost
 		if tc.body == "" {
@@ -47,7 +49,7 @@ func TestServerRejectsBadRequests(t *testing.T) {
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest(method, tc.path, strings.NewReader(tc.body)))
-		var e ErrorJSON
+		var e kvcore.ErrorJSON
 		if w.Code != tc.status || json.Unmarshal(w.Body.Bytes(), &e) != nil || e.Error.Code != tc.code {
 			t.Errorf("%s %.60s: HTTP %d %s, want %d %s", tc.path, tc.body, w.Code, w.Body.String(), tc.status, tc.code)
 		}
@@ -64,7 +66,7 @@ func TestServerRejectsBadRequests(t *testing.T) {
 	}
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/kv/get", strings.NewReader(`{"key": "k"}`)))
-	var g GetResponse
+	var g kvcore.GetResponse
 	if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &g) != nil || len(g.Siblings) != 1 || string(g.Siblings[0].Value) != "hi" || g.HVC == nil {
 		t.Fatalf("get: %d %s", w.Code, w.Body.String())
 	}

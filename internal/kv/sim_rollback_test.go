@@ -129,7 +129,7 @@ func (r rbResult) String() string {
 type rbApp struct {
 	server int
 	key    string
-	sib    Sibling
+	sib    kvcore.Sibling
 	at     vclock.HVC
 	vc     []uint64
 }
@@ -161,7 +161,7 @@ type rbServerLog struct {
 type rbPending struct {
 	server int
 	before uint64
-	keep   []Version
+	keep   []kvcore.Version
 	kept   map[string]bool
 }
 
@@ -222,7 +222,7 @@ func newRbState(w *simWorld, cfg rbConfig) *rbState {
 
 // flagKeys returns, per server s, the key "f<s>-<k>" with the least k whose
 // first replica is s.
-func flagKeys(ring *Ring) []string {
+func flagKeys(ring *kvcore.Ring) []string {
 	out := make([]string, ring.Servers())
 	for s := range out {
 		for k := 0; ; k++ {
@@ -275,7 +275,7 @@ func runRollbackSim(t testing.TB, cfg rbConfig) (rbResult, error) {
 func checkHistoryValues(hist []histOp) error {
 	written := map[string]string{}
 	for _, h := range hist {
-		if h.Kind == KindPut {
+		if h.Kind == kvcore.KindPut {
 			written[h.Key+" "+h.Put.Version.String()] = string(h.Put.Value)
 		}
 	}
@@ -418,10 +418,10 @@ func (rb *rbState) startOp(i int) {
 	}
 	self := w.cfg.Servers + i
 	rb.vc[self][self]++
-	h := histOp{Client: i, Key: key, Start: w.event(), Kind: KindGet}
+	h := histOp{Client: i, Key: key, Start: w.event(), Kind: kvcore.KindGet}
 	var err error
 	if put {
-		h.Kind = KindPut
+		h.Kind = kvcore.KindPut
 		c.op, err = c.sess.Put(key, value, c.ctx[key], nil)
 	} else {
 		c.op, err = c.sess.Get(key, nil)
@@ -436,7 +436,7 @@ func (rb *rbState) startOp(i int) {
 }
 
 // applied logs an applied PUT and, for a watched flag, the state it ends.
-func (rb *rbState) applied(server int, key string, s Sibling, at vclock.HVC, vc []uint64) {
+func (rb *rbState) applied(server int, key string, s kvcore.Sibling, at vclock.HVC, vc []uint64) {
 	rb.eff[server] = append(rb.eff[server], len(rb.apps))
 	rb.apps = append(rb.apps, rbApp{server: server, key: key, sib: s, at: at, vc: vc})
 	if key == rb.flags[server] {
@@ -825,10 +825,10 @@ func (rb *rbState) checkRestored(t uint64, was [][]int) {
 		}
 	}
 	for s, srv := range rb.w.servers {
-		want := map[string][]Sibling{}
+		want := map[string][]kvcore.Sibling{}
 		for _, a := range rb.eff[s] {
 			app := rb.apps[a]
-			next, _, err := kvcore.Apply(want[app.key], app.sib, SiblingsLimit)
+			next, _, err := kvcore.Apply(want[app.key], app.sib, kvcore.SiblingsLimit)
 			if err != nil {
 				rb.fail("replaying server %d: %v", s, err)
 				return
@@ -870,7 +870,7 @@ func (rb *rbState) checkRestored(t uint64, was [][]int) {
 	}
 }
 
-func mustLoad(r *Replica, key string) []Sibling {
+func mustLoad(r *Replica, key string) []kvcore.Sibling {
 	sibs, err := r.load(key)
 	if err != nil {
 		panic(err)

@@ -25,7 +25,7 @@ var (
 // seeded generator and a tick counter.
 type simConfig struct {
 	Seed           uint64
-	Quorum         Quorum
+	Quorum         kvcore.Quorum
 	Servers        int
 	Clients        int
 	Keys           int
@@ -45,13 +45,13 @@ type simConfig struct {
 
 // simQuorum is N/R/W with rounds of 20 ticks (a round trip takes 2 to 16)
 // and read repair.
-func simQuorum(n, r, w int) Quorum {
+func simQuorum(n, r, w int) kvcore.Quorum {
 	q := quorum(n, r, w)
 	q.RoundTicks, q.ReadRepair = 20, true
 	return q
 }
 
-func defaultSimConfig(seed uint64, q Quorum) simConfig {
+func defaultSimConfig(seed uint64, q kvcore.Quorum) simConfig {
 	return simConfig{
 		Seed: seed, Quorum: q, Servers: 5, Clients: 4, Keys: 3, OpsPerClient: 120,
 		DelayMax: 8, DropPermille: 20, DupPermille: 10,
@@ -64,12 +64,12 @@ func defaultSimConfig(seed uint64, q Quorum) simConfig {
 // (global event numbers: real-time order).
 type histOp struct {
 	Client     int
-	Kind       Kind
+	Kind       kvcore.Kind
 	Key        string
 	Start, End uint64
 	OK         bool
-	Put        Sibling   // PUT: what it wrote
-	Got        []Sibling // GET: what it returned
+	Put        kvcore.Sibling   // PUT: what it wrote
+	Got        []kvcore.Sibling // GET: what it returned
 }
 
 type simResult struct {
@@ -94,12 +94,12 @@ type simServer struct {
 }
 
 type simClient struct {
-	sess      *Session
-	op        *Op
+	sess      *kvcore.Session
+	op        *kvcore.Op
 	hist      int // index of the op's histOp
 	left      int
 	nextStart int
-	ctx       map[string][]Version
+	ctx       map[string][]kvcore.Version
 }
 
 type simMsg struct {
@@ -108,8 +108,8 @@ type simMsg struct {
 	toServer bool
 	server   int
 	client   int
-	send     Send
-	reply    Reply
+	send     kvcore.Send
+	reply    kvcore.Reply
 	vc       []uint64 // the sender's simulation vector clock (rollback runs only)
 }
 
@@ -117,7 +117,7 @@ type simWorld struct {
 	t       testing.TB
 	cfg     simConfig
 	rng     *rand.Rand
-	ring    *Ring
+	ring    *kvcore.Ring
 	servers []*simServer
 	clients []*simClient
 	queue   []simMsg
@@ -143,7 +143,7 @@ func runSim(t testing.TB, cfg simConfig) (simResult, []histOp) {
 func newSimWorld(t testing.TB, cfg simConfig) *simWorld {
 	w := &simWorld{t: t, cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x6b76))}
 	var err error
-	if w.ring, err = NewRing(cfg.Servers, 16); err != nil {
+	if w.ring, err = kvcore.NewRing(cfg.Servers, 16); err != nil {
 		t.Fatal(err)
 	}
 	for range cfg.Servers {
@@ -154,7 +154,7 @@ func newSimWorld(t testing.TB, cfg simConfig) *simWorld {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.clients = append(w.clients, &simClient{sess: sess, left: cfg.OpsPerClient, ctx: map[string][]Version{}})
+		w.clients = append(w.clients, &simClient{sess: sess, left: cfg.OpsPerClient, ctx: map[string][]kvcore.Version{}})
 	}
 	w.cut = make([][]bool, cfg.Clients)
 	for i := range w.cut {
@@ -327,19 +327,19 @@ func (w *simWorld) serve(m simMsg) {
 		w.res.Dropped++
 		return
 	}
-	r := Reply{From: m.server, Op: m.send.Op, Round: m.send.Round}
+	r := kvcore.Reply{From: m.server, Op: m.send.Op, Round: m.send.Round}
 	var vc []uint64
 	if w.rb != nil {
 		vc = w.rb.receive(m.server, m.vc)
 	}
 	switch {
 	case w.rb != nil && w.rb.paused(m.server):
-		r.Err = ErrPaused
-	case m.send.Kind == KindGet:
+		r.Err = kvcore.ErrPaused
+	case m.send.Kind == kvcore.KindGet:
 		r.Siblings, r.HVC, r.Err = s.rep.Get(m.send.Key, m.send.HVC)
-	case m.send.Kind == KindPut:
+	case m.send.Kind == kvcore.KindPut:
 		r.Outcome, r.HVC, r.Err = s.rep.Put(m.send.Key, m.send.Sibling, m.send.HVC)
-		if w.rb != nil && r.Err == nil && r.Outcome == Applied {
+		if w.rb != nil && r.Err == nil && r.Outcome == kvcore.Applied {
 			w.rb.applied(m.server, m.send.Key, m.send.Sibling, r.HVC, vc)
 		}
 		if m.send.Repair {
@@ -382,11 +382,11 @@ func (w *simWorld) stepClient(i int) {
 	h := histOp{Client: i, Key: key, Start: w.event()}
 	var err error
 	if w.rng.IntN(2) == 0 {
-		h.Kind = KindGet
+		h.Kind = kvcore.KindGet
 		c.op, err = c.sess.Get(key, nil)
 	} else {
-		h.Kind = KindPut
-		var ctx []Version
+		h.Kind = kvcore.KindPut
+		var ctx []kvcore.Version
 		if w.rng.IntN(10) < 8 { // mostly read-modify-write; some blind writes make siblings
 			ctx = c.ctx[key]
 		}
@@ -401,7 +401,7 @@ func (w *simWorld) stepClient(i int) {
 // begin records client i's new op and starts it.
 func (w *simWorld) begin(i int, h histOp) {
 	c := w.clients[i]
-	if h.Kind == KindPut {
+	if h.Kind == kvcore.KindPut {
 		h.Put = c.op.PutSibling()
 	}
 	c.hist = len(w.hist)
@@ -430,17 +430,17 @@ func (w *simWorld) flush(i int) {
 	switch {
 	case res.Err != nil:
 		w.res.Failed++
-		if errors.Is(res.Err, ErrTooManySiblings) {
+		if errors.Is(res.Err, kvcore.ErrTooManySiblings) {
 			w.res.SiblingRefusal++
 		}
-	case h.Kind == KindGet:
+	case h.Kind == kvcore.KindGet:
 		w.res.OKGets++
 		h.Got = res.Siblings
 		c.ctx[h.Key] = kvcore.Versions(res.Siblings)
 	default:
 		w.res.OKPuts++
 		if w.rb != nil {
-			c.ctx[h.Key] = []Version{h.Put.Version} // read-modify-write on its own writes
+			c.ctx[h.Key] = []kvcore.Version{h.Put.Version} // read-modify-write on its own writes
 		}
 	}
 	if w.rb != nil {
@@ -470,7 +470,7 @@ func checkHistory(hist []histOp, res *simResult) error {
 	}
 	byVersion := map[string]map[string]written{} // key → version → put
 	for _, h := range hist {
-		if h.Kind != KindPut {
+		if h.Kind != kvcore.KindPut {
 			continue
 		}
 		if byVersion[h.Key] == nil {
@@ -479,7 +479,7 @@ func checkHistory(hist []histOp, res *simResult) error {
 		byVersion[h.Key][h.Put.Version.String()] = written{h.Start, h.Put.Value}
 	}
 	for _, g := range hist {
-		if g.Kind != KindGet || !g.OK {
+		if g.Kind != kvcore.KindGet || !g.OK {
 			continue
 		}
 		for _, s := range g.Got {
@@ -490,7 +490,7 @@ func checkHistory(hist []histOp, res *simResult) error {
 		}
 		stale := false
 		for _, p := range hist {
-			if p.Kind != KindPut || !p.OK || p.Key != g.Key || p.End >= g.Start {
+			if p.Kind != kvcore.KindPut || !p.OK || p.Key != g.Key || p.End >= g.Start {
 				continue
 			}
 			res.Checked++
@@ -543,7 +543,7 @@ func simSeedList(n int) []uint64 {
 //
 // A failure prints the seed; -kv.sim.seed=N replays it exactly.
 func TestSimQuorum(t *testing.T) {
-	for _, q := range []Quorum{simQuorum(3, 2, 2), simQuorum(3, 1, 3), simQuorum(2, 1, 2), simQuorum(5, 3, 3), simQuorum(3, 1, 1)} {
+	for _, q := range []kvcore.Quorum{simQuorum(3, 2, 2), simQuorum(3, 1, 3), simQuorum(2, 1, 2), simQuorum(5, 3, 3), simQuorum(3, 1, 1)} {
 		t.Run(q.String(), func(t *testing.T) {
 			var total simResult
 			for _, seed := range simSeedList(*simSeeds) {

@@ -116,10 +116,10 @@ func stampKey(s vclock.Stamp) string { return fmt.Sprintf("%d/%d/%d", s.Clock.Ep
 func (p *TxnParticipant) Prepare(t vclock.Stamp, reads []string, writes []TxnWrite) ([]vclock.Stamp, error) {
 	id := stampKey(t)
 	if _, dup := p.txns[id]; dup {
-		return nil, fmt.Errorf("%w: transaction %s prepared twice", ErrInvalid, t)
+		return nil, fmt.Errorf("%w: transaction %s prepared twice", kvcore.ErrInvalid, t)
 	}
 	if len(p.txns) >= p.pendingMax {
-		return nil, fmt.Errorf("%w: %d transactions pending", ErrOverloaded, len(p.txns))
+		return nil, fmt.Errorf("%w: %d transactions pending", kvcore.ErrOverloaded, len(p.txns))
 	}
 	keys := slices.Clone(reads)
 	for _, w := range writes {
@@ -128,7 +128,7 @@ func (p *TxnParticipant) Prepare(t vclock.Stamp, reads []string, writes []TxnWri
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("%w: transaction %s has no keys here", ErrInvalid, t)
+		return nil, fmt.Errorf("%w: transaction %s has no keys here", kvcore.ErrInvalid, t)
 	}
 	var prevs []vclock.Stamp
 	add := func(s vclock.Stamp) {
@@ -154,7 +154,7 @@ func (p *TxnParticipant) Prepare(t vclock.Stamp, reads []string, writes []TxnWri
 func (p *TxnParticipant) Decide(t vclock.Stamp, commit bool) error {
 	x, ok := p.txns[stampKey(t)]
 	if !ok {
-		return fmt.Errorf("%w: decision on transaction %s, which is not pending here", ErrInvalid, t)
+		return fmt.Errorf("%w: decision on transaction %s, which is not pending here", kvcore.ErrInvalid, t)
 	}
 	x.decided, x.commit = true, commit
 	if !commit {
@@ -232,7 +232,7 @@ func (p *TxnParticipant) Pending() int { return len(p.txns) }
 func Vote(ctx context.Context, o order.Oracle, prevs []vclock.Stamp, t vclock.Stamp) error {
 	if err := order.Must(ctx, o, prevs, t); err != nil {
 		if errors.Is(err, order.ErrStale) {
-			return fmt.Errorf("%w: %v", ErrTxnConflict, err)
+			return fmt.Errorf("%w: %v", kvcore.ErrTxnConflict, err)
 		}
 		return err
 	}
@@ -255,7 +255,7 @@ type Txn struct {
 	votes  []int8 // per part: 0 waiting, 1 yes, −1 no
 	why    error
 	done   []bool
-	reads  map[string][]Sibling
+	reads  map[string][]kvcore.Sibling
 	decide *bool
 }
 
@@ -263,9 +263,9 @@ type Txn struct {
 // primary server.
 func NewTxn(id vclock.Stamp, reads []string, writes []TxnWrite, primary func(key string) int) (*Txn, error) {
 	if len(reads)+len(writes) == 0 {
-		return nil, fmt.Errorf("%w: empty transaction", ErrInvalid)
+		return nil, fmt.Errorf("%w: empty transaction", kvcore.ErrInvalid)
 	}
-	t := &Txn{ID: id, reads: map[string][]Sibling{}}
+	t := &Txn{ID: id, reads: map[string][]kvcore.Sibling{}}
 	part := func(s int) *TxnPart {
 		for i := range t.parts {
 			if t.parts[i].Server == s {
@@ -282,7 +282,7 @@ func NewTxn(id vclock.Stamp, reads []string, writes []TxnWrite, primary func(key
 	seen := map[string]bool{}
 	for _, w := range writes {
 		if seen[w.Key] {
-			return nil, fmt.Errorf("%w: key %q written twice", ErrInvalid, w.Key)
+			return nil, fmt.Errorf("%w: key %q written twice", kvcore.ErrInvalid, w.Key)
 		}
 		seen[w.Key] = true
 		p := part(primary(w.Key))
@@ -319,7 +319,7 @@ func (t *Txn) Vote(server int, err error) (commit, decided bool) {
 }
 
 // Applied takes a committed part's reads.
-func (t *Txn) Applied(server int, reads map[string][]Sibling) {
+func (t *Txn) Applied(server int, reads map[string][]kvcore.Sibling) {
 	if i := t.index(server); i >= 0 && t.decide != nil && *t.decide {
 		t.done[i] = true
 		for k, v := range reads {
@@ -331,7 +331,7 @@ func (t *Txn) Applied(server int, reads map[string][]Sibling) {
 // Done reports the outcome: the reads of a committed transaction once every
 // part has run, or the abort's reason (wrapping ErrTxnConflict when Kronos
 // refused an order).
-func (t *Txn) Done() (reads map[string][]Sibling, done bool, err error) {
+func (t *Txn) Done() (reads map[string][]kvcore.Sibling, done bool, err error) {
 	switch {
 	case t.decide == nil:
 		return nil, false, nil
@@ -354,8 +354,8 @@ func TxnActor(server int) uint64 { return 1<<63 | uint64(server)<<32 | 0x7478 }
 // ExecTxn runs a committed part on the replica: reads, then writes, each
 // write superseding every sibling of its key (a transaction's write is
 // last-writer-wins at its place in the serial order).
-func (r *Replica) ExecTxn(e TxnExec) (map[string][]Sibling, error) {
-	reads := make(map[string][]Sibling, len(e.Reads))
+func (r *Replica) ExecTxn(e TxnExec) (map[string][]kvcore.Sibling, error) {
+	reads := make(map[string][]kvcore.Sibling, len(e.Reads))
 	for _, k := range e.Reads {
 		sibs, _, err := r.Get(k, vclock.HVC{})
 		if err != nil {
@@ -376,8 +376,8 @@ func (r *Replica) ExecTxn(e TxnExec) (map[string][]Sibling, error) {
 			}
 		}
 		ctx := kvcore.Versions(cur)
-		v := kvcore.Descend(ctx, actor, kvcore.NextCounter(0, ctx, actor), VersionEntriesMax)
-		if _, _, err := r.Put(w.Key, Sibling{Version: v, Value: value}, vclock.HVC{}); err != nil {
+		v := kvcore.Descend(ctx, actor, kvcore.NextCounter(0, ctx, actor), kvcore.VersionEntriesMax)
+		if _, _, err := r.Put(w.Key, kvcore.Sibling{Version: v, Value: value}, vclock.HVC{}); err != nil {
 			return nil, err
 		}
 	}
@@ -390,12 +390,12 @@ func addDecimal(cur, delta string) ([]byte, error) {
 	if cur != "" {
 		var err error
 		if a, err = strconv.ParseInt(cur, 10, 64); err != nil {
-			return nil, fmt.Errorf("%w: add to a value that is not a decimal integer: %q", ErrInvalid, cur)
+			return nil, fmt.Errorf("%w: add to a value that is not a decimal integer: %q", kvcore.ErrInvalid, cur)
 		}
 	}
 	d, err := strconv.ParseInt(delta, 10, 64)
 	if err != nil {
-		return nil, fmt.Errorf("%w: add of %q, not a decimal integer", ErrInvalid, delta)
+		return nil, fmt.Errorf("%w: add of %q, not a decimal integer", kvcore.ErrInvalid, delta)
 	}
 	return strconv.AppendInt(nil, a+d, 10), nil
 }

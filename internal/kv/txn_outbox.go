@@ -58,10 +58,10 @@ func txnOutboxKey(seq uint64) []byte {
 
 // outboxRecord is one transactional write still to push to one replica.
 type outboxRecord struct {
-	To      int      `json:"to"`
-	Key     string   `json:"key"`
-	Sibling Sibling  `json:"sibling"`
-	HVC     *HVCJSON `json:"hvc,omitempty"`
+	To      int             `json:"to"`
+	Key     string          `json:"key"`
+	Sibling kvcore.Sibling  `json:"sibling"`
+	HVC     *kvcore.HVCJSON `json:"hvc,omitempty"`
 }
 
 // outboxEntry is a stored record with its sequence number.
@@ -74,14 +74,14 @@ type outboxEntry struct {
 func (r *Replica) openOutbox() error {
 	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: []byte{txnPrefix, txnOutboxTag}, UpperBound: []byte{txnPrefix, txnOutboxTag + 1}})
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: %v", kvcore.ErrUnavailable, err)
 	}
 	defer it.Close()
 	var n int64
 	next := uint64(1)
 	for ok := it.First(); ok; ok = it.Next() {
 		if len(it.Key()) != 10 {
-			return fmt.Errorf("%w: outbox key %q", ErrCorrupt, it.Key())
+			return fmt.Errorf("%w: outbox key %q", kvcore.ErrCorrupt, it.Key())
 		}
 		n++
 		next = binary.BigEndian.Uint64(it.Key()[2:]) + 1
@@ -93,7 +93,7 @@ func (r *Replica) openOutbox() error {
 
 // appendOutbox adds to b one record per replica in to for the write of sib
 // to key stamped at, and returns made with the new entries appended.
-func (r *Replica) appendOutbox(b *pebble.Batch, made []outboxEntry, to []int, key string, sib Sibling, at vclock.HVC) []outboxEntry {
+func (r *Replica) appendOutbox(b *pebble.Batch, made []outboxEntry, to []int, key string, sib kvcore.Sibling, at vclock.HVC) []outboxEntry {
 	for _, peer := range to {
 		rec := outboxRecord{To: peer, Key: key, Sibling: sib, HVC: kvcore.ToHVCJSON(at)}
 		data, err := json.Marshal(rec)
@@ -114,18 +114,18 @@ func (r *Replica) loadOutbox(limit int) ([]outboxEntry, error) {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return nil, kvcore.ErrClosed
 	}
 	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: []byte{txnPrefix, txnOutboxTag}, UpperBound: []byte{txnPrefix, txnOutboxTag + 1}})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", kvcore.ErrUnavailable, err)
 	}
 	defer it.Close()
 	var out []outboxEntry
 	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
 		var rec outboxRecord
 		if len(it.Key()) != 10 || json.Unmarshal(it.Value(), &rec) != nil {
-			return nil, fmt.Errorf("%w: outbox record %q", ErrCorrupt, it.Key())
+			return nil, fmt.Errorf("%w: outbox record %q", kvcore.ErrCorrupt, it.Key())
 		}
 		out = append(out, outboxEntry{Seq: binary.BigEndian.Uint64(it.Key()[2:]), Rec: rec})
 	}
@@ -138,10 +138,10 @@ func (r *Replica) dropOutbox(seq uint64) error {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return ErrClosed
+		return kvcore.ErrClosed
 	}
 	if err := r.db.Delete(txnOutboxKey(seq), pebble.NoSync); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: %v", kvcore.ErrUnavailable, err)
 	}
 	r.outLen.Add(-1)
 	return nil
@@ -214,8 +214,8 @@ func (s *Server) pushOne(ctx context.Context, e outboxEntry) error {
 
 // sendPut is the real pushFunc: POST /v1/kv/put to the record's replica.
 func (s *Server) sendPut(ctx context.Context, rec outboxRecord) error {
-	var out PutResponse
-	return s.txnCall(ctx, rec.To, "/v1/kv/put", PutRequest{Key: rec.Key, Sibling: rec.Sibling, HVC: rec.HVC}, &out)
+	var out kvcore.PutResponse
+	return s.txnCall(ctx, rec.To, "/v1/kv/put", kvcore.PutRequest{Key: rec.Key, Sibling: rec.Sibling, HVC: rec.HVC}, &out)
 }
 
 // pushQuorum pushes a part's new records at once and returns when every
@@ -284,7 +284,7 @@ func (s *Server) pushQuorum(es []outboxEntry, w int) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: key %q is held by fewer than W=%d replicas (the outbox keeps pushing)", ErrUnavailable, short(), w)
+	return fmt.Errorf("%w: key %q is held by fewer than W=%d replicas (the outbox keeps pushing)", kvcore.ErrUnavailable, short(), w)
 }
 
 // kickPusher wakes the pusher (without waiting for it).

@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/weft-db/weft/internal/kronos"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -47,7 +48,7 @@ func (l *lossyPush) send(ctx context.Context, rec outboxRecord) error {
 	if l.drop() {
 		return errLost
 	}
-	b, _ := json.Marshal(PutRequest{Key: rec.Key, Sibling: rec.Sibling, HVC: rec.HVC})
+	b, _ := json.Marshal(kvcore.PutRequest{Key: rec.Key, Sibling: rec.Sibling, HVC: rec.HVC})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+l.peers[rec.To]+"/v1/kv/put", bytes.NewReader(b))
 	if err != nil {
 		return err
@@ -120,17 +121,17 @@ func TestTxnOutboxDeliversThroughMessageLoss(t *testing.T) {
 	})
 	const accounts, initial = 6, 100
 	keys := make([]string, accounts)
-	var init []TxnWriteJSON
+	var init []kvcore.TxnWriteJSON
 	for i := range keys {
 		keys[i] = fmt.Sprintf("acct-%d", i)
-		init = append(init, TxnWriteJSON{Key: keys[i], Value: []byte(strconv.Itoa(initial))})
+		init = append(init, kvcore.TxnWriteJSON{Key: keys[i], Value: []byte(strconv.Itoa(initial))})
 	}
 	for {
-		_, err := postTxn(servers[0].Addr(), TxnRequest{Writes: init})
+		_, err := postTxn(servers[0].Addr(), kvcore.TxnRequest{Writes: init})
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, ErrUnavailable) {
+		if !errors.Is(err, kvcore.ErrUnavailable) {
 			t.Fatal(err)
 		}
 	}
@@ -150,7 +151,7 @@ func TestTxnOutboxDeliversThroughMessageLoss(t *testing.T) {
 					b++
 				}
 				amt := 1 + rng.IntN(9)
-				_, err := postTxn(servers[rng.IntN(3)].Addr(), TxnRequest{Writes: []TxnWriteJSON{
+				_, err := postTxn(servers[rng.IntN(3)].Addr(), kvcore.TxnRequest{Writes: []kvcore.TxnWriteJSON{
 					{Key: keys[a], Value: []byte(strconv.Itoa(-amt)), Add: true},
 					{Key: keys[b], Value: []byte(strconv.Itoa(amt)), Add: true},
 				}})
@@ -160,8 +161,8 @@ func TestTxnOutboxDeliversThroughMessageLoss(t *testing.T) {
 					acked++
 					net[a] -= amt
 					net[b] += amt
-				case errors.Is(err, ErrTxnConflict):
-				case errors.Is(err, ErrUnavailable):
+				case errors.Is(err, kvcore.ErrTxnConflict):
+				case errors.Is(err, kvcore.ErrUnavailable):
 					unacked++ // outcome unknown to the client
 				default:
 					mu.Unlock()
@@ -178,7 +179,7 @@ func TestTxnOutboxDeliversThroughMessageLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitOutboxes(t, servers)
-	r, err := postTxn(servers[1].Addr(), TxnRequest{Reads: keys})
+	r, err := postTxn(servers[1].Addr(), kvcore.TxnRequest{Reads: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,11 +308,11 @@ func BenchmarkTxnTransferReplicated(b *testing.B) {
 			servers := txnCluster(b, 3, func(c *ServerConfig) { c.W = w })
 			keys := []string{"acct-a", "acct-b"}
 			for i := 0; b.Loop(); i++ {
-				_, err := postTxn(servers[i%3].Addr(), TxnRequest{Writes: []TxnWriteJSON{
+				_, err := postTxn(servers[i%3].Addr(), kvcore.TxnRequest{Writes: []kvcore.TxnWriteJSON{
 					{Key: keys[i%2], Value: []byte("-1"), Add: true},
 					{Key: keys[(i+1)%2], Value: []byte("1"), Add: true},
 				}})
-				if err != nil && !errors.Is(err, ErrTxnConflict) {
+				if err != nil && !errors.Is(err, kvcore.ErrTxnConflict) {
 					b.Fatal(err)
 				}
 			}
@@ -336,11 +337,11 @@ func TestTxnFewerThanWReplicasIsUnavailableButCommitted(t *testing.T) {
 	if err := servers[2].Stop(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := postTxn(servers[0].Addr(), TxnRequest{Writes: []TxnWriteJSON{{Key: key, Value: []byte("v")}}})
-	if !errors.Is(err, ErrUnavailable) {
+	_, err := postTxn(servers[0].Addr(), kvcore.TxnRequest{Writes: []kvcore.TxnWriteJSON{{Key: key, Value: []byte("v")}}})
+	if !errors.Is(err, kvcore.ErrUnavailable) {
 		t.Fatalf("with 2 of W = 3 replicas: %v, want UNAVAILABLE", err)
 	}
-	r, err := postTxn(servers[1].Addr(), TxnRequest{Reads: []string{key}})
+	r, err := postTxn(servers[1].Addr(), kvcore.TxnRequest{Reads: []string{key}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,26 +26,26 @@ import (
 
 // TxnPrepareRequest is POST /v1/kv/txn/prepare: one server's part.
 type TxnPrepareRequest struct {
-	Txn    StampJSON      `json:"txn"`
-	Reads  []string       `json:"reads,omitempty"`
-	Writes []TxnWriteJSON `json:"writes,omitempty"`
+	Txn    kvcore.StampJSON      `json:"txn"`
+	Reads  []string              `json:"reads,omitempty"`
+	Writes []kvcore.TxnWriteJSON `json:"writes,omitempty"`
 }
 
 // TxnVote answers a prepare: OK, or the reason for a no.
 type TxnVote struct {
-	OK    bool       `json:"ok"`
-	Error *ErrorBody `json:"error,omitempty"`
+	OK    bool              `json:"ok"`
+	Error *kvcore.ErrorBody `json:"error,omitempty"`
 }
 
 // TxnDecideRequest is POST /v1/kv/txn/decide.
 type TxnDecideRequest struct {
-	Txn    StampJSON `json:"txn"`
-	Commit bool      `json:"commit"`
+	Txn    kvcore.StampJSON `json:"txn"`
+	Commit bool             `json:"commit"`
 }
 
 // TxnDecideResponse answers it; for a commit, once the part ran.
 type TxnDecideResponse struct {
-	Reads map[string][]Sibling `json:"reads,omitempty"`
+	Reads map[string][]kvcore.Sibling `json:"reads,omitempty"`
 }
 
 // txnShell is a server's transactional state: the participant core, the
@@ -76,7 +76,7 @@ type undecidedTxn struct {
 }
 
 type txnResult struct {
-	reads map[string][]Sibling
+	reads map[string][]kvcore.Sibling
 	out   []outboxEntry // the part's writes still to push
 	err   error
 }
@@ -92,7 +92,7 @@ func newTxnShell(pendingMax int) *txnShell {
 	}
 }
 
-func txnWrites(ws []TxnWriteJSON) []TxnWrite {
+func txnWrites(ws []kvcore.TxnWriteJSON) []TxnWrite {
 	out := make([]TxnWrite, len(ws))
 	for i, w := range ws {
 		out[i] = TxnWrite{Key: w.Key, Value: w.Value, Add: w.Add}
@@ -100,10 +100,10 @@ func txnWrites(ws []TxnWriteJSON) []TxnWrite {
 	return out
 }
 
-func txnWritesJSON(ws []TxnWrite) []TxnWriteJSON {
-	out := make([]TxnWriteJSON, len(ws))
+func txnWritesJSON(ws []TxnWrite) []kvcore.TxnWriteJSON {
+	out := make([]kvcore.TxnWriteJSON, len(ws))
 	for i, w := range ws {
-		out[i] = TxnWriteJSON{Key: w.Key, Value: w.Value, Add: w.Add}
+		out[i] = kvcore.TxnWriteJSON{Key: w.Key, Value: w.Value, Add: w.Add}
 	}
 	return out
 }
@@ -124,9 +124,9 @@ func (s *Server) nextStamp() vclock.Stamp {
 // decide, tell every part, and answer once every committed part ran.
 func (s *Server) txnCoordinate(r *http.Request) (any, error) {
 	if s.cfg.Oracle == nil {
-		return nil, fmt.Errorf("%w: transactions need a Kronos (weft kv serve --kronos)", ErrInvalid)
+		return nil, fmt.Errorf("%w: transactions need a Kronos (weft kv serve --kronos)", kvcore.ErrInvalid)
 	}
-	var req TxnRequest
+	var req kvcore.TxnRequest
 	if err := decodeJSON(r.Body, &req); err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (s *Server) txnCoordinate(r *http.Request) (any, error) {
 			return nil, err
 		}
 		if _, err := strconv.ParseInt(string(w.Value), 10, 64); w.Add && err != nil {
-			return nil, fmt.Errorf("%w: add of %q to %q: not a decimal integer", ErrInvalid, w.Value, w.Key)
+			return nil, fmt.Errorf("%w: add of %q to %q: not a decimal integer", kvcore.ErrInvalid, w.Value, w.Key)
 		}
 	}
 	id := s.nextStamp()
@@ -164,7 +164,7 @@ func (s *Server) txnCoordinate(r *http.Request) (any, error) {
 		// it, so a part that lost touch asks (status) and learns it.
 		if err := s.rep.SaveCommit(id); err != nil {
 			s.abortAll(id, parts)
-			return nil, fmt.Errorf("%w: transaction %s aborted: recording its commit failed: %v", ErrUnavailable, id, err)
+			return nil, fmt.Errorf("%w: transaction %s aborted: recording its commit failed: %v", kvcore.ErrUnavailable, id, err)
 		}
 	}
 	s.txn.mu.Lock()
@@ -186,12 +186,12 @@ func (s *Server) txnCoordinate(r *http.Request) (any, error) {
 	if !done {
 		// Committed, but some part did not confirm it ran: its server may
 		// have failed. The outcome there is unknown to the client.
-		return nil, fmt.Errorf("%w: transaction %s committed but not confirmed by every part: %v", ErrUnavailable, id, errors.Join(errs...))
+		return nil, fmt.Errorf("%w: transaction %s committed but not confirmed by every part: %v", kvcore.ErrUnavailable, id, errors.Join(errs...))
 	}
 	if reads == nil {
-		reads = map[string][]Sibling{}
+		reads = map[string][]kvcore.Sibling{}
 	}
-	return TxnResponse{Reads: reads, Txn: kvcore.ToStampJSON(id)}, nil
+	return kvcore.TxnResponse{Reads: reads, Txn: kvcore.ToStampJSON(id)}, nil
 }
 
 // prepareParts sends every part its prepare in parallel and returns the
@@ -211,7 +211,7 @@ func (s *Server) prepareParts(ctx context.Context, id vclock.Stamp, parts []TxnP
 			case !v.OK && v.Error != nil:
 				votes[i] = kvcore.ErrorOf(v.Error.Code, v.Error.Message)
 			case !v.OK:
-				votes[i] = ErrTxnConflict
+				votes[i] = kvcore.ErrTxnConflict
 			}
 		}()
 	}
@@ -259,7 +259,7 @@ func (s *Server) txnCall(ctx context.Context, i int, path string, in, out any) e
 // to order it after its predecessors here; the answer is the vote.
 func (s *Server) txnPrepare(r *http.Request) (any, error) {
 	if s.cfg.Oracle == nil {
-		return nil, fmt.Errorf("%w: transactions need a Kronos (weft kv serve --kronos)", ErrInvalid)
+		return nil, fmt.Errorf("%w: transactions need a Kronos (weft kv serve --kronos)", kvcore.ErrInvalid)
 	}
 	var req TxnPrepareRequest
 	if err := decodeJSON(r.Body, &req); err != nil {
@@ -271,7 +271,7 @@ func (s *Server) txnPrepare(r *http.Request) (any, error) {
 		return nil, err
 	}
 	if n := s.rep.OutboxLen(); n >= s.cfg.OutboxMax && len(req.Writes) > 0 {
-		return nil, fmt.Errorf("%w: %d transactional writes wait for their replicas", ErrOverloaded, n)
+		return nil, fmt.Errorf("%w: %d transactional writes wait for their replicas", kvcore.ErrOverloaded, n)
 	}
 	s.txn.mu.Lock()
 	prevs, err := s.txn.part.Prepare(id, req.Reads, txnWrites(req.Writes))
@@ -295,7 +295,7 @@ func (s *Server) txnPrepare(r *http.Request) (any, error) {
 	defer cancel()
 	if err := Vote(ctx, s.cfg.Oracle, prevs, id); err != nil {
 		code := kvcore.CodeOf(err)
-		return TxnVote{Error: &ErrorBody{Code: code, Message: err.Error(), Retryable: code.Retryable()}}, nil
+		return TxnVote{Error: &kvcore.ErrorBody{Code: code, Message: err.Error(), Retryable: code.Retryable()}}, nil
 	}
 	return TxnVote{OK: true}, nil
 }
@@ -331,7 +331,7 @@ func (s *Server) txnDecide(r *http.Request) (any, error) {
 		s.txn.mu.Lock()
 		delete(s.txn.waiters, key)
 		s.txn.mu.Unlock()
-		return nil, fmt.Errorf("%w: transaction %s committed but waits behind undecided ones", ErrUnavailable, id)
+		return nil, fmt.Errorf("%w: transaction %s committed but waits behind undecided ones", kvcore.ErrUnavailable, id)
 	}
 	s.txn.mu.Lock()
 	res := s.txn.results[key]
@@ -416,7 +416,7 @@ func (s *Server) recoverTxns() error {
 	for _, rec := range recs {
 		var req TxnPrepareRequest
 		if err := json.Unmarshal(rec.Data, &req); err != nil {
-			return fmt.Errorf("%w: prepared part %d: %v", ErrCorrupt, rec.Seq, err)
+			return fmt.Errorf("%w: prepared part %d: %v", kvcore.ErrCorrupt, rec.Seq, err)
 		}
 		id := req.Txn.Stamp()
 		// Kronos already holds the orders this part asked for.

@@ -70,8 +70,8 @@ func txnCluster(t testing.TB, n int, tweak func(*ServerConfig)) []*Server {
 	return out
 }
 
-func postTxn(addr string, req TxnRequest) (TxnResponse, error) {
-	var out TxnResponse
+func postTxn(addr string, req kvcore.TxnRequest) (kvcore.TxnResponse, error) {
+	var out kvcore.TxnResponse
 	b, _ := json.Marshal(req)
 	resp, err := http.Post("http://"+addr+"/v1/kv/txn", "application/json", bytes.NewReader(b))
 	if err != nil {
@@ -79,7 +79,7 @@ func postTxn(addr string, req TxnRequest) (TxnResponse, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		var e ErrorJSON
+		var e kvcore.ErrorJSON
 		if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
 			return out, fmt.Errorf("HTTP %d", resp.StatusCode)
 		}
@@ -97,15 +97,15 @@ func TestTxnOverHTTPTransfersKeepTheTotal(t *testing.T) {
 	servers := txnCluster(t, 3, nil)
 	const accounts, initial = 8, 100
 	keys := make([]string, accounts)
-	var init []TxnWriteJSON
+	var init []kvcore.TxnWriteJSON
 	for i := range keys {
 		keys[i] = fmt.Sprintf("acct-%d", i)
-		init = append(init, TxnWriteJSON{Key: keys[i], Value: []byte(strconv.Itoa(initial))})
+		init = append(init, kvcore.TxnWriteJSON{Key: keys[i], Value: []byte(strconv.Itoa(initial))})
 	}
-	if _, err := postTxn(servers[0].Addr(), TxnRequest{Writes: init}); err != nil {
+	if _, err := postTxn(servers[0].Addr(), kvcore.TxnRequest{Writes: init}); err != nil {
 		t.Fatal(err)
 	}
-	total := func(r TxnResponse) (int, error) {
+	total := func(r kvcore.TxnResponse) (int, error) {
 		sum := 0
 		for _, k := range keys {
 			sibs := r.Reads[k]
@@ -133,8 +133,8 @@ func TestTxnOverHTTPTransfersKeepTheTotal(t *testing.T) {
 			for range 40 {
 				addr := servers[rng.IntN(len(servers))].Addr()
 				if w == 0 { // the auditor
-					r, err := postTxn(addr, TxnRequest{Reads: keys})
-					if errors.Is(err, ErrTxnConflict) {
+					r, err := postTxn(addr, kvcore.TxnRequest{Reads: keys})
+					if errors.Is(err, kvcore.ErrTxnConflict) {
 						continue
 					}
 					if err != nil {
@@ -155,7 +155,7 @@ func TestTxnOverHTTPTransfersKeepTheTotal(t *testing.T) {
 					b++
 				}
 				amt := 1 + rng.IntN(9)
-				_, err := postTxn(addr, TxnRequest{Writes: []TxnWriteJSON{
+				_, err := postTxn(addr, kvcore.TxnRequest{Writes: []kvcore.TxnWriteJSON{
 					{Key: keys[a], Value: []byte(strconv.Itoa(-amt)), Add: true},
 					{Key: keys[b], Value: []byte(strconv.Itoa(amt)), Add: true},
 				}})
@@ -165,7 +165,7 @@ func TestTxnOverHTTPTransfersKeepTheTotal(t *testing.T) {
 					committed++
 					net[a] -= amt
 					net[b] += amt
-				case errors.Is(err, ErrTxnConflict):
+				case errors.Is(err, kvcore.ErrTxnConflict):
 					conflicts++
 				default:
 					mu.Unlock()
@@ -181,7 +181,7 @@ func TestTxnOverHTTPTransfersKeepTheTotal(t *testing.T) {
 	for err := range errc {
 		t.Fatal(err)
 	}
-	r, err := postTxn(servers[1].Addr(), TxnRequest{Reads: keys})
+	r, err := postTxn(servers[1].Addr(), kvcore.TxnRequest{Reads: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestTxnNeedsKronos(t *testing.T) {
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := postTxn(s.Addr(), TxnRequest{Writes: []TxnWriteJSON{{Key: "a", Value: []byte("1")}}}); !errors.Is(err, ErrInvalid) {
+	if _, err := postTxn(s.Addr(), kvcore.TxnRequest{Writes: []kvcore.TxnWriteJSON{{Key: "a", Value: []byte("1")}}}); !errors.Is(err, kvcore.ErrInvalid) {
 		t.Fatalf("transaction without Kronos: %v, want ErrInvalid", err)
 	}
 }
@@ -226,8 +226,8 @@ func TestTxnPartRerunAfterCrashSkipsWhatItWrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The crash: "a" written with its marker, "b" not.
-	v := kvcore.Descend(nil, TxnActor(0), 1, VersionEntriesMax)
-	if _, _, err := rep.put("a", Sibling{Version: v, Value: []byte("5")}, vclock.HVC{}, func(b *pebble.Batch, _ vclock.HVC) {
+	v := kvcore.Descend(nil, TxnActor(0), 1, kvcore.VersionEntriesMax)
+	if _, _, err := rep.put("a", kvcore.Sibling{Version: v, Value: []byte("5")}, vclock.HVC{}, func(b *pebble.Batch, _ vclock.HVC) {
 		_ = b.Set(txnWroteKey(stampKey(id), "a"), []byte{1}, nil)
 	}); err != nil {
 		t.Fatal(err)
@@ -282,7 +282,7 @@ func TestTxnUndecidedPartSettledByStatus(t *testing.T) {
 		}
 	}
 	var vote TxnVote
-	if err := servers[1].txnCall(t.Context(), 0, "/v1/kv/txn/prepare", TxnPrepareRequest{Txn: kvcore.ToStampJSON(orphan), Writes: []TxnWriteJSON{{Key: key, Value: []byte("orphan")}}}, &vote); err != nil || !vote.OK {
+	if err := servers[1].txnCall(t.Context(), 0, "/v1/kv/txn/prepare", TxnPrepareRequest{Txn: kvcore.ToStampJSON(orphan), Writes: []kvcore.TxnWriteJSON{{Key: key, Value: []byte("orphan")}}}, &vote); err != nil || !vote.OK {
 		t.Fatalf("prepare: %v %+v", err, vote)
 	}
 	// The janitor asks server 1 once the part is TxnTimeout old.
@@ -297,7 +297,7 @@ func TestTxnUndecidedPartSettledByStatus(t *testing.T) {
 			t.Fatal("the orphaned part was never settled")
 		}
 	}
-	res, err := postTxn(servers[1].Addr(), TxnRequest{Reads: []string{key}, Writes: []TxnWriteJSON{{Key: key, Value: []byte("next")}}})
+	res, err := postTxn(servers[1].Addr(), kvcore.TxnRequest{Reads: []string{key}, Writes: []kvcore.TxnWriteJSON{{Key: key, Value: []byte("next")}}})
 	if err != nil {
 		t.Fatalf("the transaction behind the orphan: %v", err)
 	}

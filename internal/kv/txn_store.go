@@ -52,18 +52,18 @@ func (r *Replica) LoadApplied() (map[string]vclock.Stamp, error) {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return nil, kvcore.ErrClosed
 	}
 	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: []byte{txnPrefix, 'a'}, UpperBound: []byte{txnPrefix, 'a' + 1}})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", kvcore.ErrUnavailable, err)
 	}
 	defer it.Close()
 	out := map[string]vclock.Stamp{}
 	for ok := it.First(); ok; ok = it.Next() {
-		var j StampJSON
+		var j kvcore.StampJSON
 		if err := json.Unmarshal(it.Value(), &j); err != nil {
-			return nil, fmt.Errorf("%w: last transaction of %q: %v", ErrCorrupt, it.Key()[2:], err)
+			return nil, fmt.Errorf("%w: last transaction of %q: %v", kvcore.ErrCorrupt, it.Key()[2:], err)
 		}
 		out[string(it.Key()[2:])] = j.Stamp()
 	}
@@ -86,10 +86,10 @@ func (r *Replica) DropPrepared(seq uint64) error {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return ErrClosed
+		return kvcore.ErrClosed
 	}
 	if err := r.db.Delete(txnPreparedKey(seq), r.wopt); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: %v", kvcore.ErrUnavailable, err)
 	}
 	return nil
 }
@@ -99,17 +99,17 @@ func (r *Replica) LoadPrepared() ([]preparedRecord, error) {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return nil, kvcore.ErrClosed
 	}
 	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: []byte{txnPrefix, 'p'}, UpperBound: []byte{txnPrefix, 'p' + 1}})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", kvcore.ErrUnavailable, err)
 	}
 	defer it.Close()
 	var out []preparedRecord
 	for ok := it.First(); ok; ok = it.Next() {
 		if len(it.Key()) != 10 {
-			return nil, fmt.Errorf("%w: prepared-part key %q", ErrCorrupt, it.Key())
+			return nil, fmt.Errorf("%w: prepared-part key %q", kvcore.ErrCorrupt, it.Key())
 		}
 		out = append(out, preparedRecord{Seq: binary.BigEndian.Uint64(it.Key()[2:]), Data: slices.Clone(it.Value())})
 	}
@@ -126,10 +126,10 @@ func (r *Replica) DropCommit(id vclock.Stamp) error {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return ErrClosed
+		return kvcore.ErrClosed
 	}
 	if err := r.db.Delete(txnCommitKey(stampKey(id)), pebble.NoSync); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: %v", kvcore.ErrUnavailable, err)
 	}
 	return nil
 }
@@ -143,10 +143,10 @@ func (r *Replica) setMeta(key, value []byte, opt *pebble.WriteOptions) error {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return ErrClosed
+		return kvcore.ErrClosed
 	}
 	if err := r.db.Set(key, value, opt); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: %v", kvcore.ErrUnavailable, err)
 	}
 	return nil
 }
@@ -155,14 +155,14 @@ func (r *Replica) hasMeta(key []byte) (bool, error) {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return false, ErrClosed
+		return false, kvcore.ErrClosed
 	}
 	_, closer, err := r.db.Get(key)
 	if err == pebble.ErrNotFound {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return false, fmt.Errorf("%w: %v", kvcore.ErrUnavailable, err)
 	}
 	closer.Close()
 	return true, nil
@@ -179,8 +179,8 @@ func (r *Replica) hasMeta(key []byte) (bool, error) {
 // also stores one outbox record per other replica (txn_outbox.go), so the
 // write reaches them even if this server crashes right after; the records
 // written are returned for the caller to push at once.
-func (r *Replica) ExecTxnDurable(e TxnExec, seq uint64, others func(key string) []int) (map[string][]Sibling, []outboxEntry, error) {
-	reads := make(map[string][]Sibling, len(e.Reads))
+func (r *Replica) ExecTxnDurable(e TxnExec, seq uint64, others func(key string) []int) (map[string][]kvcore.Sibling, []outboxEntry, error) {
+	reads := make(map[string][]kvcore.Sibling, len(e.Reads))
 	for _, k := range e.Reads {
 		sibs, _, err := r.Get(k, vclock.HVC{})
 		if err != nil {
@@ -230,7 +230,7 @@ func (r *Replica) ExecTxnDurable(e TxnExec, seq uint64, others func(key string) 
 			}
 		}
 		ctx := kvcore.Versions(cur)
-		sib := Sibling{Version: kvcore.Descend(ctx, actor, kvcore.NextCounter(0, ctx, actor), VersionEntriesMax), Value: value}
+		sib := kvcore.Sibling{Version: kvcore.Descend(ctx, actor, kvcore.NextCounter(0, ctx, actor), kvcore.VersionEntriesMax), Value: value}
 		var to []int
 		if others != nil {
 			to = others(w.Key)
@@ -261,13 +261,13 @@ func (r *Replica) batch(f func(*pebble.Batch)) error {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return ErrClosed
+		return kvcore.ErrClosed
 	}
 	b := r.db.NewBatch()
 	defer b.Close()
 	f(b)
 	if err := b.Commit(r.wopt); err != nil {
-		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: %v", kvcore.ErrUnavailable, err)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weft-db/weft/internal/check"
 	"github.com/weft-db/weft/internal/kronos"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/order"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -29,7 +30,7 @@ type txnSim struct {
 	t        *testing.T
 	rng      *rand.Rand
 	servers  int
-	ring     *Ring
+	ring     *kvcore.Ring
 	reps     []*Replica
 	parts    []*TxnParticipant
 	oracle   order.Oracle
@@ -42,7 +43,7 @@ type txnSim struct {
 	aborts   int
 	// waiting maps a transaction (stampKey) to its coordinator's handler
 	// of a server's applied part.
-	waiting map[string]func(server int, reads map[string][]Sibling)
+	waiting map[string]func(server int, reads map[string][]kvcore.Sibling)
 }
 
 type txnEvent struct {
@@ -63,9 +64,9 @@ func (s *txnSim) record(op check.Op) {
 
 func newTxnSim(t *testing.T, seed uint64, servers int, noKronos bool) *txnSim {
 	s := &txnSim{t: t, rng: rand.New(rand.NewPCG(seed, 0x7478)), servers: servers, noKronos: noKronos,
-		waiting: map[string]func(int, map[string][]Sibling){}}
+		waiting: map[string]func(int, map[string][]kvcore.Sibling){}}
 	var err error
-	if s.ring, err = NewRing(servers, 16); err != nil {
+	if s.ring, err = kvcore.NewRing(servers, 16); err != nil {
 		t.Fatal(err)
 	}
 	if s.oracle, err = order.NewLocal(kronos.DefaultConfig()); err != nil {
@@ -119,9 +120,9 @@ func (s *txnSim) client(c, clients, txns, keys int) {
 			s.t.Fatal(err)
 		}
 		s.record(check.Op{Process: c, Type: check.Invoke, F: check.FTxn, Value: mops})
-		finish := func(got map[string][]Sibling, err error) {
+		finish := func(got map[string][]kvcore.Sibling, err error) {
 			if err != nil {
-				if !errors.Is(err, ErrTxnConflict) {
+				if !errors.Is(err, kvcore.ErrTxnConflict) {
 					s.t.Fatalf("txn %s: %v", id, err)
 				}
 				s.aborts++
@@ -141,7 +142,7 @@ func (s *txnSim) client(c, clients, txns, keys int) {
 
 // prepare runs at p.Server: Prepare, then (after a delay: Kronos is a
 // remote service) the vote, back to the coordinator.
-func (s *txnSim) prepare(tx *Txn, p TxnPart, finish func(map[string][]Sibling, error)) {
+func (s *txnSim) prepare(tx *Txn, p TxnPart, finish func(map[string][]kvcore.Sibling, error)) {
 	prevs, err := s.parts[p.Server].Prepare(tx.ID, p.Reads, p.Writes)
 	if err != nil {
 		s.t.Fatal(err)
@@ -155,7 +156,7 @@ func (s *txnSim) prepare(tx *Txn, p TxnPart, finish func(map[string][]Sibling, e
 	})
 }
 
-func (s *txnSim) vote(tx *Txn, server int, vote error, finish func(map[string][]Sibling, error)) {
+func (s *txnSim) vote(tx *Txn, server int, vote error, finish func(map[string][]kvcore.Sibling, error)) {
 	commit, decided := tx.Vote(server, vote)
 	if !decided {
 		return
@@ -174,8 +175,8 @@ func (s *txnSim) vote(tx *Txn, server int, vote error, finish func(map[string][]
 	}
 }
 
-func (s *txnSim) execReady(server int, tx *Txn, finish func(map[string][]Sibling, error)) {
-	s.waiting[stampKey(tx.ID)] = func(server int, reads map[string][]Sibling) {
+func (s *txnSim) execReady(server int, tx *Txn, finish func(map[string][]kvcore.Sibling, error)) {
+	s.waiting[stampKey(tx.ID)] = func(server int, reads map[string][]kvcore.Sibling) {
 		s.after(5, func() {
 			tx.Applied(server, reads)
 			if got, done, err := tx.Done(); done {
@@ -198,7 +199,7 @@ func (s *txnSim) execReady(server int, tx *Txn, finish func(map[string][]Sibling
 }
 
 // filled returns mops with the reads' values.
-func (s *txnSim) filled(mops check.Txn, got map[string][]Sibling) check.Txn {
+func (s *txnSim) filled(mops check.Txn, got map[string][]kvcore.Sibling) check.Txn {
 	out := slices.Clone(mops)
 	for i, m := range out {
 		if m.F != check.MopRead {

@@ -57,7 +57,7 @@ type WatcherConfig struct {
 	AdviseAfter  int
 	AdviseWindow time.Duration
 	// Advice is the quorum advised; W = 0 means each server's N.
-	Advice Advice
+	Advice kvcore.Advice
 	// Now is the physical clock used to measure detection latency, in the
 	// HVCs' unit (ns). Default WallClock: latencies are exact only when the
 	// servers run on the same machine (or clocks are synchronised).
@@ -105,10 +105,10 @@ func (c WatcherConfig) Validate() error {
 
 // ViolationReport is one detected violation as the watcher reports it.
 type ViolationReport struct {
-	ID        uint64          `json:"id"`
-	Predicate string          `json:"predicate"`
-	Clause    int             `json:"clause"`
-	Cut       []CandidateJSON `json:"cut"`
+	ID        uint64                 `json:"id"`
+	Predicate string                 `json:"predicate"`
+	Clause    int                    `json:"clause"`
+	Cut       []kvcore.CandidateJSON `json:"cut"`
 	// Since is the earliest time (ns) the violation could have begun
 	// (monitor.Violation.Since); a rollback restores the cut before it.
 	Since uint64 `json:"since"`
@@ -194,7 +194,7 @@ type Watcher struct {
 type fetched struct {
 	server int
 	boot   uint64
-	cands  []CandidateJSON
+	cands  []kvcore.CandidateJSON
 	missed uint64
 }
 
@@ -260,7 +260,7 @@ func (w *Watcher) fetch(ctx context.Context, i int) {
 	var after, boot uint64
 	backoff := 10 * time.Millisecond
 	for {
-		var resp CandidatesResponse
+		var resp kvcore.CandidatesResponse
 		path := fmt.Sprintf("/v1/kv/candidates?after=%d&max=%d&wait_ms=%d", after, w.cfg.PageMax, w.cfg.PollWait.Milliseconds())
 		err := w.call(ctx, w.cfg.Servers[i], http.MethodGet, path, nil, &resp, w.cfg.PollWait+5*time.Second)
 		if ctx.Err() != nil {
@@ -451,7 +451,7 @@ func (w *Watcher) handleViolations(vs []monitor.Violation, gen uint64, boots []u
 		}
 		r := ViolationReport{Predicate: v.Name, Clause: v.Clause, Since: v.Since, DetectedAt: now}
 		for _, c := range v.Cut {
-			r.Cut = append(r.Cut, CandidateJSON{Server: c.Server, Seq: c.Seq, Start: kvcore.ToHVCJSON(c.Start), End: kvcore.ToHVCJSON(c.End),
+			r.Cut = append(r.Cut, kvcore.CandidateJSON{Server: c.Server, Seq: c.Seq, Start: kvcore.ToHVCJSON(c.Start), End: kvcore.ToHVCJSON(c.End),
 				Values: c.Values, Keys: w.cfg.Spec.Keys(v.Predicate, c.Server), Predicate: v.Predicate, Name: v.Name, Gen: gen})
 			r.Completed = max(r.Completed, c.Start.Own())
 		}
@@ -566,12 +566,12 @@ func (w *Watcher) maybeAdvise(n int) {
 	for i, addr := range w.cfg.Servers {
 		adv := w.cfg.Advice
 		if adv.W == 0 { // W = N: sequential with any R ≥ 1
-			var m Meta
+			var m kvcore.Meta
 			if err := w.call(context.Background(), addr, http.MethodGet, "/v1/kv/meta", nil, &m, w.cfg.RollbackTimeout); err == nil {
 				adv.W = m.N
 			}
 		}
-		var out Advice
+		var out kvcore.Advice
 		if err := w.call(context.Background(), addr, http.MethodPost, "/v1/kv/admin/advice", adv, &out, w.cfg.RollbackTimeout); err != nil {
 			w.log.Error("monitor: advice not delivered", "role", "monitor", "node", i, "err", err)
 		}
@@ -593,24 +593,24 @@ func (w *Watcher) rollback(seen, since, violation uint64) RollbackReport {
 	ctx := context.Background()
 	gen := seen
 	for _, addr := range w.cfg.Servers {
-		var m Meta
+		var m kvcore.Meta
 		if err := w.call(ctx, addr, http.MethodGet, "/v1/kv/meta", nil, &m, w.cfg.RollbackTimeout); err != nil {
 			return w.failed(rb, start, fmt.Errorf("meta of %s: %w", addr, err))
 		}
 		gen = max(gen, m.Gen)
 	}
 	rb.Gen = gen + 1
-	pause := PauseRequest{Gen: rb.Gen, TimeoutMs: (4 * w.cfg.RollbackTimeout).Milliseconds()}
+	pause := kvcore.PauseRequest{Gen: rb.Gen, TimeoutMs: (4 * w.cfg.RollbackTimeout).Milliseconds()}
 	resumeAll := func() {
 		for i, addr := range w.cfg.Servers {
-			var out PauseResponse
+			var out kvcore.PauseResponse
 			if err := w.call(ctx, addr, http.MethodPost, "/v1/kv/admin/resume", pause, &out, w.cfg.RollbackTimeout); err != nil {
 				w.log.Error("monitor: resume failed (the pause expires by itself)", "role", "monitor", "node", i, "err", err)
 			}
 		}
 	}
 	for _, addr := range w.cfg.Servers {
-		var out PauseResponse
+		var out kvcore.PauseResponse
 		if err := w.call(ctx, addr, http.MethodPost, "/v1/kv/admin/pause", pause, &out, w.cfg.RollbackTimeout); err != nil {
 			resumeAll()
 			return w.failed(rb, start, fmt.Errorf("pause %s: %w", addr, err))
@@ -623,21 +623,21 @@ func (w *Watcher) rollback(seen, since, violation uint64) RollbackReport {
 	}
 	rb.Before = before
 	for _, addr := range w.cfg.Servers {
-		var ss ServerStats
+		var ss kvcore.ServerStats
 		if err := w.call(ctx, addr, http.MethodGet, "/v1/kv/stats", nil, &ss, w.cfg.RollbackTimeout); err != nil {
 			resumeAll()
 			return w.failed(rb, start, fmt.Errorf("stats of %s: %w", addr, err))
 		}
 		if before <= ss.Window.Floor {
 			resumeAll()
-			return w.failed(rb, start, fmt.Errorf("%w: %s keeps records only after %d, the rollback needs %d", ErrWindow, addr, ss.Window.Floor, before))
+			return w.failed(rb, start, fmt.Errorf("%w: %s keeps records only after %d, the rollback needs %d", kvcore.ErrWindow, addr, ss.Window.Floor, before))
 		}
 	}
 	// Restore every server; retry the ones that fail (a lost request or
 	// answer, a server that restarted) while the pauses last, so a
 	// transient failure does not leave some replicas restored and others
 	// not.
-	req := RestoreRequest{Before: before, Gen: rb.Gen, Keep: keep}
+	req := kvcore.RestoreRequest{Before: before, Gen: rb.Gen, Keep: keep}
 	retryUntil := start.Add(3 * w.cfg.RollbackTimeout) // the pauses expire at 4×
 	pending := make([]int, len(w.cfg.Servers))
 	for i := range pending {
@@ -689,21 +689,21 @@ func (w *Watcher) rollback(seen, since, violation uint64) RollbackReport {
 // server's generation: at req.Gen it was restored already (the answer was
 // lost; its count of undone writes is unknown, 0); below, it is paused
 // again (a restarted server lost its pause) and restored.
-func (w *Watcher) restoreOne(ctx context.Context, addr string, pause PauseRequest, req RestoreRequest, retry bool) (int, error) {
+func (w *Watcher) restoreOne(ctx context.Context, addr string, pause kvcore.PauseRequest, req kvcore.RestoreRequest, retry bool) (int, error) {
 	if retry {
-		var m Meta
+		var m kvcore.Meta
 		if err := w.call(ctx, addr, http.MethodGet, "/v1/kv/meta", nil, &m, w.cfg.RollbackTimeout); err != nil {
 			return 0, err
 		}
 		if m.Gen >= req.Gen {
 			return 0, nil
 		}
-		var out PauseResponse
+		var out kvcore.PauseResponse
 		if err := w.call(ctx, addr, http.MethodPost, "/v1/kv/admin/pause", pause, &out, w.cfg.RollbackTimeout); err != nil {
 			return 0, err
 		}
 	}
-	var out RestoreResponse
+	var out kvcore.RestoreResponse
 	if err := w.call(ctx, addr, http.MethodPost, "/v1/kv/admin/restore", req, &out, w.cfg.RollbackTimeout); err != nil {
 		return 0, err
 	}
@@ -711,13 +711,13 @@ func (w *Watcher) restoreOne(ctx context.Context, addr string, pause PauseReques
 }
 
 // straddlersAt lists the writes that straddle t now (see ChooseCut).
-func (w *Watcher) straddlersAt(ctx context.Context, t uint64) ([]Version, error) {
+func (w *Watcher) straddlersAt(ctx context.Context, t uint64) ([]kvcore.Version, error) {
 	keep, _, err := straddlers(w.cutSources(ctx), t)
 	return keep, err
 }
 
 // unionVersions appends to a the versions of b it lacks.
-func unionVersions(a, b []Version) []Version {
+func unionVersions(a, b []kvcore.Version) []kvcore.Version {
 	have := make(map[string]bool, len(a))
 	for _, v := range a {
 		have[v.String()] = true
@@ -733,7 +733,7 @@ func unionVersions(a, b []Version) []Version {
 
 // cutAndKeep chooses the cut and the writes that straddle it (ChooseCut)
 // by asking every server over HTTP.
-func (w *Watcher) cutAndKeep(ctx context.Context, since uint64) (uint64, []Version, error) {
+func (w *Watcher) cutAndKeep(ctx context.Context, since uint64) (uint64, []kvcore.Version, error) {
 	return ChooseCut(w.cutSources(ctx), since)
 }
 
@@ -753,26 +753,26 @@ type httpCutSource struct {
 	addr string
 }
 
-func (h httpCutSource) LateVersions(before uint64) ([]Version, error) {
-	var out VersionsResponse
-	if err := h.w.call(h.ctx, h.addr, http.MethodPost, "/v1/kv/admin/late", VersionsRequest{Before: before}, &out, h.w.cfg.RollbackTimeout); err != nil {
+func (h httpCutSource) LateVersions(before uint64) ([]kvcore.Version, error) {
+	var out kvcore.VersionsResponse
+	if err := h.w.call(h.ctx, h.addr, http.MethodPost, "/v1/kv/admin/late", kvcore.VersionsRequest{Before: before}, &out, h.w.cfg.RollbackTimeout); err != nil {
 		return nil, fmt.Errorf("late writes of %s: %w", h.addr, err)
 	}
 	return out.Versions, nil
 }
 
-func (h httpCutSource) EarlyVersions(before uint64, versions []Version) ([]Version, []uint64, error) {
-	var out VersionsResponse
+func (h httpCutSource) EarlyVersions(before uint64, versions []kvcore.Version) ([]kvcore.Version, []uint64, error) {
+	var out kvcore.VersionsResponse
 	// Ask in chunks, so a request stays well under the servers' body limit.
 	const chunk = 256 // versions of up to VersionEntriesMax entries: < 1 MiB
 	for lo := 0; lo < len(versions); lo += chunk {
-		var part VersionsResponse
-		req := VersionsRequest{Before: before, Versions: versions[lo:min(lo+chunk, len(versions))]}
+		var part kvcore.VersionsResponse
+		req := kvcore.VersionsRequest{Before: before, Versions: versions[lo:min(lo+chunk, len(versions))]}
 		if err := h.w.call(h.ctx, h.addr, http.MethodPost, "/v1/kv/admin/early", req, &part, h.w.cfg.RollbackTimeout); err != nil {
 			return nil, nil, fmt.Errorf("early writes of %s: %w", h.addr, err)
 		}
 		if len(part.CutTimes) != len(part.Versions) {
-			return nil, nil, fmt.Errorf("%w: %s answered %d versions and %d times", ErrUnavailable, h.addr, len(part.Versions), len(part.CutTimes))
+			return nil, nil, fmt.Errorf("%w: %s answered %d versions and %d times", kvcore.ErrUnavailable, h.addr, len(part.Versions), len(part.CutTimes))
 		}
 		out.Versions, out.CutTimes = append(out.Versions, part.Versions...), append(out.CutTimes, part.CutTimes...)
 	}
@@ -846,26 +846,26 @@ func exchangeJSON(ctx context.Context, hc *http.Client, method, addr, path strin
 	}
 	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, body)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+		return fmt.Errorf("%w: %v", kvcore.ErrInvalid, err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnavailable, addr, err)
+		return fmt.Errorf("%w: %s: %v", kvcore.ErrUnavailable, addr, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrUnavailable, addr, err)
+		return fmt.Errorf("%w: %s: %v", kvcore.ErrUnavailable, addr, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		var e ErrorJSON
+		var e kvcore.ErrorJSON
 		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
-			return fmt.Errorf("%w: %s: HTTP %d", ErrUnavailable, addr, resp.StatusCode)
+			return fmt.Errorf("%w: %s: HTTP %d", kvcore.ErrUnavailable, addr, resp.StatusCode)
 		}
 		return kvcore.ErrorOf(e.Error.Code, e.Error.Message)
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%w: %s: bad answer: %v", ErrUnavailable, addr, err)
+		return fmt.Errorf("%w: %s: bad answer: %v", kvcore.ErrUnavailable, addr, err)
 	}
 	return nil
 }

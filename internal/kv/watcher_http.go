@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/weft-db/weft/internal/kv/kvcore"
 )
 
 // latencyBucketsNs are the detection-latency histogram's upper bounds.
@@ -43,7 +45,7 @@ func (w *Watcher) Handler() http.Handler {
 			enc := json.NewEncoder(&buf)
 			enc.SetEscapeHTML(false)
 			if err := enc.Encode(f()); err != nil {
-				writeError(rw, http.StatusInternalServerError, ErrorBody{Code: CodeInternal, Message: err.Error()})
+				writeError(rw, http.StatusInternalServerError, kvcore.ErrorBody{Code: kvcore.CodeInternal, Message: err.Error()})
 				return
 			}
 			rw.Header().Set("Content-Type", "application/json")
@@ -63,7 +65,7 @@ func (w *Watcher) Handler() http.Handler {
 		rw.Write([]byte(w.Metrics()))
 	})
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
-		writeError(rw, http.StatusNotFound, ErrorBody{Code: CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
+		writeError(rw, http.StatusNotFound, kvcore.ErrorBody{Code: kvcore.CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
 	})
 	return mux
 }

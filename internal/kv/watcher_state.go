@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 )
 
@@ -90,7 +91,7 @@ func (w *Watcher) loadState() error {
 	}
 	var st watcherState
 	if err := json.Unmarshal(data, &st); err != nil {
-		return fmt.Errorf("%w: watcher state %s: %v", ErrCorrupt, watcherStateFile, err)
+		return fmt.Errorf("%w: watcher state %s: %v", kvcore.ErrCorrupt, watcherStateFile, err)
 	}
 	w.nextID = max(st.NextID, 1)
 	w.startGen = st.Gen

@@ -62,8 +62,8 @@ func histKey(seq uint64) []byte {
 type histRecord struct {
 	At   vclock.HVC
 	Key  string
-	Prev []Sibling // the key's siblings before the PUT (none: absent)
-	Sib  Sibling   // the sibling the PUT applied: its version names the logical write
+	Prev []kvcore.Sibling // the key's siblings before the PUT (none: absent)
+	Sib  kvcore.Sibling   // the sibling the PUT applied: its version names the logical write
 }
 
 func appendHistRecord(b []byte, r histRecord) []byte {
@@ -79,7 +79,7 @@ func appendHistRecord(b []byte, r histRecord) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(prev)))
 	b = append(b, prev...)
-	return kvcore.AppendSiblings(b, []Sibling{r.Sib})
+	return kvcore.AppendSiblings(b, []kvcore.Sibling{r.Sib})
 }
 
 func decodeHistRecord(b []byte) (histRecord, error) {
@@ -87,7 +87,7 @@ func decodeHistRecord(b []byte) (histRecord, error) {
 	field := func(what string) ([]byte, error) {
 		n, k := binary.Uvarint(b)
 		if k <= 0 || n > uint64(len(b)-k) {
-			return nil, fmt.Errorf("%w: window record: bad %s length", ErrCorrupt, what)
+			return nil, fmt.Errorf("%w: window record: bad %s length", kvcore.ErrCorrupt, what)
 		}
 		f := b[k : k+int(n)]
 		b = b[k+int(n):]
@@ -98,7 +98,7 @@ func decodeHistRecord(b []byte) (histRecord, error) {
 		return r, err
 	}
 	if r.At, err = vclock.DecodeHVC(at); err != nil {
-		return r, fmt.Errorf("%w: window record: %v", ErrCorrupt, err)
+		return r, fmt.Errorf("%w: window record: %v", kvcore.ErrCorrupt, err)
 	}
 	key, err := field("key")
 	if err != nil {
@@ -116,7 +116,7 @@ func decodeHistRecord(b []byte) (histRecord, error) {
 	}
 	sib, err := kvcore.DecodeSiblings(b)
 	if err != nil || len(sib) != 1 {
-		return r, fmt.Errorf("%w: window record of %q: applied sibling: %v", ErrCorrupt, r.Key, err)
+		return r, fmt.Errorf("%w: window record of %q: applied sibling: %v", kvcore.ErrCorrupt, r.Key, err)
 	}
 	r.Sib = sib[0]
 	return r, nil
@@ -152,7 +152,7 @@ func (r *Replica) openWindow() error {
 		}
 		if len(v) != 8 {
 			closer.Close()
-			return fmt.Errorf("%w: meta %q of %d bytes", ErrCorrupt, m.key, len(v))
+			return fmt.Errorf("%w: meta %q of %d bytes", kvcore.ErrCorrupt, m.key, len(v))
 		}
 		*m.dst = binary.BigEndian.Uint64(v)
 		closer.Close()
@@ -248,20 +248,20 @@ type RestoreResult struct {
 // oldest discarded PUT by replaying its kept PUTs in their original order
 // (Apply), and their undo records are rewritten to match, so a later
 // rollback does not resurrect what this one discarded.
-func (r *Replica) Restore(before, gen uint64, keep []Version) (RestoreResult, error) {
+func (r *Replica) Restore(before, gen uint64, keep []kvcore.Version) (RestoreResult, error) {
 	r.life.Lock()
 	defer r.life.Unlock()
 	if r.closed.Load() {
-		return RestoreResult{}, ErrClosed
+		return RestoreResult{}, kvcore.ErrClosed
 	}
 	r.clockMu.Lock()
 	floor, cur := r.floor, r.gen
 	r.clockMu.Unlock()
 	if gen <= cur {
-		return RestoreResult{}, fmt.Errorf("%w: rollback generation %d not above the replica's %d", ErrInvalid, gen, cur)
+		return RestoreResult{}, fmt.Errorf("%w: rollback generation %d not above the replica's %d", kvcore.ErrInvalid, gen, cur)
 	}
 	if before <= floor {
-		return RestoreResult{}, fmt.Errorf("%w: restore before %d, but records up to %d were trimmed (WindowMax %d)", ErrWindow, before, floor, r.cfg.WindowMax)
+		return RestoreResult{}, fmt.Errorf("%w: restore before %d, but records up to %d were trimmed (WindowMax %d)", kvcore.ErrWindow, before, floor, r.cfg.WindowMax)
 	}
 	late, err := r.lateRecords(before)
 	if err != nil {
@@ -275,7 +275,7 @@ func (r *Replica) Restore(before, gen uint64, keep []Version) (RestoreResult, er
 	b := r.db.NewBatch()
 	defer b.Close()
 	// late is oldest first; per key, replay from the first discarded record.
-	state := map[string][]Sibling{}
+	state := map[string][]kvcore.Sibling{}
 	rebuilding := map[string]bool{}
 	for _, lr := range late {
 		rec, key := lr.rec, lr.rec.Key
@@ -293,9 +293,9 @@ func (r *Replica) Restore(before, gen uint64, keep []Version) (RestoreResult, er
 		}
 		rec.Prev = state[key]
 		_ = b.Set(lr.key, appendHistRecord(nil, rec), nil)
-		next, _, err := kvcore.Apply(state[key], rec.Sib, SiblingsLimit)
+		next, _, err := kvcore.Apply(state[key], rec.Sib, kvcore.SiblingsLimit)
 		if err != nil {
-			return RestoreResult{}, fmt.Errorf("%w: replaying %q: %v", ErrCorrupt, key, err)
+			return RestoreResult{}, fmt.Errorf("%w: replaying %q: %v", kvcore.ErrCorrupt, key, err)
 		}
 		state[key] = next
 	}
@@ -309,7 +309,7 @@ func (r *Replica) Restore(before, gen uint64, keep []Version) (RestoreResult, er
 	}
 	_ = b.Set(metaGen, u64(gen), nil)
 	if err := b.Commit(pebble.Sync); err != nil {
-		return RestoreResult{}, fmt.Errorf("%w: restore: %v", ErrUnavailable, err)
+		return RestoreResult{}, fmt.Errorf("%w: restore: %v", kvcore.ErrUnavailable, err)
 	}
 	r.clockMu.Lock()
 	r.gen = gen
@@ -333,7 +333,7 @@ func (r *Replica) lateRecords(before uint64) ([]lateRecord, error) {
 	r.clockMu.Unlock()
 	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: histKey(first), UpperBound: histKey(next)})
 	if err != nil {
-		return nil, fmt.Errorf("%w: window: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: window: %v", kvcore.ErrUnavailable, err)
 	}
 	defer it.Close()
 	var out []lateRecord
@@ -353,17 +353,17 @@ func (r *Replica) lateRecords(before uint64) ([]lateRecord, error) {
 
 // LateVersions returns the versions of the PUTs this replica applied with
 // CutTime ≥ before: the writes a rollback to before may discard.
-func (r *Replica) LateVersions(before uint64) ([]Version, error) {
+func (r *Replica) LateVersions(before uint64) ([]kvcore.Version, error) {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return nil, kvcore.ErrClosed
 	}
 	late, err := r.lateRecords(before)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Version, 0, len(late))
+	out := make([]kvcore.Version, 0, len(late))
 	for _, lr := range late {
 		out = append(out, lr.rec.Sib.Version)
 	}
@@ -374,13 +374,13 @@ func (r *Replica) LateVersions(before uint64) ([]Version, error) {
 // CutTime < before (within the window), and the CutTime of each such
 // application: writes that took effect before the cut, which a rollback to
 // before keeps everywhere.
-func (r *Replica) EarlyVersions(before uint64, versions []Version) ([]Version, []uint64, error) {
+func (r *Replica) EarlyVersions(before uint64, versions []kvcore.Version) ([]kvcore.Version, []uint64, error) {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return nil, nil, ErrClosed
+		return nil, nil, kvcore.ErrClosed
 	}
-	want := map[string]Version{}
+	want := map[string]kvcore.Version{}
 	for _, v := range versions {
 		want[v.String()] = v
 	}
@@ -389,10 +389,10 @@ func (r *Replica) EarlyVersions(before uint64, versions []Version) ([]Version, [
 	r.clockMu.Unlock()
 	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: histKey(first), UpperBound: histKey(next)})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: window: %v", ErrUnavailable, err)
+		return nil, nil, fmt.Errorf("%w: window: %v", kvcore.ErrUnavailable, err)
 	}
 	defer it.Close()
-	var out []Version
+	var out []kvcore.Version
 	var at []uint64
 	for ok := it.Last(); ok && len(want) > 0; ok = it.Prev() {
 		rec, err := decodeHistRecord(it.Value())
@@ -414,7 +414,7 @@ func (r *Replica) EarlyVersions(before uint64, versions []Version) ([]Version, [
 // currentValue is the value a detector should see for a key holding sibs:
 // the single value, or the last sibling's when there are several (a
 // detector watches one value per key), "" when there is none.
-func currentValue(sibs []Sibling) string {
+func currentValue(sibs []kvcore.Sibling) string {
 	if len(sibs) == 0 {
 		return ""
 	}
@@ -443,7 +443,7 @@ func (r *Replica) SetPause(gen uint64) error {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return ErrClosed
+		return kvcore.ErrClosed
 	}
 	var err error
 	if gen == 0 {
@@ -452,7 +452,7 @@ func (r *Replica) SetPause(gen uint64) error {
 		err = r.db.Set(metaPause, u64(gen), pebble.Sync)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: store the pause: %v", ErrUnavailable, err)
+		return fmt.Errorf("%w: store the pause: %v", kvcore.ErrUnavailable, err)
 	}
 	r.clockMu.Lock()
 	r.pauseGen = gen
@@ -461,10 +461,10 @@ func (r *Replica) SetPause(gen uint64) error {
 }
 
 // Window returns the window's size, floor and the generation.
-func (r *Replica) Window() WindowStats {
+func (r *Replica) Window() kvcore.WindowStats {
 	r.clockMu.Lock()
 	defer r.clockMu.Unlock()
-	return WindowStats{Records: r.histNext - r.histFirst, Floor: r.floor, Gen: r.gen}
+	return kvcore.WindowStats{Records: r.histNext - r.histFirst, Floor: r.floor, Gen: r.gen}
 }
 
 // LastWrites returns, for each of keys that a PUT in the window wrote, the
@@ -474,7 +474,7 @@ func (r *Replica) LastWrites(keys []string) (map[string]vclock.HVC, error) {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return nil, kvcore.ErrClosed
 	}
 	want := map[string]bool{}
 	for _, k := range keys {
@@ -486,7 +486,7 @@ func (r *Replica) LastWrites(keys []string) (map[string]vclock.HVC, error) {
 	r.clockMu.Unlock()
 	it, err := r.db.NewIter(&pebble.IterOptions{LowerBound: histKey(first), UpperBound: histKey(next)})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", kvcore.ErrUnavailable, err)
 	}
 	defer it.Close()
 	for ok := it.Last(); ok && len(out) < len(want); ok = it.Prev() {
@@ -507,7 +507,7 @@ func (r *Replica) Values(keys []string) (map[string]string, error) {
 	r.life.RLock()
 	defer r.life.RUnlock()
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return nil, kvcore.ErrClosed
 	}
 	out := make(map[string]string, len(keys))
 	for _, k := range keys {

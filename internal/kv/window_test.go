@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 	"github.com/weft-db/weft/internal/vclock"
 )
@@ -63,7 +64,7 @@ func TestRollbackRestoresCutBeforeViolation(t *testing.T) {
 		t.Helper()
 		clk[i].t = at
 		actor++
-		_, h, err := reps[i].Put(key, sib(Version{Entries: []Entry{{Actor: actor, Counter: 1}}}, val), from)
+		_, h, err := reps[i].Put(key, sib(kvcore.Version{Entries: []kvcore.Entry{{Actor: actor, Counter: 1}}}, val), from)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +126,7 @@ func TestRollbackRestoresCutBeforeViolation(t *testing.T) {
 	if g := reps[0].Gen(); g != 1 {
 		t.Fatalf("generation %d", g)
 	}
-	if _, err := reps[0].Restore(since, 1, nil); !errors.Is(err, ErrInvalid) {
+	if _, err := reps[0].Restore(since, 1, nil); !errors.Is(err, kvcore.ErrInvalid) {
 		t.Fatalf("a repeated generation must be refused: %v", err)
 	}
 }
@@ -184,7 +185,7 @@ func TestRollbackWindowBound(t *testing.T) {
 	if w.Records < 8 || w.Records > 9 || w.Floor == 0 {
 		t.Fatalf("window %+v, want 8 or 9 records (WindowMax 8, trimmed in steps) and a floor", w)
 	}
-	if _, err := r.Restore(w.Floor, 1, nil); !errors.Is(err, ErrWindow) {
+	if _, err := r.Restore(w.Floor, 1, nil); !errors.Is(err, kvcore.ErrWindow) {
 		t.Fatalf("restore before the floor: %v", err)
 	}
 	if v := valueOf(t, r, "k"); v != "v39" {
@@ -211,7 +212,7 @@ func TestRollbackKeepsWritesThatStraddleTheCut(t *testing.T) {
 	for i := range reps {
 		reps[i] = windowReplica(t, i, clk[i], nil, 1024)
 	}
-	put := func(i int, at uint64, key string, s Sibling) {
+	put := func(i int, at uint64, key string, s kvcore.Sibling) {
 		t.Helper()
 		clk[i].t = at
 		if _, _, err := reps[i].Put(key, s, vclock.HVC{}); err != nil {
@@ -231,7 +232,7 @@ func TestRollbackKeepsWritesThatStraddleTheCut(t *testing.T) {
 	put(1, 325, "k2", d)
 	put(1, 330, "k2", e)
 	const T = 250
-	var late []Version
+	var late []kvcore.Version
 	for _, r := range reps {
 		vs, err := r.LateVersions(T)
 		if err != nil {
@@ -239,7 +240,7 @@ func TestRollbackKeepsWritesThatStraddleTheCut(t *testing.T) {
 		}
 		late = append(late, vs...)
 	}
-	var keep []Version
+	var keep []kvcore.Version
 	for _, r := range reps {
 		vs, _, err := r.EarlyVersions(T, late)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	kvclient "github.com/weft-db/weft/client/kv"
 	"github.com/weft-db/weft/internal/kv"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 )
 
@@ -26,7 +27,7 @@ func TestGraphSpecCrossEdgesOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ring, _ := kv.NewRing(3, 16)
+	ring, _ := kvcore.NewRing(3, 16)
 	spec := g.Spec(ring)
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)
@@ -56,7 +57,7 @@ func TestGraphSpecCrossEdgesOnly(t *testing.T) {
 }
 
 func TestSyntheticVarsHomedOnEachServer(t *testing.T) {
-	ring, _ := kv.NewRing(5, 64)
+	ring, _ := kvcore.NewRing(5, 64)
 	vars := SyntheticVars(ring)
 	spec := SyntheticSpec(ring)
 	if err := spec.Validate(); err != nil {
@@ -71,9 +72,9 @@ func TestSyntheticVarsHomedOnEachServer(t *testing.T) {
 
 // cluster starts n in-process servers (N = n) monitoring spec with ε = 0
 // (one machine, one clock: the skew bound is 0).
-func cluster(t *testing.T, n int, spec func(*kv.Ring) *monitor.Spec) ([]string, *monitor.Spec) {
+func cluster(t *testing.T, n int, spec func(*kvcore.Ring) *monitor.Spec) ([]string, *monitor.Spec) {
 	t.Helper()
-	ring, _ := kv.NewRing(n, kv.DefaultServerConfig().VNodes)
+	ring, _ := kvcore.NewRing(n, kv.DefaultServerConfig().VNodes)
 	sp := spec(ring)
 	addrs := make([]string, n)
 	for i := range addrs {
@@ -168,7 +169,7 @@ func TestGraphSequentialKeepsMutualExclusion(t *testing.T) {
 func TestSyntheticViolationDetectedAndRolledBack(t *testing.T) {
 	addrs, spec := cluster(t, 2, SyntheticSpec)
 	w := watch(t, addrs, spec, true)
-	ring, _ := kv.NewRing(2, kv.DefaultServerConfig().VNodes)
+	ring, _ := kvcore.NewRing(2, kv.DefaultServerConfig().VNodes)
 	vars := SyntheticVars(ring)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -218,7 +219,7 @@ func TestSyntheticViolationDetectedAndRolledBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var g kv.GetResponse
+		var g kvcore.GetResponse
 		err = json.NewDecoder(resp.Body).Decode(&g)
 		resp.Body.Close()
 		if err != nil {

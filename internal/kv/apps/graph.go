@@ -10,7 +10,7 @@ import (
 	"time"
 
 	kvclient "github.com/weft-db/weft/client/kv"
-	"github.com/weft-db/weft/internal/kv"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 )
 
@@ -71,7 +71,7 @@ func (g *Graph) CrossEdges() [][2]int {
 // Spec is the graph's ¬P as one semilinear predicate "local-mutex": a clause
 // h_u = 1 ∧ h_v = 1 per cross edge, each flag watched on the first replica
 // of its key on ring.
-func (g *Graph) Spec(ring *kv.Ring) *monitor.Spec {
+func (g *Graph) Spec(ring *kvcore.Ring) *monitor.Spec {
 	home := func(v int) int { return ring.Replicas(nil, FlagKey(v), 1)[0] }
 	p := monitor.Predicate{Name: "local-mutex", Type: monitor.Semilinear}
 	for _, e := range g.CrossEdges() {

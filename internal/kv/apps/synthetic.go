@@ -7,14 +7,14 @@ import (
 	"strconv"
 
 	kvclient "github.com/weft-db/weft/client/kv"
-	"github.com/weft-db/weft/internal/kv"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 )
 
 // SyntheticVars returns one variable per server: a key whose first replica
 // on ring is that server ("p<i>-<k>" for the least such k), so variable i
 // is watched on server i.
-func SyntheticVars(ring *kv.Ring) []string {
+func SyntheticVars(ring *kvcore.Ring) []string {
 	vars := make([]string, ring.Servers())
 	for i := range vars {
 		for k := 0; ; k++ {
@@ -30,7 +30,7 @@ func SyntheticVars(ring *kv.Ring) []string {
 
 // SyntheticSpec is the synthetic workload's ¬P: the conjunction over every
 // server i of vars[i] = 1 on server i (one conjunctive predicate).
-func SyntheticSpec(ring *kv.Ring) *monitor.Spec {
+func SyntheticSpec(ring *kvcore.Ring) *monitor.Spec {
 	p := monitor.Predicate{Name: "all-true", Type: monitor.Conjunctive, Clauses: []monitor.Clause{{}}}
 	for i, key := range SyntheticVars(ring) {
 		p.Clauses[0].Literals = append(p.Clauses[0].Literals, monitor.Literal{Server: i, Key: key, Op: monitor.Eq, Value: "1"})
