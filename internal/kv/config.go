@@ -98,8 +98,3 @@ func (c ReplicaConfig) Validate() error {
 	}
 	return nil
 }
-
-// NewRing is kvcore.NewRing, left only for internal/bench, which is being
-// restructured on another branch; everything else calls kvcore.NewRing,
-// and this goes once bench does too.
-func NewRing(servers, vnodes int) (*kvcore.Ring, error) { return kvcore.NewRing(servers, vnodes) }

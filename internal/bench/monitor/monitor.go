@@ -23,6 +23,7 @@ import (
 	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/faultproxy"
 	"github.com/weft-db/weft/internal/kv"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/kv/apps"
 	"github.com/weft-db/weft/internal/monitor"
 )
@@ -348,7 +349,7 @@ func (o *Options) startModeRing(dir string, n int, mode string, spec *monitor.Sp
 // instead of on whichever mode ran during it. A cell's throughput is the
 // median of its rounds.
 func (o *Options) runSynthetic(ctx context.Context, dir string, n int, modes []string, bar interface{ Add(int) error }) ([]Cell, error) {
-	ring, err := kv.NewRing(n, kv.DefaultServerConfig().VNodes)
+	ring, err := kvcore.NewRing(n, kv.DefaultServerConfig().VNodes)
 	if err != nil {
 		return nil, err
 	}
@@ -593,7 +594,7 @@ func (o *Options) runGraph(ctx context.Context, dir string, n int, mode string) 
 	if err != nil {
 		return Cell{}, err
 	}
-	ring, err := kv.NewRing(n, kv.DefaultServerConfig().VNodes)
+	ring, err := kvcore.NewRing(n, kv.DefaultServerConfig().VNodes)
 	if err != nil {
 		return Cell{}, err
 	}
