@@ -23,8 +23,8 @@ import (
 	"github.com/weft-db/weft/internal/bench"
 	"github.com/weft-db/weft/internal/faultproxy"
 	"github.com/weft-db/weft/internal/kv"
-	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/kv/apps"
+	"github.com/weft-db/weft/internal/kv/kvcore"
 	"github.com/weft-db/weft/internal/monitor"
 )
 
