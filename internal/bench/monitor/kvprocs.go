@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/weft-db/weft/internal/faultproxy"
@@ -31,8 +29,7 @@ type KVProcs struct {
 	bin     string
 	dir     string
 	extra   []string
-	cmds    []*exec.Cmd
-	logs    []*os.File
+	procs   []*launch.Child
 }
 
 // StartKVProcs starts n servers of bin (the weft binary) under dir, each
@@ -50,7 +47,7 @@ func StartKVProcsProxied(bin, dir string, n int, extra ...string) (*KVProcs, err
 }
 
 func startKVProcs(bin, dir string, n int, proxied bool, extra []string) (*KVProcs, error) {
-	p := &KVProcs{bin: bin, dir: dir, extra: extra, cmds: make([]*exec.Cmd, n), logs: make([]*os.File, n)}
+	p := &KVProcs{bin: bin, dir: dir, extra: extra, procs: make([]*launch.Child, n)}
 	listen, err := launch.FreeAddrs(n, nil)
 	if err != nil {
 		return nil, err
@@ -82,29 +79,26 @@ func startKVProcs(bin, dir string, n int, proxied bool, extra []string) (*KVProc
 
 // Start (re)starts server i with its original flags and waits for it.
 func (p *KVProcs) Start(i int) error {
-	args := append([]string{"kv", "serve", "--log-level", "warn", "--id", fmt.Sprint(i), "--peers", strings.Join(p.Addrs, ","),
-		"--addr", p.Listen[i], "--data-dir", filepath.Join(p.dir, fmt.Sprintf("kv%d", i))}, p.extra...)
-	cmd := exec.Command(p.bin, args...)
-	logf, err := os.OpenFile(filepath.Join(p.dir, fmt.Sprintf("kv%d.log", i)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
+	if p.procs[i] == nil {
+		args := append([]string{"kv", "serve", "--log-level", "warn", "--id", fmt.Sprint(i), "--peers", strings.Join(p.Addrs, ","),
+			"--addr", p.Listen[i], "--data-dir", filepath.Join(p.dir, fmt.Sprintf("kv%d", i))}, p.extra...)
+		c, err := launch.NewChild(launch.ChildSpec{Name: fmt.Sprintf("kv%d", i), Path: p.bin, Args: args,
+			LogPath: p.logPath(i)})
+		if err != nil {
+			return err
+		}
+		p.procs[i] = c
 	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return fmt.Errorf("bench: start %s: %w", p.bin, err)
+	if err := p.procs[i].Start(); err != nil {
+		return fmt.Errorf("bench: %w", err)
 	}
-	p.cmds[i], p.logs[i] = cmd, logf
 	return waitHealthy(p.Listen[i], 20*time.Second)
 }
 
 // Kill sends SIGKILL to server i (kill -9) and reaps it.
 func (p *KVProcs) Kill(i int) {
-	if c := p.cmds[i]; c != nil && c.Process != nil {
-		_ = c.Process.Kill()
-		_ = c.Wait()
-		p.logs[i].Close()
-		p.cmds[i] = nil
+	if c := p.procs[i]; c != nil && c.Running() {
+		_ = c.Kill()
 	}
 }
 
@@ -116,27 +110,18 @@ func (p *KVProcs) Stop() {
 			px.Close()
 		}
 	}()
-	for i, c := range p.cmds {
-		if c == nil || c.Process == nil {
-			continue
+	for _, c := range p.procs {
+		if c != nil && c.Running() {
+			_ = c.Stop(5 * time.Second)
 		}
-		_ = c.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = c.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = c.Process.Kill()
-			<-done
-		}
-		p.logs[i].Close()
-		p.cmds[i] = nil
 	}
 }
 
+func (p *KVProcs) logPath(i int) string { return filepath.Join(p.dir, fmt.Sprintf("kv%d.log", i)) }
+
 // Log returns server i's output so far (for failure messages).
 func (p *KVProcs) Log(i int) string {
-	b, _ := os.ReadFile(filepath.Join(p.dir, fmt.Sprintf("kv%d.log", i)))
+	b, _ := os.ReadFile(p.logPath(i))
 	return string(b)
 }
 
