@@ -284,3 +284,65 @@ func TestImportRulesCatch(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryPackageHasALine checks that docs/architecture.md names every
+// package of the module: by its path in backticks, or on the line of an
+// ancestor that also names the rest of the path (`pebble/` on the store's
+// line, `weftpb` on the wire's), so a new package cannot land unexplained.
+func TestEveryPackageHasALine(t *testing.T) {
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(doc), "\n")
+	for p := range loadModule(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, module), "/")
+		if rel == "" || documented(lines, rel) {
+			continue
+		}
+		t.Errorf("docs/architecture.md does not name package %s", rel)
+	}
+}
+
+// documented reports whether some line names rel itself, or an ancestor of
+// rel (as `a/b`, `a/b/` or `a/b/*…`) together with the rest of rel's path
+// or its last element (as `rest`, `rest/`).
+func documented(lines []string, rel string) bool {
+	parts := strings.Split(rel, "/")
+	for _, l := range lines {
+		if strings.Contains(l, "`"+rel+"`") || strings.Contains(l, "`"+rel+"/`") {
+			return true
+		}
+		for i := len(parts) - 1; i >= 1; i-- {
+			anc := strings.Join(parts[:i], "/")
+			if !strings.Contains(l, "`"+anc+"`") && !strings.Contains(l, "`"+anc+"/") {
+				continue
+			}
+			rest, last := strings.Join(parts[i:], "/"), parts[len(parts)-1]
+			for _, name := range []string{rest, last} {
+				if strings.Contains(l, "`"+name+"`") || strings.Contains(l, "`"+name+"/`") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// TestDocumentedCatches checks documented on made-up packages, so the test
+// above cannot pass by matching everything.
+func TestDocumentedCatches(t *testing.T) {
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(doc), "\n")
+	for rel, want := range map[string]bool{
+		"internal/store/pebble": true, "internal/wire/weftpb": true, "internal/dgraph/exec": true,
+		"internal/store/nosuch": false, "internal/nosuch": false, "examples/nosuch": false, "internal/wire/nosuchpb": false,
+	} {
+		if got := documented(lines, rel); got != want {
+			t.Errorf("documented(%s) = %v, want %v", rel, got, want)
+		}
+	}
+}
