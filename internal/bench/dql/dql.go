@@ -25,7 +25,7 @@ type Options struct {
 	// clients 1, 2 and 5, unless set otherwise.
 	Quick bool
 	// RDF and Schema are the film data and its DQL schema
-	// [../shared/data/film/goldendata_first_200k.rdf.gz, goldendata.schema
+	// [testdata/film/goldendata_first_200k.rdf.gz, goldendata.schema
 	// beside it].
 	RDF, Schema string
 	// Lines loads only the first Lines lines of RDF [0: all].
@@ -101,10 +101,10 @@ type Options struct {
 	Log      *slog.Logger
 }
 
-// Film data defaults, relative to the repository (docs/dgraph.md).
+// Film data defaults, relative to the checkout's root (testdata/film; docs/dgraph.md).
 const (
-	DefaultRDF    = "../shared/data/film/goldendata_first_200k.rdf.gz"
-	DefaultSchema = "../shared/data/film/goldendata.schema"
+	DefaultRDF    = "testdata/film/goldendata_first_200k.rdf.gz"
+	DefaultSchema = "testdata/film/goldendata.schema"
 )
 
 // dqlClientsDefault is the report's range of connections cut to what two
