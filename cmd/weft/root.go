@@ -3,14 +3,9 @@ package main
 import (
 	"log/slog"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
-
-// version is set at link time (-ldflags "-X main.version=..."); otherwise the
-// module build info is used.
-var version = ""
 
 func newRootCmd() *cobra.Command {
 	var logLevel string
@@ -29,29 +24,45 @@ func newRootCmd() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.Version = readBuildVersion().String()
+	root.SetVersionTemplate("weft {{.Version}}\n")
 	root.AddCommand(newVersionCmd())
 	for _, add := range subcommands {
 		root.AddCommand(add())
 	}
+	groupCommands(root)
 	return root
 }
 
-// subcommands is filled by the files that define them (one file each), so
-// adding a command touches only its own file.
-var subcommands []func() *cobra.Command
+// commandGroups are the groups of `weft --help`, in the order shown, with
+// the top-level commands of each. A command missing here is listed under
+// "Additional Commands" (TestHelpGroups fails on it).
+var commandGroups = []struct {
+	cobra.Group
+	commands []string
+}{
+	{cobra.Group{ID: "use", Title: "Use (a server and its clients):"},
+		[]string{"serve", "tx", "run", "load", "kv", "monitor"}},
+	{cobra.Group{ID: "operate", Title: "Operate (a cluster's roles and data placement):"},
+		[]string{"cluster", "coord", "kronos", "shard", "gatekeeper", "postgres", "placement", "move", "rebalance"}},
+	{cobra.Group{ID: "test", Title: "Test and benchmark:"},
+		[]string{"bench", "faults"}},
+}
 
-func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Run: func(cmd *cobra.Command, _ []string) {
-			v := version
-			if v == "" {
-				if bi, ok := debug.ReadBuildInfo(); ok {
-					v = bi.Main.Version
-				}
-			}
-			cmd.Println("weft", v)
-		},
+// groupCommands puts root's subcommands into commandGroups.
+func groupCommands(root *cobra.Command) {
+	group := map[string]string{}
+	for _, g := range commandGroups {
+		root.AddGroup(&g.Group)
+		for _, n := range g.commands {
+			group[n] = g.ID
+		}
+	}
+	for _, c := range root.Commands() {
+		c.GroupID = group[c.Name()]
 	}
 }
+
+// subcommands is filled by the files that define them (one file each), so
+// adding a command touches only its own file (and commandGroups).
+var subcommands []func() *cobra.Command
