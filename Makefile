@@ -7,17 +7,46 @@ BIN     := bin/weft
 VENV    := clients/python/.venv
 PY      := $(VENV)/bin/python
 GOFLAGS_TEST ?= -timeout 25m
+# `make install` copies bin/weft to $(PREFIX)/bin: ~/.local/bin by default
+# (no root needed; on PATH in most login shells), e.g. PREFIX=/usr/local.
+PREFIX  ?= $(HOME)/.local
 
-.PHONY: all build run test test-go test-race test-invariants test-py lint vet fmt-check \
-        bench bench-kronos bench-dql fuzz lin faults adya generate pydeps clean sim
+.PHONY: all build install run test test-go test-race test-invariants test-py lint vet fmt-check \
+        bench bench-kronos bench-dql fuzz lin faults adya generate pydeps pydeps-test clean sim
 
 all: build
 
-build:
-	$(GO) build -o $(BIN) ./cmd/weft
+# `weft version` names the commit: Go stamps vcs.revision itself in a plain
+# checkout; these link-time values stand in where it cannot (a git worktree,
+# -buildvcs=false in GOFLAGS). Without git they are empty.
+GIT_DESCRIBE := $(shell git describe --always --dirty 2>/dev/null)
+GIT_REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+GIT_TIME     := $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+LDFLAGS      := $(if $(GIT_REVISION),-X main.version=$(GIT_DESCRIBE) -X main.vcsRevision=$(GIT_REVISION) \
+                -X main.vcsTime=$(GIT_TIME) -X main.vcsModified=$(if $(findstring -dirty,$(GIT_DESCRIBE)),true,false))
 
-# The main job: a Kronos replica on 127.0.0.1:7400 with data in ./weft-data,
-# then the three applications of the Kronos paper run against it.
+# go build is incremental; the note is printed only when bin/weft is missing
+# or older than a Go source, go.mod or go.sum (bin/weft is touched after each
+# build, as go build leaves an up-to-date binary alone).
+build:
+	@if [ ! -x $(BIN) ] || [ -n "$$(find . -path ./clients -prune -o -path ./weft-data -prune -o \
+	    \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) -newer $(BIN) -print -quit)" ]; then \
+	  echo "building $(BIN): the first build downloads the Go modules and compiles Weft (~170k lines) and ~670"; \
+	  echo "packages it uses, 5-15 min on 2 cores; later builds take seconds (go build -o $(BIN) ./cmd/weft)..."; \
+	fi
+	@$(GO) build -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/weft && touch $(BIN)
+
+install: build
+	@mkdir -p $(PREFIX)/bin && cp $(BIN) $(PREFIX)/bin/weft.tmp && mv $(PREFIX)/bin/weft.tmp $(PREFIX)/bin/weft
+	@echo "installed $(PREFIX)/bin/weft ($$($(PREFIX)/bin/weft version))"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) echo "$(PREFIX)/bin is on PATH: run weft";; \
+	  *) echo "$(PREFIX)/bin is NOT on PATH: add it (export PATH=\"$(PREFIX)/bin:\$$PATH\") or run $(PREFIX)/bin/weft";; esac
+
+# The main job: the embedded graph server (`weft serve --demo`: gatekeepers,
+# shards, Kronos and the Pebble store in one process; HTTP 127.0.0.1:7580,
+# gRPC 127.0.0.1:7500, data in ./weft-data/serve) with the demo graph (loaded
+# once, on the first run; kept across runs), a short re-runnable tour through
+# the CLI, HTTP and Python, then serving until Ctrl-C (scripts/run-demo.sh).
 run: build pydeps
 	./scripts/run-demo.sh
 
@@ -44,11 +73,27 @@ test-invariants:
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-pydeps: $(PY)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e 'clients/python[test]'
+# pip runs only when clients/python/pyproject.toml changed since the last
+# install of the same kind (a stamp in the venv named by its hash): pydeps
+# installs what the demo needs (the client, no extras), pydeps-test adds the
+# test extras.
+PYPROJECT_HASH = $(shell sha256sum clients/python/pyproject.toml | cut -c1-16)
 
-test-py: build pydeps
+pydeps: $(PY)
+	@stamp=$(VENV)/.weft-pydeps-demo-$(PYPROJECT_HASH); [ -e $$stamp ] || { \
+	  echo "installing the Python client into $(VENV) (pip, about a minute)..."; \
+	  $(PY) -m pip install --quiet --upgrade pip && \
+	  $(PY) -m pip install --quiet -e clients/python && \
+	  rm -f $(VENV)/.weft-pydeps-demo-* && touch $$stamp; }
+
+pydeps-test: $(PY)
+	@stamp=$(VENV)/.weft-pydeps-test-$(PYPROJECT_HASH); [ -e $$stamp ] || { \
+	  echo "installing the Python client with its test extras into $(VENV) (pip)..."; \
+	  $(PY) -m pip install --quiet --upgrade pip && \
+	  $(PY) -m pip install --quiet -e 'clients/python[test]' && \
+	  rm -f $(VENV)/.weft-pydeps-test-* && touch $$stamp; }
+
+test-py: build pydeps-test
 	cd clients/python && WEFT_BIN=$(CURDIR)/$(BIN) .venv/bin/python -m pytest -q
 
 bench: bench-kronos
