@@ -17,7 +17,11 @@ them, and follows failovers::
 
     client = Client.from_coordinator(["http://127.0.0.1:7611"])
 
-The client of Kronos, Weft's event-ordering service, is :mod:`weft.kronos`::
+The client of Kronos, Weft's event-ordering service, is :mod:`weft.kronos`.
+It speaks gRPC, which the base install leaves out: ``pip install
+'weft[kronos]'`` (or ``'weft[grpc]'``) adds grpcio and protobuf; without them
+``import weft`` and everything else work, and ``KronosClient(...)`` raises an
+ImportError saying so::
 
     from weft import KronosClient, Order
 
