@@ -28,6 +28,7 @@ ALLOWED: dict[str, set[str]] = {
     "_kronos_wire": {"_proto"},
     "kronos": {"_kronos_wire", "errors"},
     "kv": {"errors"},
+    "aio": {"_http", "client", "errors"},
 }
 
 # Modules that need an optional dependency: imported in a try (see the doc).

@@ -48,6 +48,12 @@ with weft.Client(url) as c:
             tx.set_vertex_prop("nogrpc/ada", "born", 1815)
     assert c.get_vertex("nogrpc/ada").props == {"born": 1815}
     assert c.run("get_node", node="nogrpc/ada")["props"] == {"born": 1815}
+
+async def aio_read():
+    async with weft.aio.Client(url) as c:
+        return (await c.get_vertex("nogrpc/ada")).props
+import asyncio
+assert asyncio.run(aio_read()) == {"born": 1815}
 assert weft.Order("->") is weft.Order.BEFORE
 try:
     weft.KronosClient(["127.0.0.1:1"])

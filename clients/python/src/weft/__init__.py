@@ -30,6 +30,14 @@ ImportError saying so::
         kronos.assign_order([(a, "->", b, "must")])
         assert kronos.query_order([(a, b)]) == [Order.BEFORE]
 
+:mod:`weft.aio` is the graph client for asyncio::
+
+    async with weft.aio.Client("http://127.0.0.1:7580") as client:
+        async for tx in client.transaction():
+            async with tx:
+                tx.create_vertex("ada")
+        print(await client.run("get_node", node="ada"))
+
 :mod:`weft.kv` is the client of the replicated key-value face (``weft kv
 serve``), with R and W chosen per request or per session.
 
@@ -43,7 +51,7 @@ Every public name of :mod:`weft.errors`, :mod:`weft.client`, :mod:`weft.cluster`
 is re-exported here.
 """
 
-from . import errors, kv
+from . import aio, errors, kv
 from .client import (
     Alias,
     Client,
@@ -186,4 +194,6 @@ __all__ = [
     # weft.kv
     "KVClient",
     "kv",
+    # weft.aio
+    "aio",
 ]
