@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import reprlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -213,9 +214,17 @@ class Read:
         return {"vertex": self.vertex, "alias": self.alias, "version": self.version}
 
 
+# Reprs of values read: long property maps, lists and strings are cut.
+_REPR: Final = reprlib.Repr()
+_REPR.maxdict, _REPR.maxlist, _REPR.maxstring, _REPR.maxother, _REPR.maxlevel = 6, 6, 40, 40, 3
+
+
 @dataclass
 class Edge:
-    """An out-edge as read at ``snapshot`` (``exists`` is False when missing)."""
+    """An out-edge as read at ``snapshot`` (``exists`` is False when missing).
+
+    Its repr reads ``<Edge knows person/alice -> person/bob {'weight': 0.5} @AQACAQM>``.
+    """
 
     handle: str
     src: str
@@ -227,10 +236,21 @@ class Edge:
     #: edges listed inside a :class:`Vertex`).
     reads: list[Read] = field(default_factory=list, repr=False)
 
+    def __repr__(self) -> str:
+        at = f" @{self.snapshot}" if self.snapshot else ""
+        if not self.exists:
+            return f"<Edge {self.handle} of {self.src} missing{at}>"
+        props = f" {_REPR.repr(self.props)}" if self.props else ""
+        return f"<Edge {self.handle} {self.src} -> {self.dst}{props}{at}>"
+
 
 @dataclass
 class Vertex:
-    """A vertex as read at ``snapshot`` (``exists`` is False when missing)."""
+    """A vertex as read at ``snapshot`` (``exists`` is False when missing).
+
+    Its repr reads ``<Vertex person/alice {'name': 'Alice'} aliases=['alice']
+    edges=3 @AQACAQM>`` (``edges=3+`` when :attr:`edges_truncated`).
+    """
 
     handle: str
     exists: bool
@@ -244,14 +264,40 @@ class Vertex:
     #: and the alias's when it was named by alias.
     reads: list[Read] = field(default_factory=list, repr=False)
 
+    def __repr__(self) -> str:
+        at = f" @{self.snapshot}" if self.snapshot else ""
+        if not self.exists:
+            return f"<Vertex {self.handle} missing{at}>"
+        props = f" {_REPR.repr(self.props)}" if self.props else ""
+        aliases = f" aliases={_REPR.repr(self.aliases)}" if self.aliases else ""
+        edges = f" edges={len(self.edges)}{'+' if self.edges_truncated else ''}" if self.edges or \
+            self.edges_truncated else ""
+        return f"<Vertex {self.handle}{props}{aliases}{edges}{at}>"
+
 
 @dataclass(frozen=True)
 class CommitResult:
     """A committed transaction: the handles it created, in operation order
-    (generated ones included), and its snapshot (reading at it shows it)."""
+    (generated ones included), and its snapshot (reading at it shows it).
+
+    It iterates over :attr:`handles` and its ``len`` is theirs
+    (``a, b = tx.result``); it is true even when it created nothing.
+    """
 
     handles: list[str]
     snapshot: str
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.handles)
+
+    def __len__(self) -> int:
+        return len(self.handles)
+
+    def __getitem__(self, i: int) -> str:
+        return self.handles[i]
+
+    def __bool__(self) -> bool:
+        return True
 
 
 @dataclass(frozen=True)

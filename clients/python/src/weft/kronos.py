@@ -445,7 +445,8 @@ class KronosClient:
             conn.channel.close()
 
     def __repr__(self) -> str:
-        return f"KronosClient({list(self._addrs)!r}, timeout={self.timeout})"
+        closed = " closed" if self._closed else ""
+        return f"<weft.KronosClient {','.join(self._addrs)}{closed}>"
 
     @property
     def addrs(self) -> tuple[str, ...]:
