@@ -179,3 +179,45 @@ def test_read_answer(raw: bytes, want: tuple[int, bytes, bool]) -> None:
 def test_read_answer_refuses_what_is_not_http(raw: bytes) -> None:
     with pytest.raises(weft.aio._BrokenAnswer):
         _answer(raw)
+
+
+async def _scripted_server(answer: bytes | None) -> tuple[asyncio.Server, list[int]]:
+    """A server that reads one request per connection, answers ``answer``
+    (None: never) and closes the connection without saying so."""
+    conns: list[int] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conns.append(1)
+        await reader.readuntil(b"\r\n\r\n")
+        if answer is None:
+            await asyncio.sleep(5)
+        else:
+            writer.write(answer)
+            await writer.drain()
+        writer.close()
+
+    srv = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return srv, conns
+
+
+@pytest.mark.parametrize("pause", [0.0, 0.01])  # found closed on sending, or before
+def test_a_connection_the_server_closed_is_replaced(pause: float) -> None:
+    async def main() -> None:
+        srv, conns = await _scripted_server(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\ntrue")
+        port = srv.sockets[0].getsockname()[1]
+        async with srv, weft.aio.Client(f"http://127.0.0.1:{port}") as c:
+            for _ in range(3):
+                assert await c.healthy()
+                await asyncio.sleep(pause)
+            assert len(conns) == 3
+    run(main())
+
+
+def test_no_answer_in_time_is_a_timeout() -> None:
+    async def main() -> None:
+        srv, _ = await _scripted_server(None)
+        port = srv.sockets[0].getsockname()[1]
+        async with srv, weft.aio.Client(f"http://127.0.0.1:{port}", timeout=0.2) as c:
+            with pytest.raises(weft.Timeout, match="no answer within"):
+                await c.status()
+    run(main())
