@@ -3,6 +3,8 @@ address and read well, results that iterate, context managers and close."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 
 import weft
@@ -43,6 +45,8 @@ def test_vertex_and_edge_reprs_read_well() -> None:
     assert repr(Edge("e", "x", "", False)) == "<Edge e of x missing>"
     big = Vertex("big", True, {f"k{i}": "v" * 100 for i in range(20)})
     assert len(repr(big)) < 400 and "..." in repr(big)
+    when = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    assert repr(Vertex("t", True, {"at": when})) == "<Vertex t {'at': 2024-01-02T03:04:05+00:00}>"
 
 
 def test_commit_result_iterates_over_its_handles() -> None:

@@ -214,8 +214,15 @@ class Read:
         return {"vertex": self.vertex, "alias": self.alias, "version": self.version}
 
 
-# Reprs of values read: long property maps, lists and strings are cut.
-_REPR: Final = reprlib.Repr()
+class _ValueRepr(reprlib.Repr):
+    """Reprs of values read: long property maps, lists and strings are cut,
+    datetimes are shown in ISO 8601."""
+
+    def repr_datetime(self, x: datetime, level: int) -> str:
+        return x.isoformat()
+
+
+_REPR: Final = _ValueRepr()
 _REPR.maxdict, _REPR.maxlist, _REPR.maxstring, _REPR.maxother, _REPR.maxlevel = 6, 6, 40, 40, 3
 
 
