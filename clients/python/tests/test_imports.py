@@ -102,6 +102,8 @@ def _fresh(code: str) -> None:
     ["weft.errors", "weft.cluster"],
     ["weft._http", "weft.client"],
     ["weft.kronos", "weft.kv"],
+    ["weft.aio", "weft.client"],
+    ["weft._kronos_wire", "weft.kronos"],
 ])
 def test_modules_import_in_either_order(order: list[str]) -> None:
     _fresh("; ".join(f"import {m}" for m in order) + "; import weft; "
