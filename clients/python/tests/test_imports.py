@@ -11,6 +11,7 @@ ImportError.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -103,7 +104,8 @@ def _fresh(code: str) -> None:
     ["weft._http", "weft.client"],
     ["weft.kronos", "weft.kv"],
     ["weft.aio", "weft.client"],
-    ["weft._kronos_wire", "weft.kronos"],
+    pytest.param(["weft._kronos_wire", "weft.kronos"],
+                 marks=pytest.mark.skipif(importlib.util.find_spec("grpc") is None, reason="the kronos extra")),
 ])
 def test_modules_import_in_either_order(order: list[str]) -> None:
     _fresh("; ".join(f"import {m}" for m in order) + "; import weft; "

@@ -18,6 +18,7 @@ def test_client_repr_shows_the_address() -> None:
 
 
 def test_kronos_repr_shows_the_addresses() -> None:
+    pytest.importorskip("grpc", reason="KronosClient needs the kronos extra")
     k = weft.KronosClient("127.0.0.1:7100, 127.0.0.1:7101")
     assert repr(k) == "<weft.KronosClient 127.0.0.1:7100,127.0.0.1:7101>"
     with k:
