@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from types import TracebackType
-from typing import Any, Final, Generic, TypeAlias, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeAlias, TypeVar
 from urllib.parse import quote, urlencode
 
 from ._http import GatekeeperInfo, _ClusterTransport, _Requester, _Transport
@@ -761,7 +761,13 @@ class Transactions:
 # The client
 
 
-def _attempt_done(loop: Transactions | Any, tx: _TxState) -> bool:
+class _Loop(Protocol):
+    """A retry loop (:class:`Transactions`, :class:`weft.aio.Transactions`)."""
+
+    result: CommitResult | None
+
+
+def _attempt_done(loop: _Loop, tx: _TxState) -> bool:
     """After an attempt of a retry loop: whether it committed (the loop
     ends), else it took a retryable error (another attempt follows)."""
     if tx.result is not None:
