@@ -1,4 +1,5 @@
-"""Run real ``weft kronos`` servers as subprocesses, for the client tests.
+"""Run real ``weft kronos`` servers (and graph servers: :func:`start`) as
+subprocesses, for the client tests.
 
 Every server listens on a free loopback port with its own data directory and
 log file; ``running_nodes`` kills every node it started when it exits, and an
@@ -8,9 +9,11 @@ atexit hook kills any left behind if pytest itself dies first.
 from __future__ import annotations
 
 import atexit
+import signal
 import socket
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -170,3 +173,64 @@ def wait_for_leader(cluster: Cluster, timeout: float = LEADER_TIMEOUT) -> str:
             time.sleep(0.1)
     logs = "\n".join(f"--- node {n.node_id} ---\n{n.log_tail()}" for n in cluster.nodes)
     pytest.fail(f"no leader elected within {timeout}s:\n{logs}", pytrace=False)
+
+
+# ---------------------------------------------------------------------------
+# Graph servers (weft serve, or the fakeserve test binary)
+
+GRAPH_START_TIMEOUT = 30.0  # seconds for a graph server to answer /healthz
+STOP_TIMEOUT = 15.0  # seconds for a graceful stop
+
+
+@dataclass
+class Server:
+    """One running server process."""
+
+    kind: str
+    url: str
+    grpc_addr: str
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log_tail(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-LOG_TAIL:]
+        except OSError as e:
+            return f"<no log: {e}>"
+
+    def stop(self) -> int:
+        """SIGTERM, then SIGKILL if it does not stop in time; the exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        return self.proc.wait()
+
+
+def start(kind: str, binary: Path, args: list[str], root: Path) -> Server:
+    http_port, grpc_port = free_ports(2)
+    grpc_addr, http_addr = f"127.0.0.1:{grpc_port}", f"127.0.0.1:{http_port}"
+    root.mkdir(parents=True, exist_ok=True)
+    log_path = root / f"{kind}-{http_port}.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([str(binary), *args, "--grpc-addr", grpc_addr, "--http-addr", http_addr],
+                                stdin=subprocess.DEVNULL if kind == "serve" else subprocess.PIPE,
+                                stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    server = Server(kind, f"http://{http_addr}", grpc_addr, proc, log_path)
+    deadline = time.monotonic() + GRAPH_START_TIMEOUT
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"{kind} exited with {proc.returncode} before serving:\n{server.log_tail()}",
+                        pytrace=False)
+        try:
+            with urllib.request.urlopen(server.url + "/healthz", timeout=1) as resp:
+                if resp.status == 200:
+                    return server
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            server.stop()
+            pytest.fail(f"{kind} not healthy after {GRAPH_START_TIMEOUT}s:\n{server.log_tail()}", pytrace=False)
+        time.sleep(0.05)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -28,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from servers import BUILD_TIMEOUT, LOG_TAIL, REPO_ROOT, free_ports
+from servers import BUILD_TIMEOUT, LOG_TAIL, REPO_ROOT, Server, start
 
 from weft.client import (
     Aborted,
@@ -44,64 +43,6 @@ from weft.client import (
     UnknownProgram,
     Vertex,
 )
-
-START_TIMEOUT = 30.0  # seconds for a server to answer /healthz
-STOP_TIMEOUT = 15.0  # seconds for a graceful stop
-
-
-@dataclass
-class Server:
-    """One running server process."""
-
-    kind: str
-    url: str
-    grpc_addr: str
-    proc: subprocess.Popen[bytes]
-    log_path: Path
-
-    def log_tail(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-LOG_TAIL:]
-        except OSError as e:
-            return f"<no log: {e}>"
-
-    def stop(self) -> int:
-        """SIGTERM, then SIGKILL if it does not stop in time; the exit code."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                return self.proc.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-        return self.proc.wait()
-
-
-def start(kind: str, binary: Path, args: list[str], root: Path) -> Server:
-    http_port, grpc_port = free_ports(2)
-    grpc_addr, http_addr = f"127.0.0.1:{grpc_port}", f"127.0.0.1:{http_port}"
-    root.mkdir(parents=True, exist_ok=True)
-    log_path = root / f"{kind}-{http_port}.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen([str(binary), *args, "--grpc-addr", grpc_addr, "--http-addr", http_addr],
-                                stdin=subprocess.DEVNULL if kind == "serve" else subprocess.PIPE,
-                                stdout=log, stderr=subprocess.STDOUT, cwd=root)
-    server = Server(kind, f"http://{http_addr}", grpc_addr, proc, log_path)
-    deadline = time.monotonic() + START_TIMEOUT
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"{kind} exited with {proc.returncode} before serving:\n{server.log_tail()}",
-                        pytrace=False)
-        try:
-            with urllib.request.urlopen(server.url + "/healthz", timeout=1) as resp:
-                if resp.status == 200:
-                    return server
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            server.stop()
-            pytest.fail(f"{kind} not healthy after {START_TIMEOUT}s:\n{server.log_tail()}", pytrace=False)
-        time.sleep(0.05)
-
 
 @pytest.fixture(scope="session")
 def fakeserve_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:

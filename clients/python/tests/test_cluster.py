@@ -207,6 +207,9 @@ def test_calls_are_spread_round_robin(fakes: list[FakeServer]) -> None:
     fakes.append(coord)
     with Client.from_coordinator([f"http://{coord.addr}"]) as c:
         seen = [c.begin().snapshot for _ in range(9)]
+        assert repr(c) == (f"<weft.ClusterClient coordinators=http://{coord.addr} epoch=1 "
+                           f"gatekeepers={','.join(g.addr for g in gks)}>")
+    c.close()  # again: idempotent
     assert sorted(seen) == sorted(["g0", "g1", "g2"] * 3)
     assert all(seen[i] != seen[i + 1] for i in range(8))
 

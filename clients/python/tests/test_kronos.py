@@ -15,7 +15,7 @@ import grpc
 import pytest
 from servers import Cluster, wait_for_leader
 
-import weft.kronos as kronos_mod
+import weft._kronos_wire as kronos_wire
 from weft import (
     AssignResult,
     ClockInvalidError,
@@ -169,7 +169,7 @@ def test_retry_after_lost_reply_is_exactly_once(
     the same sequence number and gets the first reply back: one event, not two."""
     sent: list[bytes] = []
     lost: list[Any] = []
-    real_call = kronos_mod._Conn.call
+    real_call = kronos_wire.Conn.call
 
     def lose_first_reply(self: Any, method: Any, request: Any, timeout: float) -> Any:
         sent.append(request.SerializeToString())
@@ -180,7 +180,7 @@ def test_retry_after_lost_reply_is_exactly_once(
         return resp
 
     created = client.stats()["created"]
-    monkeypatch.setattr(kronos_mod._Conn, "call", lose_first_reply)
+    monkeypatch.setattr(kronos_wire.Conn, "call", lose_first_reply)
     ids = client.create_events(2)
     monkeypatch.undo()
 

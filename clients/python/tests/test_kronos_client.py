@@ -264,3 +264,11 @@ def test_stats_returns_every_field(fakes: Callable[..., Fake]) -> None:
         stats = client.stats()
     assert stats["events"] == 3 and stats["is_leader"] is True and stats["leader_hint"] == "x"
     assert set(stats) == {f.name for f in pb.StatsResponse.DESCRIPTOR.fields}
+
+
+def test_order_and_strength_values_are_the_wires() -> None:
+    # weft.kronos hard-codes them so that it imports without protobuf.
+    for o in Order:
+        assert o.value == pb.Order.Value(o.name)
+    for s in Strength:
+        assert s.value == pb.Strength.Value(s.name)

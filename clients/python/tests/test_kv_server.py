@@ -112,12 +112,20 @@ def test_put_get_round_trip(kv_ring: KVRing) -> None:
     with KVClient(kv_ring.addrs[2:]) as kv:
         assert (kv.n, kv.r, kv.w) == (3, 2, 2)  # from the servers' metadata
         assert kv.get("missing").siblings == []
+        missing = kv.get("missing")
+        assert len(missing) == 0 and list(missing) == [] and missing  # true though empty
+        assert repr(kv) == f"<weft.KVClient {','.join(kv.peers)} n=3 r=2 w=2>"
         v1 = kv.write("greeting", "hello")
         got = kv.get("greeting")
         assert got.values == [b"hello"] and got.context == [v1] and got.acks >= 2
         v2 = kv.put("greeting", b"hi", got.context, w=3)
         assert v1.compare(v2) == "before"
         assert kv.get("greeting", r=3).values == [b"hi"]
+        assert [sib.value for sib in kv.get("greeting")] == [b"hi"] and kv.get("greeting")[0].value == b"hi"
+    assert repr(kv).endswith(" closed>")
+    kv.close()  # again: idempotent
+    with pytest.raises(RuntimeError, match="closed"):
+        kv.get("greeting")
 
 
 def test_concurrent_writers_leave_siblings_then_resolve(kv_ring: KVRing) -> None:

@@ -17,7 +17,11 @@ them, and follows failovers::
 
     client = Client.from_coordinator(["http://127.0.0.1:7611"])
 
-The client of Kronos, Weft's event-ordering service, is :mod:`weft.kronos`::
+The client of Kronos, Weft's event-ordering service, is :mod:`weft.kronos`.
+It speaks gRPC, which the base install leaves out: ``pip install
+'weft[kronos]'`` (or ``'weft[grpc]'``) adds grpcio and protobuf; without them
+``import weft`` and everything else work, and ``KronosClient(...)`` raises an
+ImportError saying so::
 
     from weft import KronosClient, Order
 
@@ -25,6 +29,14 @@ The client of Kronos, Weft's event-ordering service, is :mod:`weft.kronos`::
         a, b = kronos.create_events(2)
         kronos.assign_order([(a, "->", b, "must")])
         assert kronos.query_order([(a, b)]) == [Order.BEFORE]
+
+:mod:`weft.aio` is the graph client for asyncio::
+
+    async with weft.aio.Client("http://127.0.0.1:7580") as client:
+        async for tx in client.transaction():
+            async with tx:
+                tx.create_vertex("ada")
+        print(await client.run("get_node", node="ada"))
 
 :mod:`weft.kv` is the client of the replicated key-value face (``weft kv
 serve``), with R and W chosen per request or per session.
@@ -39,7 +51,7 @@ Every public name of :mod:`weft.errors`, :mod:`weft.client`, :mod:`weft.cluster`
 is re-exported here.
 """
 
-from . import errors, kv
+from . import aio, errors, kv
 from .client import (
     Alias,
     Client,
@@ -182,4 +194,6 @@ __all__ = [
     # weft.kv
     "KVClient",
     "kv",
+    # weft.aio
+    "aio",
 ]

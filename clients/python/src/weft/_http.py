@@ -11,7 +11,9 @@ Shared by :mod:`weft.client` and :mod:`weft.cluster` (it imports only
   module doc of :mod:`weft.cluster` states.
 
 Both are a :class:`_Requester`, what a :class:`weft.Client` sends its
-calls through. Not public: the names may change.
+calls through. The pure parts — :func:`parse_url`, :func:`encode_body`,
+:func:`decode_answer` and :func:`error_of_answer` — are also what
+:mod:`weft.aio`'s transport is made of. Not public: the names may change.
 """
 
 from __future__ import annotations
@@ -70,6 +72,53 @@ _STATUS_CODES: Final[Mapping[int, str]] = {
 _RETRYABLE: Final = frozenset({"ABORTED", "SNAPSHOT_TOO_OLD", "OVERLOADED"})
 
 
+@dataclass(frozen=True)
+class URL:
+    """A server's HTTP address, split."""
+
+    scheme: str
+    host: str
+    port: int
+    #: A path prefix (no trailing slash) put before every request's path.
+    prefix: str
+
+    def __str__(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}{self.prefix}"
+
+
+def parse_url(url: str) -> URL:
+    """Split ``http://host:port[/prefix]`` (the scheme may be left out)."""
+    parts = urlsplit(url if "://" in url else "http://" + url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"bad server URL {url!r}: want http://host:port")
+    try:
+        port = parts.port
+    except ValueError as e:
+        raise ValueError(f"bad server URL {url!r}: {e}") from None
+    if port is None:
+        port = 443 if parts.scheme == "https" else 80
+    return URL(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
+
+
+def encode_body(body: Any) -> tuple[bytes | None, dict[str, str]]:
+    """A request's body as JSON, and its headers."""
+    data = None if body is None else json.dumps(body, allow_nan=False).encode()
+    headers = {"Accept": "application/json"}
+    if data is not None:
+        headers["Content-Type"] = "application/json"
+    return data, headers
+
+
+def decode_answer(method: str, path: str, status: int, raw: bytes) -> Any:
+    """The decoded JSON of a 2xx answer, or raise the answer's WeftError."""
+    if status // 100 != 2:
+        raise error_of_answer(status, raw)
+    try:
+        return json.loads(raw)
+    except ValueError as e:
+        raise BadResponse(f"{method} {path}: answer is not JSON: {raw[:200]!r}", status=status) from e
+
+
 def error_of_answer(status: int, body: bytes) -> WeftError:
     """The exception for a non-2xx answer of the native API (docs/api.md §5)."""
     try:
@@ -109,13 +158,11 @@ class _Transport:
     """HTTP/1.1 with one kept-alive connection per thread."""
 
     def __init__(self, url: str, timeout: float, *, reopen_closed: bool = False) -> None:
-        parts = urlsplit(url if "://" in url else "http://" + url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"bad server URL {url!r}: want http://host:port")
-        self.scheme = parts.scheme
-        self.host = parts.hostname
-        self.port = parts.port
-        self.prefix = parts.path.rstrip("/")
+        self.url = parse_url(url)
+        self.scheme = self.url.scheme
+        self.host = self.url.host
+        self.port = self.url.port
+        self.prefix = self.url.prefix
         self.timeout = timeout
         # Check a kept-alive connection for the server's close before each
         # request and reopen it (a cluster client: a gatekeeper that died
@@ -151,10 +198,7 @@ class _Transport:
         A request on a reused connection that finds it closed is sent again
         on a fresh one if it is idempotent (every call but commit).
         """
-        data = None if body is None else json.dumps(body, allow_nan=False).encode()
-        headers = {"Accept": "application/json"}
-        if data is not None:
-            headers["Content-Type"] = "application/json"
+        data, headers = encode_body(body)
         for attempt in (0, 1):
             c = self._conn()
             if self.reopen_closed and c.conn.sock is not None and _readable(c.conn.sock):
@@ -190,13 +234,7 @@ class _Transport:
                 what = "" if idempotent else " (the commit's outcome is unknown)"
                 raise Unavailable(f"{method} {path}: {e!r}{what}", code="TRANSPORT") from e
             c.used, c.last_used = True, time.monotonic()
-            if resp.status // 100 != 2:
-                raise error_of_answer(resp.status, raw)
-            try:
-                return json.loads(raw)
-            except ValueError as e:
-                raise BadResponse(f"{method} {path}: answer is not JSON: {raw[:200]!r}",
-                                  status=resp.status) from e
+            return decode_answer(method, path, resp.status, raw)
         raise AssertionError("unreachable")
 
 

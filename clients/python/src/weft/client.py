@@ -38,12 +38,13 @@ from __future__ import annotations
 import math
 import random
 import re
+import reprlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from types import TracebackType
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeAlias, TypeVar
 from urllib.parse import quote, urlencode
 
 from ._http import GatekeeperInfo, _ClusterTransport, _Requester, _Transport
@@ -213,9 +214,24 @@ class Read:
         return {"vertex": self.vertex, "alias": self.alias, "version": self.version}
 
 
+class _ValueRepr(reprlib.Repr):
+    """Reprs of values read: long property maps, lists and strings are cut,
+    datetimes are shown in ISO 8601."""
+
+    def repr_datetime(self, x: datetime, level: int) -> str:
+        return x.isoformat()
+
+
+_REPR: Final = _ValueRepr()
+_REPR.maxdict, _REPR.maxlist, _REPR.maxstring, _REPR.maxother, _REPR.maxlevel = 6, 6, 40, 40, 3
+
+
 @dataclass
 class Edge:
-    """An out-edge as read at ``snapshot`` (``exists`` is False when missing)."""
+    """An out-edge as read at ``snapshot`` (``exists`` is False when missing).
+
+    Its repr reads ``<Edge knows person/alice -> person/bob {'weight': 0.5} @AQACAQM>``.
+    """
 
     handle: str
     src: str
@@ -227,10 +243,21 @@ class Edge:
     #: edges listed inside a :class:`Vertex`).
     reads: list[Read] = field(default_factory=list, repr=False)
 
+    def __repr__(self) -> str:
+        at = f" @{self.snapshot}" if self.snapshot else ""
+        if not self.exists:
+            return f"<Edge {self.handle} of {self.src} missing{at}>"
+        props = f" {_REPR.repr(self.props)}" if self.props else ""
+        return f"<Edge {self.handle} {self.src} -> {self.dst}{props}{at}>"
+
 
 @dataclass
 class Vertex:
-    """A vertex as read at ``snapshot`` (``exists`` is False when missing)."""
+    """A vertex as read at ``snapshot`` (``exists`` is False when missing).
+
+    Its repr reads ``<Vertex person/alice {'name': 'Alice'} aliases=['alice']
+    edges=3 @AQACAQM>`` (``edges=3+`` when :attr:`edges_truncated`).
+    """
 
     handle: str
     exists: bool
@@ -244,14 +271,40 @@ class Vertex:
     #: and the alias's when it was named by alias.
     reads: list[Read] = field(default_factory=list, repr=False)
 
+    def __repr__(self) -> str:
+        at = f" @{self.snapshot}" if self.snapshot else ""
+        if not self.exists:
+            return f"<Vertex {self.handle} missing{at}>"
+        props = f" {_REPR.repr(self.props)}" if self.props else ""
+        aliases = f" aliases={_REPR.repr(self.aliases)}" if self.aliases else ""
+        edges = f" edges={len(self.edges)}{'+' if self.edges_truncated else ''}" if self.edges or \
+            self.edges_truncated else ""
+        return f"<Vertex {self.handle}{props}{aliases}{edges}{at}>"
+
 
 @dataclass(frozen=True)
 class CommitResult:
     """A committed transaction: the handles it created, in operation order
-    (generated ones included), and its snapshot (reading at it shows it)."""
+    (generated ones included), and its snapshot (reading at it shows it).
+
+    It iterates over :attr:`handles` and its ``len`` is theirs
+    (``a, b = tx.result``); it is true even when it created nothing.
+    """
 
     handles: list[str]
     snapshot: str
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.handles)
+
+    def __len__(self) -> int:
+        return len(self.handles)
+
+    def __getitem__(self, i: int) -> str:
+        return self.handles[i]
+
+    def __bool__(self) -> bool:
+        return True
 
 
 @dataclass(frozen=True)
@@ -340,19 +393,126 @@ def _vertex(j: Any, snapshot: str) -> Vertex:
 
 
 # ---------------------------------------------------------------------------
+# Calls apart from their I/O (shared by Client and weft.aio.Client)
+
+
+@dataclass(frozen=True)
+class _Call(Generic[T]):
+    """One API call without its I/O: what to send, and how to read the
+    decoded JSON answer. :class:`Client` sends it through its requester and
+    :class:`weft.aio.Client` through its asyncio transport."""
+
+    method: str
+    path: str
+    body: Any
+    idempotent: bool
+    parse: Callable[[Any], T]
+
+
+def _begin_call() -> _Call[str]:
+    return _Call("POST", "/v1/begin", {}, True, lambda j: _get(j, "snapshot", str))
+
+
+def _get_vertex_call(vertex: VertexRef, snapshot: str | None, props: bool, edges: bool, aliases: bool,
+                     edges_max: int) -> _Call[Vertex]:
+    name, is_alias = _ref(vertex)
+    body: dict[str, Any] = {"vertex": name, "vertex_alias": is_alias}
+    if snapshot:
+        body["snapshot"] = snapshot
+    if not props:
+        body["props"] = False
+    if not edges:
+        body["edges"] = False
+    if not aliases:
+        body["aliases"] = False
+    if edges_max:
+        body["edges_max"] = edges_max
+    return _Call("POST", "/v1/vertex", body, True,
+                 lambda j: _vertex(_get(j, "vertex", dict), _get(j, "snapshot", str)))
+
+
+def _get_edge_call(src: VertexRef, edge: str, snapshot: str | None) -> _Call[Edge]:
+    name, is_alias = _ref(src)
+    body: dict[str, Any] = {"src": name, "src_alias": is_alias, "edge": edge}
+    if snapshot:
+        body["snapshot"] = snapshot
+    return _Call("POST", "/v1/edge", body, True, lambda j: _edge(_get(j, "edge", dict), _get(j, "snapshot", str)))
+
+
+def _commit_call(ops: Sequence[Mapping[str, Any]], reads: Sequence[Read]) -> _Call[CommitResult]:
+    return _Call("POST", "/v1/commit", {"reads": [r.to_json() for r in reads], "ops": list(ops)}, False,
+                 lambda j: CommitResult([str(h) for h in _get(j, "handles", list)], _get(j, "snapshot", str)))
+
+
+def _run_result(j: Any) -> Any:
+    if not isinstance(j, dict) or "result" not in j:
+        raise BadResponse(f"run answer lacks 'result': {j!r:.200}")
+    return j["result"]
+
+
+def _run_call(program: str, params: Any, at: str | None) -> _Call[Any]:
+    path = "/v1/run/" + quote(program, safe="")
+    if at:
+        path += "?" + urlencode({"at": at})
+    return _Call("POST", path, {} if params is None else params, True, _run_result)
+
+
+def _programs_call() -> _Call[list[ProgramInfo]]:
+    return _Call("GET", "/v1/programs", None, True,
+                 lambda j: [ProgramInfo(_get(p, "name", str), _get(p, "description", str))
+                            for p in _get(j, "programs", list)])
+
+
+def _placement(j: Any) -> Placement:
+    return Placement(
+        base=_get(j, "base", int), shards=_get(j, "shards", int),
+        slots=tuple(int(n) for n in _get(j, "slots", list)),
+        moved=tuple(UnitHome(_get(m, "unit", str), _get(m, "shard", int), _get(m, "from", int),
+                             tuple(int(h) for h in _get(m, "held", list)))
+                    for m in _get(j, "moved", list)),
+        rebalance=tuple(UnitMove(_get(m, "unit", str), _get(m, "from", int), _get(m, "to", int))
+                        for m in _get(j, "rebalance", list)))
+
+
+def _placement_call() -> _Call[Placement]:
+    return _Call("GET", "/v1/placement", None, True, _placement)
+
+
+def _move_unit_call(unit: str, shard: int) -> _Call[UnitMove]:
+    return _Call("POST", "/v1/move", {"unit": unit, "shard": shard}, True,
+                 lambda j: UnitMove(_get(j, "unit", str), _get(j, "from", int), _get(j, "to", int)))
+
+
+def _status(j: Any) -> dict[str, int]:
+    if not isinstance(j, dict):
+        raise BadResponse(f"status answer is not an object: {j!r:.200}")
+    return {str(k): int(v) for k, v in j.items() if isinstance(v, int)}
+
+
+def _status_call() -> _Call[dict[str, int]]:
+    return _Call("GET", "/v1/status", None, True, _status)
+
+
+def _health_call() -> _Call[Any]:
+    return _Call("GET", "/healthz", None, True, lambda j: j)
+
+
+def _backoff_delay(attempt: int, backoff: float, backoff_max: float) -> float:
+    """Seconds to wait before retry ``attempt`` (1, 2, …): capped
+    exponential backoff with jitter."""
+    return min(backoff_max, backoff * 2.0 ** (attempt - 1)) * random.uniform(0.5, 1.0)
+
+
+# ---------------------------------------------------------------------------
 # Transactions
 
 
-class Transaction:
-    """One transaction: reads at :attr:`snapshot`, recorded with the versions
-    they saw, and buffered writes, sent together by :meth:`commit`.
+class _TxState:
+    """What a transaction holds whatever its I/O: the snapshot, the read set,
+    the buffered writes and the retry bookkeeping. :class:`Transaction` and
+    :class:`weft.aio.Transaction` add the reads and the commit."""
 
-    Used as a context manager it commits when the block ends normally and
-    discards the writes when the block raises.
-    """
-
-    def __init__(self, client: Client, snapshot: str) -> None:
-        self._client = client
+    def __init__(self, snapshot: str) -> None:
         #: The snapshot every read of this transaction is made at.
         self.snapshot = snapshot
         self._reads: dict[tuple[str, bool], Read] = {}
@@ -365,7 +525,7 @@ class Transaction:
         self._absorb_retryable = False
         self._retry_error: WeftError | None = None
 
-    # -- reads
+    # -- the read set
 
     def _check_open(self) -> None:
         if self._done:
@@ -375,23 +535,6 @@ class Transaction:
         # An entry seen before at this snapshot has the same version.
         for r in reads:
             self._reads.setdefault((r.vertex, r.alias), r)
-
-    def get_vertex(self, vertex: VertexRef, *, props: bool = True, edges: bool = True,
-                   aliases: bool = True, edges_max: int = 0) -> Vertex:
-        """Read a vertex and record the read. A missing vertex is not an
-        error: it has ``exists`` False, and its absence is checked at commit."""
-        self._check_open()
-        v = self._client.get_vertex(vertex, snapshot=self.snapshot, props=props, edges=edges,
-                                    aliases=aliases, edges_max=edges_max)
-        self._record(v.reads)
-        return v
-
-    def get_edge(self, src: VertexRef, edge: str) -> Edge:
-        """Read an out-edge of ``src`` and record the read."""
-        self._check_open()
-        e = self._client.get_edge(src, edge, snapshot=self.snapshot)
-        self._record(e.reads)
-        return e
 
     # -- writes
 
@@ -460,22 +603,71 @@ class Transaction:
 
     # -- commit
 
+    def _commit_call(self) -> _Call[CommitResult] | None:
+        """Close the transaction for commit: the call that sends it, or None
+        (:attr:`result` set) when it has no writes to send."""
+        self._check_open()
+        self._done = True
+        if not self._ops:
+            self.result = CommitResult([], self.snapshot)
+            return None
+        return _commit_call(self._ops, list(self._reads.values()))
+
+    def discard(self) -> None:
+        """Drop the buffered writes; the transaction can no longer be used."""
+        self._done = True
+
+    def _absorb(self, e: BaseException | None) -> bool:
+        """Whether the retry loop takes e (remembered) and runs another attempt."""
+        if self._absorb_retryable and isinstance(e, WeftError) and _retries_transaction(e):
+            self._retry_error = e
+            return True
+        return False
+
+
+class Transaction(_TxState):
+    """One transaction: reads at :attr:`snapshot`, recorded with the versions
+    they saw, and buffered writes, sent together by :meth:`commit`.
+
+    Used as a context manager it commits when the block ends normally and
+    discards the writes when the block raises.
+    """
+
+    def __init__(self, client: Client, snapshot: str) -> None:
+        super().__init__(snapshot)
+        self._client = client
+
+    # -- reads
+
+    def get_vertex(self, vertex: VertexRef, *, props: bool = True, edges: bool = True,
+                   aliases: bool = True, edges_max: int = 0) -> Vertex:
+        """Read a vertex and record the read. A missing vertex is not an
+        error: it has ``exists`` False, and its absence is checked at commit."""
+        self._check_open()
+        v = self._client.get_vertex(vertex, snapshot=self.snapshot, props=props, edges=edges,
+                                    aliases=aliases, edges_max=edges_max)
+        self._record(v.reads)
+        return v
+
+    def get_edge(self, src: VertexRef, edge: str) -> Edge:
+        """Read an out-edge of ``src`` and record the read."""
+        self._check_open()
+        e = self._client.get_edge(src, edge, snapshot=self.snapshot)
+        self._record(e.reads)
+        return e
+
+    # -- commit
+
     def commit(self) -> CommitResult:
         """Send the reads and writes. Raises :class:`Aborted` (or another
         retryable error) when the transaction should run again from the
         start. A transaction without writes sends nothing: its reads were all
         made at one snapshot, which is consistent already."""
-        self._check_open()
-        self._done = True
-        if not self._ops:
-            self.result = CommitResult([], self.snapshot)
-        else:
-            self.result = self._client.commit(self._ops, list(self._reads.values()))
+        call = self._commit_call()
+        if call is not None:
+            self.result = self._client._do(call)
+        assert self.result is not None
         return self.result
-
-    def discard(self) -> None:
-        """Drop the buffered writes; the transaction can no longer be used."""
-        self._done = True
 
     def __enter__(self) -> Transaction:
         return self
@@ -486,16 +678,21 @@ class Transaction:
             try:
                 self.commit()
             except WeftError as e:
-                if self._absorb_retryable and _retries_transaction(e):
-                    self._retry_error = e
+                if self._absorb(e):
                     return False
                 raise
             return False
         self.discard()
-        if self._absorb_retryable and isinstance(exc, WeftError) and _retries_transaction(exc):
-            self._retry_error = exc
-            return True
-        return False
+        return self._absorb(exc)
+
+    def __repr__(self) -> str:
+        return _tx_repr(self)
+
+
+def _tx_repr(tx: _TxState) -> str:
+    state = "committed" if tx.result is not None else "done" if tx._done else "open"
+    return (f"<{type(tx).__module__.removesuffix('.client')}.{type(tx).__name__} @{tx.snapshot} {state}: "
+            f"{len(tx._reads)} reads, {len(tx._ops)} writes>")
 
 
 def _retries_transaction(e: WeftError) -> bool:
@@ -544,11 +741,8 @@ class Transactions:
             tx._absorb_retryable = attempt < self._retries
             self.attempts += 1
             yield tx
-            if tx.result is not None:
-                self.result = tx.result
+            if _attempt_done(self, tx):
                 return
-            if tx._retry_error is None:
-                raise RuntimeError("each attempt of client.transaction() must be used as `with tx:`")
 
     def __enter__(self) -> Transaction:
         self._single = self._client.begin()
@@ -565,6 +759,23 @@ class Transactions:
 
 # ---------------------------------------------------------------------------
 # The client
+
+
+class _Loop(Protocol):
+    """A retry loop (:class:`Transactions`, :class:`weft.aio.Transactions`)."""
+
+    result: CommitResult | None
+
+
+def _attempt_done(loop: _Loop, tx: _TxState) -> bool:
+    """After an attempt of a retry loop: whether it committed (the loop
+    ends), else it took a retryable error (another attempt follows)."""
+    if tx.result is not None:
+        loop.result = tx.result
+        return True
+    if tx._retry_error is None:
+        raise RuntimeError("each attempt of client.transaction() must be used as `with tx:`")
+    return False
 
 
 def _check_retry_options(timeout: float, retries: int, backoff: float, backoff_max: float) -> None:
@@ -590,7 +801,9 @@ class Client:
     def __init__(self, url: str = "http://127.0.0.1:7580", *, timeout: float = 30.0,
                  retries: int = 10, backoff: float = 0.002, backoff_max: float = 0.5) -> None:
         _check_retry_options(timeout, retries, backoff, backoff_max)
-        self._http: _Requester = _Transport(url, timeout)
+        transport = _Transport(url, timeout)
+        self._http: _Requester = transport
+        self._url = str(transport.url)
         self.retries = retries
         self.backoff = backoff
         self.backoff_max = backoff_max
@@ -618,16 +831,20 @@ class Client:
                  tb: TracebackType | None) -> None:
         self.close()
 
+    def __repr__(self) -> str:
+        return f"<weft.{type(self).__name__} {self._url}>"
+
     def _pause(self, attempt: int) -> None:
-        delay = min(self.backoff_max, self.backoff * 2 ** (attempt - 1))
-        time.sleep(delay * random.uniform(0.5, 1.0))
+        time.sleep(_backoff_delay(attempt, self.backoff, self.backoff_max))
+
+    def _do(self, call: _Call[T]) -> T:
+        return call.parse(self._http.request(call.method, call.path, call.body, idempotent=call.idempotent))
 
     # -- transactions
 
     def begin(self) -> Transaction:
         """Start a transaction at a fresh snapshot (commit it yourself)."""
-        j = self._http.request("POST", "/v1/begin", {}, idempotent=True)
-        return Transaction(self, _get(j, "snapshot", str))
+        return Transaction(self, self._do(_begin_call()))
 
     def transaction(self, *, retries: int | None = None) -> Transactions:
         """Attempts at a transaction: ``for tx in client.transaction(): with tx: ...``
@@ -650,38 +867,17 @@ class Client:
                    edges: bool = True, aliases: bool = True, edges_max: int = 0) -> Vertex:
         """Read a vertex at ``snapshot`` (default: a fresh one, reported in
         :attr:`Vertex.snapshot`). Outside a transaction nothing is recorded."""
-        name, is_alias = _ref(vertex)
-        body: dict[str, Any] = {"vertex": name, "vertex_alias": is_alias}
-        if snapshot:
-            body["snapshot"] = snapshot
-        if not props:
-            body["props"] = False
-        if not edges:
-            body["edges"] = False
-        if not aliases:
-            body["aliases"] = False
-        if edges_max:
-            body["edges_max"] = edges_max
-        j = self._http.request("POST", "/v1/vertex", body, idempotent=True)
-        return _vertex(_get(j, "vertex", dict), _get(j, "snapshot", str))
+        return self._do(_get_vertex_call(vertex, snapshot, props, edges, aliases, edges_max))
 
     def get_edge(self, src: VertexRef, edge: str, *, snapshot: str | None = None) -> Edge:
         """Read an out-edge of ``src`` at ``snapshot`` (default: a fresh one)."""
-        name, is_alias = _ref(src)
-        body: dict[str, Any] = {"src": name, "src_alias": is_alias, "edge": edge}
-        if snapshot:
-            body["snapshot"] = snapshot
-        j = self._http.request("POST", "/v1/edge", body, idempotent=True)
-        return _edge(_get(j, "edge", dict), _get(j, "snapshot", str))
+        return self._do(_get_edge_call(src, edge, snapshot))
 
     def commit(self, ops: Sequence[Mapping[str, Any]], reads: Sequence[Read] = ()) -> CommitResult:
         """Commit operations in the API's JSON form (``{"op": "create_vertex",
         "vertex": "a"}``, …) with a read set, in one request: the low-level
         call under :meth:`Transaction.commit`. Never retried automatically."""
-        j = self._http.request("POST", "/v1/commit",
-                               {"reads": [r.to_json() for r in reads], "ops": list(ops)},
-                               idempotent=False)
-        return CommitResult([str(h) for h in _get(j, "handles", list)], _get(j, "snapshot", str))
+        return self._do(_commit_call(ops, reads))
 
     # -- programs and status
 
@@ -696,33 +892,17 @@ class Client:
 
     def run_json(self, program: str, params: Any = None, *, at: str | None = None) -> Any:
         """Run a node program with any JSON-serializable ``params`` (None: {})."""
-        path = "/v1/run/" + quote(program, safe="")
-        if at:
-            path += "?" + urlencode({"at": at})
-        j = self._http.request("POST", path, {} if params is None else params, idempotent=True)
-        if not isinstance(j, dict) or "result" not in j:
-            raise BadResponse(f"run answer lacks 'result': {j!r:.200}")
-        return j["result"]
+        return self._do(_run_call(program, params, at))
 
     def programs(self) -> list[ProgramInfo]:
         """The programs :meth:`run` accepts."""
-        j = self._http.request("GET", "/v1/programs", idempotent=True)
-        return [ProgramInfo(_get(p, "name", str), _get(p, "description", str))
-                for p in _get(j, "programs", list)]
+        return self._do(_programs_call())
 
     # -- placement
 
     def placement(self) -> Placement:
         """Where placement units live, and the plan that evens out the shards."""
-        j = self._http.request("GET", "/v1/placement", idempotent=True)
-        return Placement(
-            base=_get(j, "base", int), shards=_get(j, "shards", int),
-            slots=tuple(int(n) for n in _get(j, "slots", list)),
-            moved=tuple(UnitHome(_get(m, "unit", str), _get(m, "shard", int), _get(m, "from", int),
-                                 tuple(int(h) for h in _get(m, "held", list)))
-                        for m in _get(j, "moved", list)),
-            rebalance=tuple(UnitMove(_get(m, "unit", str), _get(m, "from", int), _get(m, "to", int))
-                            for m in _get(j, "rebalance", list)))
+        return self._do(_placement_call())
 
     def move_unit(self, unit: str, shard: int) -> UnitMove:
         """Move placement unit ``unit`` (``"s:<slot>"`` or ``"g:<group>"``) to
@@ -731,20 +911,16 @@ class Client:
         again), :class:`InvalidArgument` for a bad unit or shard or a shard
         still holding the copy the unit left there. Moving a unit where it
         is does nothing, so a retried call is safe."""
-        j = self._http.request("POST", "/v1/move", {"unit": unit, "shard": shard}, idempotent=True)
-        return UnitMove(_get(j, "unit", str), _get(j, "from", int), _get(j, "to", int))
+        return self._do(_move_unit_call(unit, shard))
 
     def status(self) -> dict[str, int]:
         """The server's health and size counters (vertices, edges, commits, …)."""
-        j = self._http.request("GET", "/v1/status", idempotent=True)
-        if not isinstance(j, dict):
-            raise BadResponse(f"status answer is not an object: {j!r:.200}")
-        return {str(k): int(v) for k, v in j.items() if isinstance(v, int)}
+        return self._do(_status_call())
 
     def healthy(self) -> bool:
         """Whether the server answers its health check."""
         try:
-            self._http.request("GET", "/healthz", idempotent=True)
+            self._do(_health_call())
         except WeftError:
             return False
         return True
@@ -791,6 +967,11 @@ class ClusterClient(Client):
         self.retries = retries
         self.backoff = backoff
         self.backoff_max = backoff_max
+
+    def __repr__(self) -> str:
+        gks = ",".join(g.http_address for g in self.gatekeepers) or "none"
+        return (f"<weft.ClusterClient coordinators={','.join(self._cluster._coord_urls)} "
+                f"epoch={self.epoch} gatekeepers={gks}>")
 
     @property
     def epoch(self) -> int:

@@ -43,12 +43,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Final, Generic, NamedTuple, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeVar, Union
 
-import grpc
-from google.protobuf.message import Message
-
-from ._proto import kronos_pb2 as pb
 from .errors import (
     ClockInvalidError,
     CollectedError,
@@ -68,6 +64,28 @@ from .errors import (
     UnknownEventError,
     from_code,
 )
+
+# grpcio and protobuf are the ``kronos`` extra (``pip install 'weft[kronos]'``):
+# without them this module still imports, and KronosClient() says what to install.
+try:
+    from . import _kronos_wire as _wire
+except ImportError as _e:  # tests/test_no_grpc.py runs this branch
+    _WIRE_MISSING: ImportError | None = _e
+else:
+    _WIRE_MISSING = None
+
+
+def _need_wire() -> None:
+    """Raise the ImportError that says how to install the kronos extra."""
+    if _WIRE_MISSING is not None:
+        raise ImportError(
+            "weft.KronosClient needs grpcio and protobuf, which the base install of weft leaves out: "
+            f"pip install 'weft[kronos]' ({_WIRE_MISSING})",
+            name=_WIRE_MISSING.name,
+        ) from _WIRE_MISSING
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message
 
 __all__ = [
     "AssignResult",
@@ -98,14 +116,6 @@ __all__ = [
 _U32_MAX: Final = 2**32 - 1
 _U64_MAX: Final = 2**64 - 1
 
-# Channel options: reconnect quickly to a replica that comes back, instead of
-# gRPC's default backoff of up to two minutes.
-_CHANNEL_OPTIONS: Final = (
-    ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.min_reconnect_backoff_ms", 100),
-    ("grpc.max_reconnect_backoff_ms", 2000),
-)
-
 # Channels to leader hints outside the configured addresses are cached, but
 # never more than this many (hints name cluster members, so this is slack).
 _HINT_CHANNELS_MAX: Final = 16
@@ -119,17 +129,18 @@ class Order(enum.Enum):
     """How two events ``(a, b)`` are ordered.
 
     ``Order("->")`` is :attr:`BEFORE` and ``Order("<-")`` is :attr:`AFTER`;
-    names are accepted case-insensitively (``Order("before")``).
+    names are accepted case-insensitively (``Order("before")``). The values
+    are the wire's (``kronos.proto``'s ``Order``).
     """
 
     #: ``a`` happens before ``b`` (``a -> b``).
-    BEFORE = int(pb.BEFORE)
+    BEFORE = 1
     #: ``b`` happens before ``a`` (``a <- b``).
-    AFTER = int(pb.AFTER)
+    AFTER = 2
     #: No order is known (yet): either may be assigned.
-    CONCURRENT = int(pb.CONCURRENT)
+    CONCURRENT = 3
     #: ``a`` or ``b`` does not exist (never created, or collected).
-    UNKNOWN_EVENT = int(pb.UNKNOWN_EVENT)
+    UNKNOWN_EVENT = 4
 
     @classmethod
     def _missing_(cls, value: object) -> Order | None:
@@ -159,9 +170,9 @@ class Strength(enum.Enum):
     """
 
     #: A hard constraint: a contradiction aborts the whole batch.
-    MUST = int(pb.MUST)
+    MUST = 1
     #: A soft constraint: a contradiction is reversed and reported.
-    PREFER = int(pb.PREFER)
+    PREFER = 2
 
     @classmethod
     def _missing_(cls, value: object) -> Strength | None:
@@ -234,7 +245,7 @@ class CleanupResult(NamedTuple):
 # Errors (the classes are weft.errors')
 
 
-def _error_from_wire(err: pb.Error) -> KronosError:
+def _error_from_wire(err: _wire.pb.Error) -> KronosError:
     """Map a non-OK wire error to its exception."""
     try:
         code = ErrorCode(err.code)
@@ -263,15 +274,15 @@ def _check_uint(what: str, value: object, limit: int) -> None:
         raise ValueError(f"kronos: {what} {value} out of range [0, {limit}]")
 
 
-def _clock_to_wire(c: VClock) -> pb.VClock:
-    return pb.VClock(epoch=c.epoch, owner=c.owner, counters=c.counters)
+def _clock_to_wire(c: VClock) -> _wire.pb.VClock:
+    return _wire.pb.VClock(epoch=c.epoch, owner=c.owner, counters=c.counters)
 
 
-def _ref_to_wire(ref: Ref) -> pb.Ref:
+def _ref_to_wire(ref: Ref) -> _wire.pb.Ref:
     if isinstance(ref, VClock):
-        return pb.Ref(clock=_clock_to_wire(ref))
+        return _wire.pb.Ref(clock=_clock_to_wire(ref))
     _check_uint("event id", ref, _U64_MAX)
-    return pb.Ref(id=ref)
+    return _wire.pb.Ref(id=ref)
 
 
 def _ids(ids: int | Iterable[int]) -> list[int]:
@@ -281,7 +292,7 @@ def _ids(ids: int | Iterable[int]) -> list[int]:
     return out
 
 
-def _assign_pair_to_wire(pair: Sequence[Any]) -> pb.AssignPair:
+def _assign_pair_to_wire(pair: Sequence[Any]) -> _wire.pb.AssignPair:
     if len(pair) != 4:
         raise ValueError(f"kronos: assign pair must be (a, order, b, strength), got {pair!r}")
     a, order, b, strength = pair
@@ -289,7 +300,7 @@ def _assign_pair_to_wire(pair: Sequence[Any]) -> pb.AssignPair:
     if o not in (Order.BEFORE, Order.AFTER):
         raise ValueError(f"kronos: assign order must be BEFORE ('->') or AFTER ('<-'), not {o.name}")
     s = strength if isinstance(strength, Strength) else Strength(strength)
-    return pb.AssignPair(a=_ref_to_wire(a), order=o.name, b=_ref_to_wire(b), strength=s.name)
+    return _wire.pb.AssignPair(a=_ref_to_wire(a), order=o.name, b=_ref_to_wire(b), strength=s.name)
 
 
 def _order_from_wire(value: int) -> Order:
@@ -307,60 +318,8 @@ def _check_count(what: str, got: int, want: int) -> None:
 # ---------------------------------------------------------------------------
 # Transport
 
-_ReqT = TypeVar("_ReqT", bound=Message)
-_RespT = TypeVar("_RespT", bound=Message)
-
-_SERVICE: Final = pb.DESCRIPTOR.services_by_name["Kronos"].full_name
-
-
-@dataclass(frozen=True)
-class _Method(Generic[_ReqT, _RespT]):
-    name: str
-    request: type[_ReqT]
-    response: type[_RespT]
-    # Stats answers carry no error field.
-    has_error: bool = True
-
-    @property
-    def path(self) -> str:
-        return f"/{_SERVICE}/{self.name}"
-
-
-_CREATE_EVENT: Final = _Method("CreateEvent", pb.CreateEventRequest, pb.CreateEventResponse)
-_ACQUIRE_REF: Final = _Method("AcquireRef", pb.RefsRequest, pb.RefsResponse)
-_RELEASE_REF: Final = _Method("ReleaseRef", pb.RefsRequest, pb.RefsResponse)
-_QUERY_ORDER: Final = _Method("QueryOrder", pb.QueryOrderRequest, pb.QueryOrderResponse)
-_ASSIGN_ORDER: Final = _Method("AssignOrder", pb.AssignOrderRequest, pb.AssignOrderResponse)
-_CLEANUP: Final = _Method("Cleanup", pb.CleanupRequest, pb.CleanupResponse)
-_STATS: Final = _Method("Stats", pb.StatsRequest, pb.StatsResponse, has_error=False)
-
-_RETRYABLE_STATUS: Final = frozenset(
-    {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
-)
-
-
-class _Conn:
-    """One channel and its bound methods.
-
-    The methods are bound here rather than through the generated
-    ``KronosStub`` because that stub passes ``_registered_method``, which
-    grpcio < 1.63 rejects; this keeps the client working on grpcio >= 1.60.
-    """
-
-    def __init__(self, addr: str) -> None:
-        self.channel = grpc.insecure_channel(addr, options=_CHANNEL_OPTIONS)
-        self._calls: dict[str, Callable[..., Any]] = {}
-
-    def call(self, method: _Method[_ReqT, _RespT], request: _ReqT, timeout: float) -> _RespT:
-        fn = self._calls.get(method.name)
-        if fn is None:
-            fn = self.channel.unary_unary(
-                method.path,
-                request_serializer=method.request.SerializeToString,
-                response_deserializer=method.response.FromString,
-            )
-            self._calls[method.name] = fn
-        return cast(_RespT, fn(request, timeout=timeout))
+_ReqT = TypeVar("_ReqT", bound="Message")
+_RespT = TypeVar("_RespT", bound="Message")
 
 
 class _Budget:
@@ -417,6 +376,10 @@ class KronosClient:
             retry up to ``backoff_max``, with jitter.
         backoff_max: Largest backoff between attempts in seconds.
 
+    Raises:
+        ImportError: grpcio or protobuf is not installed (they are the
+            ``kronos`` extra: ``pip install 'weft[kronos]'``).
+
     The client is a context manager and is safe for use by several threads.
     Mutating calls are serialized per client: the replicas remember only each
     client's last sequence number, so exactly-once needs one mutation in
@@ -433,6 +396,7 @@ class KronosClient:
         backoff_min: float = 0.02,
         backoff_max: float = 0.5,
     ) -> None:
+        _need_wire()
         raw = addrs.split(",") if isinstance(addrs, str) else list(addrs)
         cleaned = list(dict.fromkeys(a.strip() for a in raw if a.strip()))
         if not cleaned:
@@ -455,7 +419,7 @@ class KronosClient:
         self._seq = 0
         self._mu = threading.Lock()  # guards _conns, _target, _closed
         self._session_mu = threading.Lock()  # one mutation in flight
-        self._conns: dict[str, _Conn] = {}
+        self._conns: dict[str, _wire.Conn] = {}
         self._target = self._addrs[0]
         self._closed = False
 
@@ -481,7 +445,8 @@ class KronosClient:
             conn.channel.close()
 
     def __repr__(self) -> str:
-        return f"KronosClient({list(self._addrs)!r}, timeout={self.timeout})"
+        closed = " closed" if self._closed else ""
+        return f"<weft.KronosClient {','.join(self._addrs)}{closed}>"
 
     @property
     def addrs(self) -> tuple[str, ...]:
@@ -511,7 +476,7 @@ class KronosClient:
         _check_uint("count", n, _U32_MAX)
         if n < 1:
             raise ValueError("kronos: create_events needs n >= 1")
-        resp = self._mutate(_CREATE_EVENT, lambda s: pb.CreateEventRequest(session=s, count=n))
+        resp = self._mutate(_wire.CREATE_EVENT, lambda s: _wire.pb.CreateEventRequest(session=s, count=n))
         _check_count("create_event", len(resp.ids), n)
         return list(resp.ids)
 
@@ -524,7 +489,7 @@ class KronosClient:
         """
         wire = _ids(ids)
         if wire:
-            self._mutate(_ACQUIRE_REF, lambda s: pb.RefsRequest(session=s, ids=wire))
+            self._mutate(_wire.ACQUIRE_REF, lambda s: _wire.pb.RefsRequest(session=s, ids=wire))
 
     def release_ref(self, ids: int | Iterable[int]) -> int:
         """Drop one reference to each event; return how many events this collected.
@@ -539,7 +504,7 @@ class KronosClient:
         wire = _ids(ids)
         if not wire:
             return 0
-        resp = self._mutate(_RELEASE_REF, lambda s: pb.RefsRequest(session=s, ids=wire))
+        resp = self._mutate(_wire.RELEASE_REF, lambda s: _wire.pb.RefsRequest(session=s, ids=wire))
         return int(resp.collected)
 
     def query_order(self, pairs: Sequence[tuple[Ref, Ref]]) -> list[Order]:
@@ -552,16 +517,16 @@ class KronosClient:
         Raises:
             SelfOrderError: A pair names one event twice.
         """
-        wire = [pb.Pair(a=_ref_to_wire(a), b=_ref_to_wire(b)) for a, b in pairs]
+        wire = [_wire.pb.Pair(a=_ref_to_wire(a), b=_ref_to_wire(b)) for a, b in pairs]
         if not wire:
             return []
         budget = _Budget(self)
-        resp, addr = self._call(_QUERY_ORDER, pb.QueryOrderRequest(pairs=wire), budget)
+        resp, addr = self._call(_wire.QUERY_ORDER, _wire.pb.QueryOrderRequest(pairs=wire), budget)
         _check_count("query_order", len(resp.orders), len(wire))
         orders = list(resp.orders)
         hint = resp.leader_hint
         while True:
-            pending = [i for i, o in enumerate(orders) if o == pb.UNRESOLVED]
+            pending = [i for i, o in enumerate(orders) if o == _wire.pb.UNRESOLVED]
             if not pending:
                 return [_order_from_wire(o) for o in orders]
             if budget.exhausted():
@@ -573,8 +538,8 @@ class KronosClient:
             else:
                 leader = self._next_addr(addr)
                 budget.sleep()  # no known leader: likely an election
-            sub = pb.QueryOrderRequest(pairs=[wire[i] for i in pending])
-            resp, addr = self._call(_QUERY_ORDER, sub, budget, start=leader)
+            sub = _wire.pb.QueryOrderRequest(pairs=[wire[i] for i in pending])
+            resp, addr = self._call(_wire.QUERY_ORDER, sub, budget, start=leader)
             _check_count("query_order", len(resp.orders), len(pending))
             for i, o in zip(pending, resp.orders):
                 orders[i] = o
@@ -605,7 +570,7 @@ class KronosClient:
         wire = [_assign_pair_to_wire(p) for p in pairs]
         if not wire:
             return []
-        resp = self._mutate(_ASSIGN_ORDER, lambda s: pb.AssignOrderRequest(session=s, pairs=wire))
+        resp = self._mutate(_wire.ASSIGN_ORDER, lambda s: _wire.pb.AssignOrderRequest(session=s, pairs=wire))
         _check_count("assign_order", len(resp.results), len(wire))
         return [AssignResult(_order_from_wire(r.order), bool(r.reversed)) for r in resp.results]
 
@@ -622,7 +587,7 @@ class KronosClient:
         _check_uint("gatekeeper", gatekeeper, _U32_MAX)
         wire = _clock_to_wire(clock)
         resp = self._mutate(
-            _CLEANUP, lambda s: pb.CleanupRequest(session=s, gatekeeper=gatekeeper, clock=wire)
+            _wire.CLEANUP, lambda s: _wire.pb.CleanupRequest(session=s, gatekeeper=gatekeeper, clock=wire)
         )
         return CleanupResult(int(resp.released), int(resp.collected))
 
@@ -634,7 +599,7 @@ class KronosClient:
         ``addr``, ask that replica only; otherwise ask the current target.
         """
         budget = _Budget(self)
-        resp, _ = self._call(_STATS, pb.StatsRequest(), budget, start=addr, pinned=addr is not None)
+        resp, _ = self._call(_wire.STATS, _wire.pb.StatsRequest(), budget, start=addr, pinned=addr is not None)
         out: dict[str, int | str | bool] = {}
         for field in resp.DESCRIPTOR.fields:
             out[field.name] = getattr(resp, field.name)
@@ -642,22 +607,22 @@ class KronosClient:
 
     # -- internals ----------------------------------------------------------
 
-    def _mutate(self, method: _Method[_ReqT, _RespT], build: Callable[[pb.Session], _ReqT]) -> _RespT:
+    def _mutate(self, method: _wire.Method[_ReqT, _RespT], build: Callable[[_wire.pb.Session], _ReqT]) -> _RespT:
         """Run a mutating call under a fresh sequence number, reused by every retry."""
         with self._session_mu:
             self._seq += 1
-            request = build(pb.Session(client_id=self._client_id, seq=self._seq))
+            request = build(_wire.pb.Session(client_id=self._client_id, seq=self._seq))
             resp, _ = self._call(method, request, _Budget(self))
             return resp
 
-    def _conn(self, addr: str) -> _Conn:
+    def _conn(self, addr: str) -> _wire.Conn:
         with self._mu:
             if self._closed:
                 raise RuntimeError("kronos: client is closed")
             conn = self._conns.get(addr)
             if conn is None:
                 self._evict_hint_channels()
-                conn = self._conns[addr] = _Conn(addr)
+                conn = self._conns[addr] = _wire.Conn(addr)
             return conn
 
     def _evict_hint_channels(self) -> None:
@@ -674,7 +639,7 @@ class KronosClient:
 
     def _call(
         self,
-        method: _Method[_ReqT, _RespT],
+        method: _wire.Method[_ReqT, _RespT],
         request: _ReqT,
         budget: _Budget,
         *,
@@ -694,19 +659,19 @@ class KronosClient:
                 raise _exhausted(method, last)
             try:
                 resp = self._conn(addr).call(method, request, timeout)
-            except grpc.RpcError as err:
-                status = _status_of(err)
-                if status not in _RETRYABLE_STATUS:
+            except _wire.grpc.RpcError as err:
+                status = _wire.status_of(err)
+                if status not in _wire.RETRYABLE_STATUS:
                     raise TransportError(
-                        f"kronos: {method.name} to {addr}: {status}: {_details_of(err)}",
+                        f"kronos: {method.name} to {addr}: {status}: {_wire.details_of(err)}",
                         status=status,
                     ) from err
                 last = err
                 addr = addr if pinned else self._next_addr(addr)
                 budget.sleep()
                 continue
-            wire_err: pb.Error | None = getattr(resp, "error") if method.has_error else None
-            if wire_err is None or wire_err.code == pb.OK:
+            wire_err: _wire.pb.Error | None = getattr(resp, "error") if method.has_error else None
+            if wire_err is None or wire_err.code == _wire.pb.OK:
                 if not pinned:
                     with self._mu:
                         self._target = addr
@@ -732,26 +697,16 @@ class KronosClient:
             raise exc
 
 
-def _status_of(err: grpc.RpcError) -> grpc.StatusCode | None:
-    code = getattr(err, "code", None)
-    return cast(grpc.StatusCode, code()) if callable(code) else None
-
-
-def _details_of(err: grpc.RpcError) -> str:
-    details = getattr(err, "details", None)
-    return str(details()) if callable(details) else str(err)
-
-
-def _exhausted(method: _Method[Any, Any], last: BaseException | None) -> KronosError:
+def _exhausted(method: _wire.Method[Any, Any], last: BaseException | None) -> KronosError:
     """The error to raise when a call's retry budget ran out."""
     if isinstance(last, KronosError):
         return last
     if last is None:
         return UnavailableError(f"kronos: {method.name}: deadline passed before any attempt")
-    status = _status_of(last) if isinstance(last, grpc.RpcError) else None
+    status = _wire.status_of(last) if isinstance(last, _wire.grpc.RpcError) else None
     exc = UnavailableError(
         f"kronos: {method.name}: no replica answered: {status}: "
-        f"{_details_of(last) if isinstance(last, grpc.RpcError) else last}",
+        f"{_wire.details_of(last) if isinstance(last, _wire.grpc.RpcError) else last}",
         status=status,
     )
     exc.__cause__ = last

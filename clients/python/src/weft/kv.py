@@ -52,7 +52,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
@@ -272,12 +272,28 @@ def _merge_hvc(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, 
 
 @dataclass
 class GetResult:
-    """A GET's answer: the key's concurrent values (none: never written)."""
+    """A GET's answer: the key's concurrent values (none: never written).
+
+    It iterates over :attr:`siblings` and its ``len`` is theirs; it is true
+    even when the key holds nothing.
+    """
 
     siblings: list[Sibling]
     acks: int
     round: int
     context: list[Version] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Sibling]:
+        return iter(self.siblings)
+
+    def __len__(self) -> int:
+        return len(self.siblings)
+
+    def __getitem__(self, i: int) -> Sibling:
+        return self.siblings[i]
+
+    def __bool__(self) -> bool:
+        return True
 
     @property
     def values(self) -> list[bytes]:
@@ -301,6 +317,7 @@ class KVClient:
         self._round = round_timeout
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="weft-kv")
+        self._closed = False
         errors: list[str] = []
         meta: dict[str, Any] | None = None
         for addr in servers:
@@ -336,8 +353,14 @@ class KVClient:
         self.close()
 
     def close(self) -> None:
-        """Wait for calls still reaching replicas, then release the threads."""
+        """Wait for calls still reaching replicas, then release the threads.
+        Idempotent; a closed client's quorum calls raise RuntimeError."""
+        self._closed = True
         self._pool.shutdown(wait=True)
+
+    def __repr__(self) -> str:
+        closed = " closed" if self._closed else ""
+        return f"<weft.KVClient {','.join(self.peers)} n={self.n} r={self.r} w={self.w}{closed}>"
 
     # public API
 
@@ -454,6 +477,8 @@ class KVClient:
     def _quorum(self, kind: str, key: str, need: int,
                 body: Any) -> tuple[list[tuple[int, dict[str, Any]]], int]:
         """Send to the key's replicas; succeed with ``need`` answers in two rounds."""
+        if self._closed:
+            raise RuntimeError("kv: client is closed")
         replicas = self.ring.replicas(key, self.n)
         path = "/v1/kv/get" if kind == "get" else "/v1/kv/put"
         ok: list[tuple[int, dict[str, Any]]] = []
