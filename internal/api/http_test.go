@@ -142,7 +142,7 @@ func TestHTTPRunProgramsStatusHealth(t *testing.T) {
 	}
 
 	st, progs, _ := e.do(t, "GET", "/v1/programs", "")
-	if st != 200 || fmt.Sprint(progs["programs"]) != "[map[description:fake program count name:count] map[description:fake program echo name:echo]]" {
+	if st != 200 || fmt.Sprint(progs["programs"]) != "[map[description:fake program count kind:program name:count params:[]] map[description:fake program echo kind:program name:echo params:[]]]" {
 		t.Fatalf("programs: %d %v", st, progs)
 	}
 	e.post(t, "/v1/commit", `{"ops": [{"op": "create_vertex", "vertex": "x"}]}`)

@@ -981,9 +981,18 @@ func (g *ClusterGatekeeper) Programs() []ProgramInfo { return programsOf(g.reg) 
 func programsOf(reg *nodeprog.Registry) []ProgramInfo {
 	var out []ProgramInfo
 	for _, n := range reg.Programs() {
-		out = append(out, ProgramInfo{Name: n, Description: programDoc[n]})
+		out = append(out, programInfo(reg, n, "program"))
 	}
 	return out
+}
+
+// programInfo describes the registered program or analysis name.
+func programInfo(reg *nodeprog.Registry, name, kind string) ProgramInfo {
+	ps := []ProgramParam{}
+	for _, p := range reg.Params(name) {
+		ps = append(ps, ProgramParam{Name: p.Name, Type: p.Type})
+	}
+	return ProgramInfo{Name: name, Description: programDoc[name], Kind: kind, Params: ps}
 }
 
 // Status implements API: this gatekeeper's counters, and the graph's size

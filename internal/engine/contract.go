@@ -17,6 +17,7 @@ type (
 	Edge         = engineapi.Edge
 	CommitResult = engineapi.CommitResult
 	ProgramInfo  = engineapi.ProgramInfo
+	ProgramParam = engineapi.ProgramParam
 	Status       = engineapi.Status
 	Mover        = engineapi.Mover
 )

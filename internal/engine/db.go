@@ -334,12 +334,9 @@ func (db *DB) readOn(ctx context.Context, sh int, name string, s vclock.Stamp, f
 
 // Programs implements API.
 func (db *DB) Programs() []ProgramInfo {
-	var out []ProgramInfo
-	for _, n := range db.reg.Programs() {
-		out = append(out, ProgramInfo{Name: n, Description: programDoc[n]})
-	}
+	out := programsOf(db.reg)
 	for _, n := range db.reg.Analyses() {
-		out = append(out, ProgramInfo{Name: n, Description: programDoc[n]})
+		out = append(out, programInfo(db.reg, n, "analysis"))
 	}
 	return out
 }

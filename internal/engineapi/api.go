@@ -110,6 +110,19 @@ type CommitResult struct {
 type ProgramInfo struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Kind is "program" (a node program) or "analysis" (a whole-snapshot
+	// analysis); both run through Run.
+	Kind string `json:"kind"`
+	// Params lists the params object's fields in declaration order.
+	Params []ProgramParam `json:"params"`
+}
+
+// ProgramParam is one field of a program's params object: its JSON name
+// and type ("string", "bool", "int", "number", "string[]", "filter",
+// "filter[]", "json", … as nodeprog.Param documents).
+type ProgramParam struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
 }
 
 // Status is the server's health and size summary.

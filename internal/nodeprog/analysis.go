@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 )
 
@@ -240,3 +241,9 @@ func (o *outputParams) pick(x *index, vals []float64, lim SnapshotLimits, prog s
 	}
 	return m, top, nil
 }
+
+// Params implement paramDescriber for the built-in analyses.
+func (pagerankAnalysis) Params() []Param  { return paramsOf(reflect.TypeFor[pagerankParams]()) }
+func (wccAnalysis) Params() []Param       { return paramsOf(reflect.TypeFor[wccParams]()) }
+func (lccAnalysis) Params() []Param       { return paramsOf(reflect.TypeFor[lccParams]()) }
+func (trianglesAnalysis) Params() []Param { return paramsOf(reflect.TypeFor[trianglesParams]()) }

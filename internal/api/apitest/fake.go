@@ -312,7 +312,7 @@ func (f *Fake) Programs() []engine.ProgramInfo {
 	defer f.mu.Unlock()
 	var out []engine.ProgramInfo
 	for _, name := range slices.Sorted(maps.Keys(f.programs)) {
-		out = append(out, engine.ProgramInfo{Name: name, Description: "fake program " + name})
+		out = append(out, engine.ProgramInfo{Name: name, Description: "fake program " + name, Kind: "program", Params: []engine.ProgramParam{}})
 	}
 	return out
 }
