@@ -12,7 +12,7 @@ GOFLAGS_TEST ?= -timeout 25m
 PREFIX  ?= $(HOME)/.local
 
 .PHONY: all build install run test test-go test-race test-invariants test-py lint vet fmt-check \
-        bench bench-kronos bench-dql fuzz lin faults adya generate pydeps pydeps-test clean sim
+        bench bench-kronos bench-dql console fuzz lin faults adya generate pydeps pydeps-test clean sim
 
 all: build
 
@@ -69,6 +69,12 @@ test-race:
 # Every package's self-checks on (internal/invariants: On is true under the tag).
 test-invariants:
 	$(GO) test -tags invariants $(GOFLAGS_TEST) ./internal/...
+
+# The web console (docs/console.md): rebuild internal/api/console/dist from
+# web/console with npm (node 20); commit the result. TestDistUpToDate
+# fails when the committed dist is stale.
+console:
+	cd web/console && npm ci --no-audit --no-fund && npm run build
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)

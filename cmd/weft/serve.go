@@ -104,6 +104,7 @@ func serve(ctx context.Context, cmd *cobra.Command, cfg engine.Config, acfg api.
 		}
 		slog.Info("demo graph", "loaded", loaded, "already_present", !loaded)
 	}
+	acfg.DgraphHTTPAddr = dg.HTTPAddr // the console's DQL editor forwards there
 	srv, err := api.NewServer(db, acfg)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/weft-db/weft/internal/api/console"
 	"github.com/weft-db/weft/internal/engine"
 	"github.com/weft-db/weft/internal/wire/apicode"
 )
@@ -18,6 +19,9 @@ type HTTPOptions struct {
 	// BodyMax bounds a request body in bytes (default RequestBytesMaxDefault);
 	// a larger body answers 413 TOO_LARGE.
 	BodyMax int64
+	// DgraphHTTP is the Dgraph face's HTTP address the console's DQL editor
+	// forwards to ("": the face is off).
+	DgraphHTTP string
 }
 
 // RequestBytesMaxDefault bounds one request (HTTP body or gRPC message): a
@@ -73,6 +77,11 @@ func NewHTTPHandler(db engine.API, m *Metrics, opts HTTPOptions) http.Handler {
 		w.Write(OpenAPI)
 	})
 	mux.Handle("/openapi.yaml", methodNotAllowed("GET"))
+	// The web console (package console) at / and /console/; no JSON API path
+	// lies below /console/.
+	ch := console.Handler(console.Options{DgraphHTTP: opts.DgraphHTTP})
+	mux.Handle("GET /{$}", ch)
+	mux.Handle(console.Prefix, ch)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &Error{Code: apicode.CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s (see /openapi.yaml)", r.Method, r.URL.Path)})
 	})

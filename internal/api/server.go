@@ -22,6 +22,9 @@ type Config struct {
 	HTTPAddr string
 	// RequestBytesMax bounds one HTTP body or gRPC message in bytes (default 16 MiB).
 	RequestBytesMax int64
+	// DgraphHTTPAddr is the Dgraph face's HTTP address the web console's DQL
+	// editor forwards to (default ""; empty: the face is off).
+	DgraphHTTPAddr string
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
 }
@@ -67,7 +70,7 @@ func NewServer(db engine.API, cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, Metrics: m, serveErr: make(chan error, 2)}
 	s.grpc = NewGRPCServer(db, m, grpc.MaxRecvMsgSize(int(cfg.RequestBytesMax)))
 	s.http = &http.Server{
-		Handler:           NewHTTPHandler(db, m, HTTPOptions{BodyMax: cfg.RequestBytesMax}),
+		Handler:           NewHTTPHandler(db, m, HTTPOptions{BodyMax: cfg.RequestBytesMax, DgraphHTTP: cfg.DgraphHTTPAddr}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
