@@ -307,10 +307,11 @@ function labelOf(handle) {
   return i > 0 ? handle.slice(0, i) : "vertex";
 }
 
+// colourOf gives each label a palette colour, in order of first sight.
+const colours = new Map();
 function colourOf(label) {
-  let h = 0;
-  for (const ch of label) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
-  return PALETTE[h % PALETTE.length];
+  if (!colours.has(label)) colours.set(label, PALETTE[colours.size % PALETTE.length]);
+  return colours.get(label);
 }
 
 const HANDLE_KEYS = new Set(["node", "src", "dst", "dest", "handle", "vertex"]);
@@ -409,7 +410,10 @@ function renderGraph(result) {
     layout: { name: g.nodes.length > 1 ? "cose" : "grid", animate: false },
     wheelSensitivity: 0.3,
   });
-  state.cy.on("tap", "node", (ev) => expand(ev.target.id()));
+  state.cy.on("tap", "node", (ev) => {
+    state.taps = (state.taps || 0) + 1;
+    expand(ev.target.id());
+  });
 }
 
 // expand adds a vertex's out-neighbours (get_edges) to the graph view.
@@ -504,7 +508,7 @@ function drawChart() {
   svg.append(axis);
   series.forEach((s, j) => {
     if (s.length < 1) return;
-    const pts = s.map((v, i) => `${pad + (i * (W - 2 * pad)) / Math.max(1, SAMPLES_MAX - 2)},${H - pad - (v / max) * (H - 2 * pad)}`);
+    const pts = s.map((v, i) => `${pad + (i * (W - 2 * pad)) / Math.max(1, s.length - 1)},${H - pad - (v / max) * (H - 2 * pad)}`);
     const line = document.createElementNS(ns, "polyline");
     line.setAttribute("points", pts.join(" "));
     line.setAttribute("fill", "none");

@@ -1,0 +1,271 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/weft-db/weft/internal/testproc"
+)
+
+// chromiumPath is where Debian's chromium package puts the browser.
+const chromiumPath = "/usr/bin/chromium"
+
+// TestConsoleInBrowser starts `weft serve --demo`, opens the console in
+// headless Chromium (installed with apt-get when missing and root), runs
+// get_edges from the program form, checks the table against the API's own
+// answer, switches to the graph view, expands a vertex with a click, opens
+// the status view and saves a screenshot of each view under outDir
+// ($WEFT_TEST_OUT/console, default out/console at the repository root).
+func TestConsoleInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts weft serve and a browser")
+	}
+	browser := ensureChromium(t)
+	out := outDir(t)
+	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
+	addrs, err := testproc.FreeAddrs(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	testproc.Start(t, testproc.Spec{
+		Name: "serve", Path: bin, Ready: "weft serving",
+		Args:    []string{"serve", "--demo", "--data-dir", filepath.Join(dir, "data"), "--grpc-addr", addrs[0], "--http-addr", addrs[1]},
+		LogPath: filepath.Join(dir, "serve.log"),
+	})
+	base := "http://" + addrs[1]
+
+	// The API's own answers, to compare the console's with.
+	const start = "person/alice"
+	want := edgesOf(t, base, start)
+	if len(want) == 0 {
+		t.Fatalf("the demo's %s has no edges", start)
+	}
+	wantNodes := map[string]bool{start: true}
+	for _, e := range want {
+		wantNodes[e.Dst] = true
+	}
+	// The neighbour to expand: the first whose out-edges bring new vertices.
+	var nbr string
+	afterExpand := map[string]bool{}
+	for _, e := range want {
+		next := map[string]bool{}
+		for n := range wantNodes {
+			next[n] = true
+		}
+		for _, f := range edgesOf(t, base, e.Dst) {
+			next[f.Dst] = true
+		}
+		if len(next) > len(wantNodes) {
+			nbr, afterExpand = e.Dst, next
+			break
+		}
+	}
+	if nbr == "" {
+		t.Fatalf("no neighbour of %s has out-edges to new vertices in the demo", start)
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+
+	began := time.Now()
+	shot := func(name string) chromedp.Action {
+		return chromedp.ActionFunc(func(ctx context.Context) error {
+			var png []byte
+			// The viewport only: a full-page capture changes the device
+			// metrics, after which the mouse misses the canvas.
+			if err := chromedp.CaptureScreenshot(&png).Do(ctx); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(out, name), png, 0o644)
+		})
+	}
+	waitJS := func(expr string) chromedp.Action {
+		return chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(20*time.Second))
+	}
+	var rows []string
+	var drawn, expanded int
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(base+"/"),
+		waitJS(`window.weftConsole && window.weftConsole.ready === true`),
+		chromedp.SetValue("#program", "get_edges", chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("program").dispatchEvent(new Event("change"))`, nil),
+		chromedp.WaitVisible("#param-node", chromedp.ByQuery),
+		chromedp.SendKeys("#param-node", start, chromedp.ByQuery),
+		chromedp.Click("#run", chromedp.ByQuery),
+		waitJS(`window.weftConsole.runs === 1`),
+		chromedp.Evaluate(`(() => {
+			const ths = [...document.querySelectorAll("#rows thead th")].map((th) => th.textContent);
+			const i = ths.indexOf("dst");
+			return [...document.querySelectorAll("#rows tbody tr")].map((tr) => tr.cells[i].textContent);
+		})()`, &rows),
+		shot("query.png"),
+		chromedp.Click("#show-graph", chromedp.ByQuery),
+		chromedp.Sleep(300*time.Millisecond),
+		chromedp.Evaluate(`window.weftConsole.cy.nodes().length`, &drawn),
+	)
+	if err != nil {
+		t.Fatalf("console: %v (server log %s)", err, filepath.Join(dir, "serve.log"))
+	}
+	var gotDst []string
+	for _, e := range want {
+		gotDst = append(gotDst, e.Dst)
+	}
+	if !slices.Equal(rows, gotDst) {
+		t.Fatalf("the table's dst column %v, the API's get_edges answer %v", rows, gotDst)
+	}
+	if drawn != len(wantNodes) {
+		t.Fatalf("graph view drew %d vertices, want %d (%s and its neighbours)", drawn, len(wantNodes), start)
+	}
+
+	// Click the neighbour's vertex on the canvas: its out-neighbours join.
+	// The click is the browser's own mouse input at the vertex's on-screen
+	// position, so Cytoscape maps it to the vertex as it would a user's.
+	var at struct{ X, Y float64 }
+	err = chromedp.Run(ctx,
+		// Scroll first: Cytoscape re-reads its canvas's offset on the
+		// scroll event, which comes asynchronously.
+		chromedp.Evaluate(`document.getElementById("cy").scrollIntoView({block: "center"})`, nil),
+		chromedp.Sleep(300*time.Millisecond),
+		chromedp.Evaluate(fmt.Sprintf(`(() => {
+			const box = document.getElementById("cy");
+			const p = window.weftConsole.cy.getElementById(%q).renderedPosition();
+			const r = box.getBoundingClientRect();
+			const x = r.left + p.x, y = r.top + p.y;
+			const target = document.elementFromPoint(x, y);
+			if (!target || !box.contains(target)) throw new Error("the vertex at " + x + "," + y + " is not on screen");
+			return {X: x, Y: y};
+		})()`, nbr), &at),
+		chromedp.ActionFunc(func(ctx context.Context) error { return chromedp.MouseClickXY(at.X, at.Y).Do(ctx) }),
+		waitJS(fmt.Sprintf(`window.weftConsole.cy.getElementById(%q).hasClass("expanded")`, nbr)),
+		chromedp.Evaluate(`window.weftConsole.cy.nodes().length`, &expanded),
+		chromedp.Sleep(300*time.Millisecond),
+		shot("graph.png"),
+		chromedp.Click("#nav-status", chromedp.ByQuery),
+		waitJS(`document.querySelectorAll("#status-table tr").length > 5 && window.weftConsole.samples >= 4`),
+		shot("status.png"),
+	)
+	if err != nil {
+		var status, dbg string
+		chromedp.Run(ctx, chromedp.Text("#result-status", &status, chromedp.ByQuery), shot("failure.png"),
+			chromedp.Evaluate(`JSON.stringify({taps: window.weftConsole.taps, expanded: [...window.weftConsole.expanded]})`, &dbg))
+		t.Logf("vertex taps seen by the console: %s", dbg)
+		t.Fatalf("console: %v (status line %q, clicked at %+v; failure.png in %s)", err, status, at, out)
+	}
+	if expanded != len(afterExpand) {
+		t.Fatalf("after expanding %s the graph has %d vertices, want %d", nbr, expanded, len(afterExpand))
+	}
+	t.Logf("browser run %v: %d rows, %d vertices, %d after expanding %s; screenshots in %s",
+		time.Since(began).Round(time.Millisecond), len(rows), drawn, expanded, nbr, out)
+}
+
+type edge struct {
+	Src string `json:"src"`
+	Dst string `json:"dst"`
+}
+
+// edgesOf is the API's get_edges answer for node.
+func edgesOf(t *testing.T, base, node string) []edge {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"node": node, "limit": 100})
+	resp, err := http.Post(base+"/v1/run/get_edges", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var ans struct {
+		Result struct {
+			Edges []edge `json:"edges"`
+		} `json:"result"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(b, &ans) != nil {
+		t.Fatalf("get_edges %s: %d %s", node, resp.StatusCode, b)
+	}
+	return ans.Result.Edges
+}
+
+// outDir is where the screenshots go: $WEFT_TEST_OUT/console, else
+// out/console at the repository root (git-ignored).
+func outDir(t *testing.T) string {
+	t.Helper()
+	root := os.Getenv("WEFT_TEST_OUT")
+	if root == "" {
+		root = filepath.Join("..", "..", "..", "out")
+	}
+	dir, err := filepath.Abs(filepath.Join(root, "console"))
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// ensureChromium returns Debian's chromium, installing the package with
+// apt-get when it is missing and the test runs as root (as CI does); it
+// skips otherwise, saying how to install it.
+func ensureChromium(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err == nil {
+		return chromiumPath
+	}
+	if os.Geteuid() != 0 {
+		t.Skipf("no %s and this is not root: apt-get install chromium", chromiumPath)
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		t.Skipf("no %s and no apt-get to install it", chromiumPath)
+	}
+	// One installer at a time across test binaries.
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "weft-chromium-apt.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(chromiumPath); err == nil {
+		return chromiumPath
+	}
+	apt := func(args ...string) error {
+		cmd := exec.Command("apt-get", args...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("apt-get %s: %w\n%s", strings.Join(args, " "), err, b)
+		}
+		return nil
+	}
+	install := []string{"install", "-y", "--no-install-recommends", "chromium"}
+	if err := apt(install...); err != nil {
+		if err := apt("update"); err != nil {
+			t.Fatal(err)
+		}
+		if err := apt(install...); err != nil {
+			t.Fatal(err) // root with apt-get: failing to install is a failure, not a skip
+		}
+	}
+	return chromiumPath
+}
