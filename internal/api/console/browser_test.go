@@ -37,17 +37,27 @@ func TestConsoleInBrowser(t *testing.T) {
 	browser := ensureChromium(t)
 	out := outDir(t)
 	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
-	addrs, err := testproc.FreeAddrs(2)
+	addrs, err := testproc.FreeAddrs(3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	testproc.Start(t, testproc.Spec{
 		Name: "serve", Path: bin, Ready: "weft serving",
-		Args:    []string{"serve", "--demo", "--data-dir", filepath.Join(dir, "data"), "--grpc-addr", addrs[0], "--http-addr", addrs[1]},
+		Args:    []string{"serve", "--demo", "--data-dir", filepath.Join(dir, "data"), "--grpc-addr", addrs[0], "--http-addr", addrs[1], "--dgraph-http", addrs[2]},
 		LogPath: filepath.Join(dir, "serve.log"),
 	})
 	base := "http://" + addrs[1]
+	// Two nodes in the Dgraph face's data, for the DQL editor.
+	resp, err := http.Post("http://"+addrs[2]+"/mutate?commitNow=true", "application/json",
+		strings.NewReader(`{"set": [{"name": "Ada", "knows": {"name": "Grace"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || !strings.Contains(string(b), "Success") {
+		t.Fatalf("Dgraph mutate: %d %s", resp.StatusCode, b)
+	}
+	resp.Body.Close()
 
 	// The API's own answers, to compare the console's with.
 	const start = "person/alice"
@@ -174,6 +184,31 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	if expanded != len(afterExpand) {
 		t.Fatalf("after expanding %s the graph has %d vertices, want %d", nbr, expanded, len(afterExpand))
+	}
+
+	// DQL through the Dgraph face, then both queries are in the history.
+	var dqlNames []string
+	var dqlNodes, history int
+	err = chromedp.Run(ctx,
+		chromedp.Click("#nav-query", chromedp.ByQuery),
+		chromedp.SetValue("#mode", "dql", chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("mode").dispatchEvent(new Event("change"))`, nil),
+		chromedp.SetValue("#dql", `{ q(func: has(knows)) { uid name knows { uid name } } }`, chromedp.ByQuery),
+		chromedp.Click("#run", chromedp.ByQuery),
+		waitJS(`window.weftConsole.runs === 2`),
+		chromedp.Evaluate(`(() => {
+			const ths = [...document.querySelectorAll("#rows thead th")].map((th) => th.textContent);
+			const i = ths.indexOf("name");
+			return [...document.querySelectorAll("#rows tbody tr")].map((tr) => tr.cells[i].textContent);
+		})()`, &dqlNames),
+		chromedp.Evaluate(`window.weftConsole.cy.nodes().length`, &dqlNodes),
+		chromedp.Evaluate(`JSON.parse(localStorage.getItem("weft.console.history")).length`, &history),
+	)
+	if err != nil {
+		t.Fatalf("console, DQL: %v", err)
+	}
+	if !slices.Equal(dqlNames, []string{"Ada"}) || dqlNodes != 2 || history != 2 {
+		t.Fatalf("DQL: table names %v (want [Ada]), %d vertices drawn (want 2), %d history entries (want 2)", dqlNames, dqlNodes, history)
 	}
 	t.Logf("browser run %v: %d rows, %d vertices, %d after expanding %s; screenshots in %s",
 		time.Since(began).Round(time.Millisecond), len(rows), drawn, expanded, nbr, out)
