@@ -350,7 +350,7 @@ function graphOf(result) {
       return;
     }
     if (typeof v.src === "string" && typeof v.dst === "string") {
-      addEdge(v.handle, v.src, v.dst, "");
+      addEdge(v.handle, v.src, v.dst, v.props && typeof v.props.type === "string" ? v.props.type : "");
     }
     for (const [k, x] of Object.entries(v)) {
       if (typeof x === "string" && HANDLE_KEYS.has(k) && !(k === "handle" && v.src)) addNode(x);
