@@ -36,6 +36,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	browser := ensureChromium(t)
 	out := outDir(t)
+	os.Remove(filepath.Join(out, "failure.png")) // a past run's
 	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
 	addrs, err := testproc.FreeAddrs(3)
 	if err != nil {
