@@ -268,10 +268,10 @@ func ensureChromium(t *testing.T) string {
 		return chromiumPath
 	}
 	if os.Geteuid() != 0 {
-		t.Skipf("no %s and this is not root: apt-get install chromium", chromiumPath)
+		t.Fatalf("no %s and this is not root: apt-get install chromium", chromiumPath)
 	}
 	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skipf("no %s and no apt-get to install it", chromiumPath)
+		t.Fatalf("no %s and no apt-get to install it", chromiumPath)
 	}
 	// One installer at a time across test binaries.
 	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "weft-chromium-apt.lock"), os.O_CREATE|os.O_RDWR, 0o600)

@@ -18,7 +18,7 @@ func TestDistUpToDate(t *testing.T) {
 		t.Skip("-short: not rebuilding the console")
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("no npm on PATH: install node and npm (node 20) to check the console's dist")
+		t.Fatal("no npm on PATH: install node and npm (node 20) to check the console's dist")
 	}
 	src := filepath.Join("..", "..", "..", "web", "console")
 	work := t.TempDir()
