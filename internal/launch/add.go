@@ -148,5 +148,5 @@ func RebalanceVia(dir string) (string, error) {
 			return q.HTTPAddr, nil
 		}
 	}
-	return "", errors.New("cluster add: no gatekeeper with an HTTP API to rebalance through (weft rebalance --http ADDR)")
+	return "", errors.New("cluster add: no gatekeeper with an HTTP API to rebalance through (weft rebalance --http-addr ADDR)")
 }

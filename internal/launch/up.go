@@ -19,9 +19,12 @@ const dgraphReady = "Dgraph HTTP API on"
 
 // Validate refuses a configuration Up cannot start.
 func (c *Config) Validate() error {
-	for _, n := range []int{c.Kronos, c.Coord} {
-		if n < 1 || n > 7 {
-			return fmt.Errorf("replica counts must be in [1, 7], got %d", n)
+	for _, g := range []struct {
+		flag string
+		n    int
+	}{{"--kronos-replicas", c.Kronos}, {"--coord-replicas", c.Coord}} {
+		if g.n < 1 || g.n > 7 || g.n%2 == 0 {
+			return fmt.Errorf("%s %d: a raft group has 1, 3, 5 or 7 replicas (an even count tolerates no more failures than one fewer)", g.flag, g.n)
 		}
 	}
 	switch {
@@ -142,7 +145,7 @@ func previous(dir string, c Config) (*State, error) {
 		}
 		if n > 0 && n != r.count(&c) {
 			return nil, fmt.Errorf("%s holds the data of %d %s replicas (their raft group remembers them): "+
-				"restart with --%s %d, or use a new --dir", dir, n, r.name, r.name, n)
+				"restart with --%s %d, or use a new --dir", dir, n, r.name, countFlag(r.name), n)
 		}
 	}
 	return prev, nil
@@ -189,6 +192,15 @@ func printUp(out io.Writer, dir string, st *State) {
 	for _, s := range st.NotStarted {
 		fmt.Fprintf(out, "  not started: %s\n", s)
 	}
+}
+
+// countFlag is the `weft cluster up` flag that sets the count of role.
+func countFlag(role string) string {
+	switch role {
+	case "kronos", "coord":
+		return role + "-replicas"
+	}
+	return role + "s"
 }
 
 func fileExists(path string) bool {
