@@ -48,6 +48,9 @@ func newClusterUpCmd(o *clusterOpts) *cobra.Command {
 			if err := dgraph.CheckPlacement(o.up.DgraphPlacement); err != nil {
 				return fmt.Errorf("--dgraph-placement: %w", err)
 			}
+			if f := cmd.Flag("log-format"); f != nil && f.Changed {
+				o.up.LogFormat = f.Value.String() // the processes log as up does
+			}
 			return launch.Up(cmd.Context(), cmd.OutOrStdout(), o.up)
 		},
 	}
@@ -57,6 +60,7 @@ func newClusterUpCmd(o *clusterOpts) *cobra.Command {
 	f.IntVar(&c.Shards, "shards", c.Shards, "shard slots")
 	f.IntVar(&c.Kronos, "kronos-replicas", c.Kronos, "Kronos replicas: 1, 3, 5 or 7")
 	f.IntVar(&c.Coord, "coord-replicas", c.Coord, "coordinator replicas: 1, 3, 5 or 7")
+	f.IntVar(&c.BasePort, "base-port", 0, "lay the ports out from this one: Kronos replicas from it, coordinators +100, PostgreSQL +200, shards +300, gatekeepers +400; instance i +10i, its HTTP +1 (docs/operations.md; 0: free ports)")
 	f.IntVar(&c.BackupGatekeepers, "backup-gatekeepers", 0, "extra gatekeeper processes that wait as backups")
 	f.IntVar(&c.BackupShards, "backup-shards", 0, "extra shard processes that wait as backups")
 	f.DurationVar(&c.ReadyTimeout, "ready-timeout", c.ReadyTimeout, "wait this long for every process to serve")

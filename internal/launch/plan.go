@@ -26,6 +26,10 @@ type Config struct {
 	// and wait; the coordinator promotes one when a slot holder fails.
 	// Default 0.
 	BackupGatekeepers, BackupShards int
+	// BasePort lays the processes' ports out from it (layout.go: role k
+	// at BasePort+100k, instance i at +10i); 0 picks free ports. A
+	// restarted cluster keeps its addresses.
+	BasePort int
 	// ReadyTimeout bounds each wait for the processes to serve. Default 60s
 	// (a first start on a busy machine of two cores takes tens of seconds).
 	ReadyTimeout time.Duration
@@ -38,6 +42,10 @@ type Config struct {
 	// DgraphPlacement is the Dgraph data's placement when first created.
 	Dgraph          bool
 	DgraphPlacement string
+
+	// LogFormat is every process's --log-format ("": the processes'
+	// default, text).
+	LogFormat string
 
 	// epoch is the configuration epoch base the gatekeepers and shards
 	// are started in (larger on every up).
@@ -108,6 +116,16 @@ var roles = []role{
 			}
 			return append(args, memberArgs(c, st)...)
 		}},
+}
+
+// argsOf is instance i's command line: the role's, then the flags every
+// process of the cluster shares.
+func (r *role) argsOf(c *Config, i int, group []*Proc, st *State) []string {
+	args := r.args(c, i, group, st)
+	if c.LogFormat != "" {
+		args = append(args, "--log-format", c.LogFormat)
+	}
+	return args
 }
 
 // roleNamed returns the row of name (nil: none).

@@ -73,7 +73,8 @@ func Up(ctx context.Context, out io.Writer, c Config) error {
 		}
 	}
 	c.epoch = uint64(time.Now().Unix()) // larger on every up: stamps of a new run follow the old
-	st := &State{Binary: c.Binary, Started: time.Now().UTC(), Epoch: c.epoch, Dgraph: c.Dgraph, DgraphPlacement: c.DgraphPlacement}
+	st := &State{Binary: c.Binary, Started: time.Now().UTC(), Epoch: c.epoch, Dgraph: c.Dgraph, DgraphPlacement: c.DgraphPlacement,
+		LogFormat: c.LogFormat}
 	planned, err := plan(dir, &c, prev)
 	if err != nil {
 		return err
@@ -84,7 +85,7 @@ func Up(ctx context.Context, out io.Writer, c Config) error {
 	for _, r := range roles {
 		group := planned.Of(r.name)
 		for i, p := range group {
-			p.Args = r.args(&c, i, group, planned)
+			p.Args = r.argsOf(&c, i, group, planned)
 			if err := Start(c.Binary, p); err != nil {
 				_ = st.Save(dir)
 				return err
@@ -176,13 +177,20 @@ func plan(dir string, c *Config, prev *State) (*State, error) {
 		}
 		planned.Procs = append(planned.Procs, group...)
 	}
+	if c.BasePort != 0 {
+		if err := layOut(planned, prev, c.BasePort); err != nil {
+			return nil, err
+		}
+	}
 	return planned, nil
 }
 
 func printUp(out io.Writer, dir string, st *State) {
 	fmt.Fprintf(out, "cluster up in %s\n", dir)
-	for _, p := range st.Procs {
-		fmt.Fprintf(out, "  %-8s pid %-7d %s %s\n", p.Name, p.Pid, p.Addr, p.HTTPAddr)
+	printProcs(out, st.Procs)
+	if gk := st.Of("gatekeeper"); len(gk) > 0 {
+		fmt.Fprintf(out, "clients: weft tx --addr %s; weft placement --http-addr %s; weft cluster status --dir %s\n",
+			gk[0].Addr, gk[0].HTTPAddr, dir)
 	}
 	for _, p := range st.Procs {
 		if p.DgraphHTTPAddr != "" {
