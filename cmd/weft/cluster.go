@@ -17,7 +17,9 @@ func init() { subcommands = append(subcommands, newClusterCmd) }
 
 // clusterOpts are the flags of `weft cluster` and its subcommands.
 type clusterOpts struct {
-	up                        launch.Config
+	up launch.Config
+	// readyTimeout is cluster add's (up's is up.ReadyTimeout: each
+	// command's help shows its own default).
 	readyTimeout, stopTimeout time.Duration
 	// noRebalance: cluster add --role shard leaves the new shard empty.
 	noRebalance bool
@@ -37,7 +39,7 @@ func newClusterCmd() *cobra.Command {
 func newClusterUpCmd(o *clusterOpts) *cobra.Command {
 	up := &cobra.Command{
 		Use:   "up",
-		Short: "Start a local cluster (Kronos and coordinator replicas; gatekeepers and shards once they exist as processes)",
+		Short: "Start a local cluster: Kronos and coordinator replicas, PostgreSQL, shards and gatekeepers, each its own process",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.up.Validate(); err != nil {
@@ -46,7 +48,9 @@ func newClusterUpCmd(o *clusterOpts) *cobra.Command {
 			if err := dgraph.CheckPlacement(o.up.DgraphPlacement); err != nil {
 				return fmt.Errorf("--dgraph-placement: %w", err)
 			}
-			o.up.ReadyTimeout = o.readyTimeout
+			if f := cmd.Flag("log-format"); f != nil && f.Changed {
+				o.up.LogFormat = f.Value.String() // the processes log as up does
+			}
 			return launch.Up(cmd.Context(), cmd.OutOrStdout(), o.up)
 		},
 	}
@@ -54,15 +58,18 @@ func newClusterUpCmd(o *clusterOpts) *cobra.Command {
 	f := up.Flags()
 	f.IntVar(&c.Gatekeepers, "gatekeepers", c.Gatekeepers, "gatekeeper slots")
 	f.IntVar(&c.Shards, "shards", c.Shards, "shard slots")
-	f.IntVar(&c.Kronos, "kronos", c.Kronos, "Kronos replicas (1, 3 or 5)")
-	f.IntVar(&c.Coord, "coord", c.Coord, "coordinator replicas (1, 3 or 5)")
+	f.IntVar(&c.Kronos, "kronos-replicas", c.Kronos, "Kronos replicas: 1, 3, 5 or 7")
+	f.IntVar(&c.Coord, "coord-replicas", c.Coord, "coordinator replicas: 1, 3, 5 or 7")
+	f.IntVar(&c.BasePort, "base-port", 0, "lay the ports out from this one: Kronos replicas from it, coordinators +100, PostgreSQL +200, shards +300, gatekeepers +400; instance i +10i, its HTTP +1 (docs/operations.md; 0: free ports)")
 	f.IntVar(&c.BackupGatekeepers, "backup-gatekeepers", 0, "extra gatekeeper processes that wait as backups")
 	f.IntVar(&c.BackupShards, "backup-shards", 0, "extra shard processes that wait as backups")
-	f.DurationVar(&o.readyTimeout, "ready-timeout", c.ReadyTimeout, "wait this long for every process to serve")
+	f.DurationVar(&c.ReadyTimeout, "ready-timeout", c.ReadyTimeout, "wait this long for every process to serve")
 	f.StringVar(&c.PostgresURL, "postgres-url", "", "PostgreSQL the gatekeepers and shards share (empty: up starts one, `weft postgres`, in DIR/postgres-1)")
 	f.StringVar(&c.PostgresSchema, "postgres-schema", "", "schema of the shared store (default: the store's)")
 	f.BoolVar(&c.Dgraph, "dgraph", false, "every gatekeeper also serves Dgraph's HTTP and gRPC APIs (weft gatekeeper --dgraph-http/--dgraph-grpc) on ports of its own, listed by up and status")
 	f.StringVar(&c.DgraphPlacement, "dgraph-placement", "", `with --dgraph: the Dgraph data's placement when first created, "vertex" or "predicate" (weft serve --dgraph-placement)`)
+	deprecatedAlias(f, "kronos", "kronos-replicas")
+	deprecatedAlias(f, "coord", "coord-replicas")
 	return up
 }
 

@@ -42,7 +42,7 @@ func TestClusterUpDgraph(t *testing.T) {
 			}
 		}
 	})
-	out := run("cluster", "up", "--gatekeepers", "2", "--shards", "2", "--kronos", "1", "--coord", "1",
+	out := run("cluster", "up", "--gatekeepers", "2", "--shards", "2", "--kronos-replicas", "1", "--coord-replicas", "1",
 		"--dgraph", "--dgraph-placement", "predicate")
 	st, err := launch.Load(dir)
 	if err != nil {

@@ -42,7 +42,7 @@ func TestClusterUpStatusDown(t *testing.T) {
 			}
 		}
 	})
-	out := run("cluster", "up", "--gatekeepers", "2", "--shards", "4", "--kronos", "3", "--coord", "3")
+	out := run("cluster", "up", "--gatekeepers", "2", "--shards", "4", "--kronos-replicas", "3", "--coord-replicas", "3")
 	if strings.Contains(out, "not started") {
 		t.Fatalf("up left roles out:\n%s", out)
 	}
@@ -154,7 +154,7 @@ func TestClusterUpStatusDown(t *testing.T) {
 		}
 	}
 	// A second up on the same data needs the same replica counts.
-	if out, err := exec.Command(bin, "cluster", "up", "--dir", dir, "--coord", "1").CombinedOutput(); err == nil ||
+	if out, err := exec.Command(bin, "cluster", "up", "--dir", dir, "--coord-replicas", "1").CombinedOutput(); err == nil ||
 		!strings.Contains(string(out), "holds the data of 3") {
 		t.Fatalf("up with another replica count on old data: err %v\n%s", err, out)
 	}

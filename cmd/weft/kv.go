@@ -28,10 +28,10 @@ client chooses R and W per request (sequential when W+R>N and W>N/2,
 eventual when W+R≤N). Start one 'weft kv serve' per server, each with the
 same --peers list:
 
-  weft kv serve --id 0 --peers 127.0.0.1:7600,127.0.0.1:7601,127.0.0.1:7602 --data-dir kv0
+  weft kv serve --id 0 --peers 127.0.0.1:7800,127.0.0.1:7801,127.0.0.1:7802 --data-dir kv0
   weft kv serve --id 1 --peers ... --data-dir kv1     (and --id 2)
-  weft kv put --servers 127.0.0.1:7600 greeting hello
-  weft kv get --servers 127.0.0.1:7600 --r 2 greeting`,
+  weft kv put --servers 127.0.0.1:7800 greeting hello
+  weft kv get --servers 127.0.0.1:7800 --r 2 greeting`,
 	}
 	cmd.AddCommand(newKVServeCmd(), newKVGetCmd(), newKVPutCmd(), newKVGraphCmd(), newKVSyntheticCmd())
 	return cmd

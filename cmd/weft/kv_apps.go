@@ -45,7 +45,7 @@ func (a *appFlags) addRing(cmd *cobra.Command) {
 
 func (a *appFlags) addRun(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&a.servers, "servers", "127.0.0.1:7600", "any servers of the ring, comma-separated")
+	f.StringVar(&a.servers, "servers", "127.0.0.1:7800", "any servers of the ring, comma-separated")
 	f.IntVar(&a.r, "r", 1, "R of every client")
 	f.IntVar(&a.w, "w", 1, "W of every client (1: eventual; N: sequential)")
 	f.DurationVar(&a.duration, "duration", 10*time.Second, "how long to run")
@@ -94,7 +94,7 @@ the clients.
   weft kv graph spec --servers-count 3 > graph.json
   weft kv serve ... --predicates graph.json      (every server)
   weft monitor --spec graph.json --servers ... --rollback
-  weft kv graph run --servers 127.0.0.1:7600 --r 1 --w 1 --duration 30s`,
+  weft kv graph run --servers 127.0.0.1:7800 --r 1 --w 1 --duration 30s`,
 	}
 	var a appFlags
 	spec := &cobra.Command{
@@ -145,7 +145,7 @@ their conjunction. Each client writes its own variable (true with probability
 --beta) among GETs and PUTs of ordinary keys, --put-pct of them PUTs.
 
   weft kv synthetic spec --servers-count 3 > conj.json
-  weft kv synthetic run --servers 127.0.0.1:7600 --beta 0.01 --put-pct 50`,
+  weft kv synthetic run --servers 127.0.0.1:7800 --beta 0.01 --put-pct 50`,
 	}
 	var a appFlags
 	spec := &cobra.Command{

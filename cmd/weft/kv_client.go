@@ -27,7 +27,7 @@ type kvClientFlags struct {
 
 func (f *kvClientFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.servers, "servers", "127.0.0.1:7600", "any servers of the ring, comma-separated (the first that answers gives the metadata)")
+	fl.StringVar(&f.servers, "servers", "127.0.0.1:7800", "any servers of the ring, comma-separated (the first that answers gives the metadata)")
 	fl.IntVar(&f.r, "r", 0, "R: replicas that must answer a read (0: the servers' suggestion)")
 	fl.IntVar(&f.w, "w", 0, "W: replicas that must acknowledge a write (0: the servers' suggestion)")
 	fl.DurationVar(&f.roundTimeout, "round-timeout", 500*time.Millisecond, "how long a round waits before the second round")

@@ -8,8 +8,9 @@ import (
 )
 
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "weft:", err)
+	cmd, err := newRootCmd().ExecuteC()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "weft:", explain(cmd, err))
 		os.Exit(1)
 	}
 }

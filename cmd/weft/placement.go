@@ -103,7 +103,7 @@ func newPlacementCmd() *cobra.Command {
 shard count slots are computed over, the slots each shard serves, the units
 that moved, and the rebalance plan.
 
-  weft placement --http 127.0.0.1:7580`,
+  weft placement --http-addr 127.0.0.1:7580`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var p json.RawMessage
@@ -118,7 +118,8 @@ that moved, and the rebalance plan.
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:7580", "the server's (or a cluster gatekeeper's) HTTP API address")
+	cmd.Flags().StringVar(&addr, "http-addr", "127.0.0.1:7580", "the server's (or a cluster gatekeeper's) HTTP API address")
+	deprecatedAlias(cmd.Flags(), "http", "http-addr")
 	return cmd
 }
 
@@ -134,7 +135,7 @@ func newMoveCmd() *cobra.Command {
 while transactions, reads and programs go on (POST /v1/move). A move that
 raced a transaction on the unit is retried.
 
-  weft move --http 127.0.0.1:7580 --unit s:17 --shard 2`,
+  weft move --http-addr 127.0.0.1:7580 --unit s:17 --shard 2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var res struct {
@@ -148,7 +149,8 @@ raced a transaction on the unit is retried.
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:7580", "the server's (or a cluster gatekeeper's) HTTP API address")
+	cmd.Flags().StringVar(&addr, "http-addr", "127.0.0.1:7580", "the server's (or a cluster gatekeeper's) HTTP API address")
+	deprecatedAlias(cmd.Flags(), "http", "http-addr")
 	cmd.Flags().StringVar(&unit, "unit", "", "the unit: s:<slot> or g:<group>")
 	cmd.Flags().IntVar(&shard, "shard", -1, "the shard to move it to")
 	cmd.MarkFlagRequired("unit")
@@ -191,7 +193,7 @@ func newRebalanceCmd() *cobra.Command {
 transaction each, from the shards above their share to those below it, while
 transactions and programs go on. weft cluster add --role shard runs it.
 
-  weft rebalance --http 127.0.0.1:7580`,
+  weft rebalance --http-addr 127.0.0.1:7580`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var bars io.Writer
@@ -202,7 +204,8 @@ transactions and programs go on. weft cluster add --role shard runs it.
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&addr, "http", "127.0.0.1:7580", "the server's (or a cluster gatekeeper's) HTTP API address")
+	cmd.Flags().StringVar(&addr, "http-addr", "127.0.0.1:7580", "the server's (or a cluster gatekeeper's) HTTP API address")
+	deprecatedAlias(cmd.Flags(), "http", "http-addr")
 	cmd.Flags().BoolVar(&noProgress, "no-progress", false, "no progress bar")
 	return cmd
 }

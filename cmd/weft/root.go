@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -8,7 +10,7 @@ import (
 )
 
 func newRootCmd() *cobra.Command {
-	var logLevel string
+	var logLevel, logFormat string
 	root := &cobra.Command{
 		Use:           "weft",
 		Short:         "Weft: a strictly serializable distributed graph database",
@@ -19,11 +21,16 @@ func newRootCmd() *cobra.Command {
 			if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
 				return err
 			}
-			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
+			h, err := logHandler(logFormat, os.Stderr, lvl)
+			if err != nil {
+				return err
+			}
+			slog.SetDefault(slog.New(h))
 			return nil
 		},
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", `log lines on stderr: "text" (key=value) or "json" (one object a line: time, level, msg, attributes)`)
 	root.Version = readBuildVersion().String()
 	root.SetVersionTemplate("weft {{.Version}}\n")
 	root.AddCommand(newVersionCmd())
@@ -47,6 +54,18 @@ var commandGroups = []struct {
 		[]string{"cluster", "coord", "kronos", "shard", "gatekeeper", "postgres", "placement", "move", "rebalance"}},
 	{cobra.Group{ID: "test", Title: "Test and benchmark:"},
 		[]string{"bench", "faults"}},
+}
+
+// logHandler is the handler of the --log-format named format.
+func logHandler(format string, w io.Writer, lvl slog.Level) (slog.Handler, error) {
+	o := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "text":
+		return slog.NewTextHandler(w, o), nil
+	case "json":
+		return slog.NewJSONHandler(w, o), nil
+	}
+	return nil, fmt.Errorf(`--log-format %q: use "text" or "json"`, format)
 }
 
 // groupCommands puts root's subcommands into commandGroups.

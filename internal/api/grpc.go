@@ -54,7 +54,7 @@ func unaryInterceptor(m *Metrics) grpc.UnaryServerInterceptor {
 		if !ok {
 			op = "unknown"
 		}
-		m.observe("grpc", op, code, time.Since(start))
+		m.observe("grpc", op, code, err, time.Since(start))
 		if err != nil {
 			return nil, StatusError(code, err.Error())
 		}

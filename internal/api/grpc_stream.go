@@ -147,7 +147,7 @@ func (s *runStream) serve(req *pb.RunStreamRequest) {
 		s.mu.Unlock()
 	}
 	code := CodeOf(err)
-	s.g.m.observe("grpc", "run_stream", code, time.Since(start))
+	s.g.m.observe("grpc", "run_stream", code, err, time.Since(start))
 	resp := &pb.RunStreamResponse{Id: id}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) && s.ctx.Err() == nil && errors.Is(err, context.Canceled) {

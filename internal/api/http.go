@@ -103,7 +103,7 @@ func (h *httpAPI) handle(op string, fn opFunc) http.Handler {
 		if err != nil {
 			writeError(w, err)
 		}
-		h.m.observe("http", op, CodeOf(err), time.Since(start))
+		h.m.observe("http", op, CodeOf(err), err, time.Since(start))
 	})
 }
 

@@ -25,6 +25,8 @@ type Metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	// errs logs the errors answered (nil: none; NewServer sets it).
+	errs *errorLog
 }
 
 // statusTimeout bounds the engine Status call of one scrape.
@@ -53,10 +55,11 @@ func NewMetrics(db engine.API) *Metrics {
 	return m
 }
 
-func (m *Metrics) observe(api, op string, code apicode.Code, d time.Duration) {
+func (m *Metrics) observe(api, op string, code apicode.Code, err error, d time.Duration) {
 	if m == nil {
 		return
 	}
+	m.errs.answered(api, op, code, err)
 	m.requests.WithLabelValues(api, op, string(code)).Inc()
 	m.latency.WithLabelValues(api, op, string(code)).Observe(d.Seconds())
 }

@@ -67,6 +67,7 @@ func NewServer(db engine.API, cfg Config) (*Server, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	m := NewMetrics(db)
+	m.errs = newErrorLog(log, time.Now)
 	s := &Server{cfg: cfg, log: log, Metrics: m, serveErr: make(chan error, 2)}
 	s.grpc = NewGRPCServer(db, m, grpc.MaxRecvMsgSize(int(cfg.RequestBytesMax)))
 	s.http = &http.Server{

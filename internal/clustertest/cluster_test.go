@@ -176,7 +176,7 @@ func TestClusterUpRunsEveryRole(t *testing.T) {
 	// Registered first: a failing up leaves what it started recorded in
 	// the state file, and down stops it.
 	t.Cleanup(func() { _, _ = exec.Command(bin, "cluster", "down", "--dir", dir).CombinedOutput() })
-	out := run("cluster", "up", "--dir", dir, "--gatekeepers", "2", "--shards", "2", "--kronos", "1", "--coord", "1")
+	out := run("cluster", "up", "--dir", dir, "--gatekeepers", "2", "--shards", "2", "--kronos-replicas", "1", "--coord-replicas", "1")
 	if strings.Contains(out, "not started") {
 		t.Fatalf("roles left out:\n%s", out)
 	}

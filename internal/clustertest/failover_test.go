@@ -221,7 +221,7 @@ func (u *upCluster) serving(ctx context.Context) error {
 // exactly once (increments whose outcome the client could not learn may or
 // may not be).
 func TestClusterFailoverKillShardAndGatekeeper(t *testing.T) {
-	u := clusterUp(t, "--gatekeepers", "2", "--shards", "2", "--kronos", "1", "--coord", "1",
+	u := clusterUp(t, "--gatekeepers", "2", "--shards", "2", "--kronos-replicas", "1", "--coord-replicas", "1",
 		"--backup-gatekeepers", "1", "--backup-shards", "1")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -424,7 +424,7 @@ func increment(ctx context.Context, cl *weft.Client, h string) outcome {
 // holds its share of the vertices, and every acknowledged increment is
 // counted once.
 func TestClusterAddShard(t *testing.T) {
-	u := clusterUp(t, "--gatekeepers", "2", "--shards", "2", "--kronos", "1", "--coord", "1")
+	u := clusterUp(t, "--gatekeepers", "2", "--shards", "2", "--kronos-replicas", "1", "--coord-replicas", "1")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	addrs := u.gatekeepers(ctx)

@@ -26,7 +26,7 @@ import (
 // after the kills, every acknowledged increment is counted once, and
 // every counter is on exactly one shard.
 func TestClusterMovesThroughKills(t *testing.T) {
-	u := clusterUp(t, "--gatekeepers", "2", "--shards", "3", "--kronos", "1", "--coord", "1",
+	u := clusterUp(t, "--gatekeepers", "2", "--shards", "3", "--kronos-replicas", "1", "--coord-replicas", "1",
 		"--backup-gatekeepers", "1", "--backup-shards", "1")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()

@@ -80,6 +80,11 @@ func (g *ClusterGatekeeper) MoveUnit(ctx context.Context, u txn.Unit, to int) er
 	if err := checkMoveArgs(d, u, to, g.cfg.Shards); err != nil {
 		return err
 	}
+	return logMove(g.log, u, d.HomeOf(u).Shard, to, func() error { return g.moveUnit(ctx, d, u, to) })
+}
+
+// moveUnit is MoveUnit past its checks.
+func (g *ClusterGatekeeper) moveUnit(ctx context.Context, d *txn.Directory, u txn.Unit, to int) error {
 	if !g.enterCommit() {
 		return fmt.Errorf("%w: the gatekeeper is leaving its configuration epoch", ErrOverloaded)
 	}

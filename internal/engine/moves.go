@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/weft-db/weft/internal/gatekeeper"
 	"github.com/weft-db/weft/internal/store"
@@ -38,10 +40,31 @@ func (db *DB) MoveUnit(ctx context.Context, u txn.Unit, to int) error {
 	if err := db.check(); err != nil {
 		return err
 	}
-	if err := checkMoveArgs(db.dir.Load(), u, to, db.cfg.Shards); err != nil {
+	d := db.dir.Load()
+	if err := checkMoveArgs(d, u, to, db.cfg.Shards); err != nil {
 		return err
 	}
-	return db.gk().move(ctx, u, uint32(to))
+	return logMove(db.log, u, d.HomeOf(u).Shard, to, func() error { return db.gk().move(ctx, u, uint32(to)) })
+}
+
+// logMove runs move, an online move of u from shard from to shard to, and
+// logs its start and its end: done (INFO, with its duration) or failed
+// (WARN, with the error). A move to where u is already logs nothing.
+// Moves are not rate-limited: each is one operator's or rebalance's
+// request, and a rebalance moves each placement slot at most once.
+func logMove(log *slog.Logger, u txn.Unit, from uint32, to int, move func() error) error {
+	if int(from) == to {
+		return move()
+	}
+	log.Info("move started", "unit", u.String(), "from_shard", from, "to_shard", to)
+	t0 := time.Now()
+	err := move()
+	if err != nil {
+		log.Warn("move failed", "unit", u.String(), "from_shard", from, "to_shard", to, "err", err)
+		return err
+	}
+	log.Info("move done", "unit", u.String(), "from_shard", from, "to_shard", to, "took", time.Since(t0).Round(time.Millisecond).String())
+	return nil
 }
 
 // checkMoveArgs checks a move's unit and target shard of shards.

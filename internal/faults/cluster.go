@@ -251,7 +251,7 @@ func startCluster(ctx context.Context, h *harness) (*clusterTarget, error) {
 		rng: rand.New(rand.NewPCG(h.cfg.Seed, 0x6b696c6c))}
 	args := []string{"cluster", "up", "--dir", dir,
 		"--gatekeepers", fmt.Sprint(cc.Gatekeepers), "--shards", fmt.Sprint(cc.Shards),
-		"--kronos", fmt.Sprint(cc.Kronos), "--coord", fmt.Sprint(cc.Coord),
+		"--kronos-replicas", fmt.Sprint(cc.Kronos), "--coord-replicas", fmt.Sprint(cc.Coord),
 		"--backup-gatekeepers", fmt.Sprint(cc.BackupGatekeepers), "--backup-shards", fmt.Sprint(cc.BackupShards),
 		"--ready-timeout", h.cfg.ReadyTimeout.String()}
 	out, err := exec.CommandContext(ctx, t.bin, args...).CombinedOutput()

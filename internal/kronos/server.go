@@ -392,14 +392,16 @@ func ordered(os []pb.Order) bool {
 
 func (s *Server) handleReady() error {
 	rd := s.rn.Ready()
+	if rd.HardState != nil {
+		s.term.Store(rd.HardState.GetTerm())
+	}
 	if rd.SoftState != nil {
-		s.leader.Store(rd.SoftState.Lead)
+		if old := s.leader.Swap(rd.SoftState.Lead); old != rd.SoftState.Lead && rd.SoftState.Lead != 0 {
+			s.log.Info("kronos leader", "leader", rd.SoftState.Lead, "term", s.term.Load())
+		}
 		if rd.SoftState.Lead != s.cfg.ID {
 			s.failReads()
 		}
-	}
-	if rd.HardState != nil {
-		s.term.Store(rd.HardState.GetTerm())
 	}
 	if err := s.rlog.Save(rd.HardState, rd.Entries, rd.Snapshot); err != nil {
 		return err

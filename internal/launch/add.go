@@ -41,7 +41,8 @@ func Add(ctx context.Context, out io.Writer, dir, role string, readyTimeout time
 	if st.Stopped || st.Epoch == 0 {
 		return nil, fmt.Errorf("the cluster in %s is stopped (or was started by an older weft): `weft cluster up` first", dir)
 	}
-	c := &Config{Dir: dir, Binary: st.Binary, Dgraph: st.Dgraph, DgraphPlacement: st.DgraphPlacement, epoch: st.Epoch}
+	c := &Config{Dir: dir, Binary: st.Binary, Dgraph: st.Dgraph, DgraphPlacement: st.DgraphPlacement,
+		LogFormat: st.LogFormat, epoch: st.Epoch}
 	p, err := planOne(abs, r, c, st)
 	if err != nil {
 		return nil, err
@@ -92,7 +93,7 @@ func planOne(dir string, r *role, c *Config, st *State) (*Proc, error) {
 		return nil, fmt.Errorf("cluster add: %s exists", p.Name)
 	}
 	group = append(existing, p)
-	p.Args = r.args(c, n, group, st)
+	p.Args = r.argsOf(c, n, group, st)
 	return p, nil
 }
 
@@ -148,5 +149,5 @@ func RebalanceVia(dir string) (string, error) {
 			return q.HTTPAddr, nil
 		}
 	}
-	return "", errors.New("cluster add: no gatekeeper with an HTTP API to rebalance through (weft rebalance --http ADDR)")
+	return "", errors.New("cluster add: no gatekeeper with an HTTP API to rebalance through (weft rebalance --http-addr ADDR)")
 }

@@ -19,14 +19,19 @@ type Config struct {
 	Binary string
 	// Gatekeepers and Shards are the slots (both or neither). Default 2, 4.
 	Gatekeepers, Shards int
-	// Kronos and Coord are the replicas of each raft group, in [1, 7].
+	// Kronos and Coord are the replicas of each raft group: 1, 3, 5 or 7.
 	// Default 3, 3.
 	Kronos, Coord int
 	// BackupGatekeepers and BackupShards are extra processes that register
 	// and wait; the coordinator promotes one when a slot holder fails.
 	// Default 0.
 	BackupGatekeepers, BackupShards int
-	// ReadyTimeout bounds each wait for the processes to serve. Default 30s.
+	// BasePort lays the processes' ports out from it (layout.go: role k
+	// at BasePort+100k, instance i at +10i); 0 picks free ports. A
+	// restarted cluster keeps its addresses.
+	BasePort int
+	// ReadyTimeout bounds each wait for the processes to serve. Default 60s
+	// (a first start on a busy machine of two cores takes tens of seconds).
 	ReadyTimeout time.Duration
 	// PostgresURL is the store gatekeepers and shards share ("": Up starts
 	// one, `weft postgres`, in Dir/postgres-1); PostgresSchema its schema
@@ -38,6 +43,10 @@ type Config struct {
 	Dgraph          bool
 	DgraphPlacement string
 
+	// LogFormat is every process's --log-format ("": the processes'
+	// default, text).
+	LogFormat string
+
 	// epoch is the configuration epoch base the gatekeepers and shards
 	// are started in (larger on every up).
 	epoch uint64
@@ -45,7 +54,7 @@ type Config struct {
 
 // DefaultConfig returns the documented defaults for a cluster in dir.
 func DefaultConfig(dir string) Config {
-	return Config{Dir: dir, Gatekeepers: 2, Shards: 4, Kronos: 3, Coord: 3, ReadyTimeout: 30 * time.Second}
+	return Config{Dir: dir, Gatekeepers: 2, Shards: 4, Kronos: 3, Coord: 3, ReadyTimeout: 60 * time.Second}
 }
 
 // role is one row of the launcher's table: adding a role is adding a row.
@@ -107,6 +116,16 @@ var roles = []role{
 			}
 			return append(args, memberArgs(c, st)...)
 		}},
+}
+
+// argsOf is instance i's command line: the role's, then the flags every
+// process of the cluster shares.
+func (r *role) argsOf(c *Config, i int, group []*Proc, st *State) []string {
+	args := r.args(c, i, group, st)
+	if c.LogFormat != "" {
+		args = append(args, "--log-format", c.LogFormat)
+	}
+	return args
 }
 
 // roleNamed returns the row of name (nil: none).

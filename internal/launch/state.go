@@ -58,11 +58,14 @@ type State struct {
 	Epoch uint64 `json:"epoch,omitempty"`
 	// Dgraph and DgraphPlacement are up's --dgraph and --dgraph-placement
 	// (cluster add gives a new gatekeeper the same).
-	Dgraph          bool     `json:"dgraph,omitempty"`
-	DgraphPlacement string   `json:"dgraph_placement,omitempty"`
-	Stopped         bool     `json:"stopped"`
-	Procs           []*Proc  `json:"procs"`
-	NotStarted      []string `json:"not_started,omitempty"`
+	Dgraph          bool   `json:"dgraph,omitempty"`
+	DgraphPlacement string `json:"dgraph_placement,omitempty"`
+	// LogFormat is up's --log-format, given to every process (and to
+	// those cluster add starts).
+	LogFormat  string   `json:"log_format,omitempty"`
+	Stopped    bool     `json:"stopped"`
+	Procs      []*Proc  `json:"procs"`
+	NotStarted []string `json:"not_started,omitempty"`
 }
 
 // Load reads dir's state file. A missing file is an error satisfying

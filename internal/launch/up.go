@@ -19,9 +19,12 @@ const dgraphReady = "Dgraph HTTP API on"
 
 // Validate refuses a configuration Up cannot start.
 func (c *Config) Validate() error {
-	for _, n := range []int{c.Kronos, c.Coord} {
-		if n < 1 || n > 7 {
-			return fmt.Errorf("replica counts must be in [1, 7], got %d", n)
+	for _, g := range []struct {
+		flag string
+		n    int
+	}{{"--kronos-replicas", c.Kronos}, {"--coord-replicas", c.Coord}} {
+		if g.n < 1 || g.n > 7 || g.n%2 == 0 {
+			return fmt.Errorf("%s %d: a raft group has 1, 3, 5 or 7 replicas (an even count tolerates no more failures than one fewer)", g.flag, g.n)
 		}
 	}
 	switch {
@@ -70,7 +73,8 @@ func Up(ctx context.Context, out io.Writer, c Config) error {
 		}
 	}
 	c.epoch = uint64(time.Now().Unix()) // larger on every up: stamps of a new run follow the old
-	st := &State{Binary: c.Binary, Started: time.Now().UTC(), Epoch: c.epoch, Dgraph: c.Dgraph, DgraphPlacement: c.DgraphPlacement}
+	st := &State{Binary: c.Binary, Started: time.Now().UTC(), Epoch: c.epoch, Dgraph: c.Dgraph, DgraphPlacement: c.DgraphPlacement,
+		LogFormat: c.LogFormat}
 	planned, err := plan(dir, &c, prev)
 	if err != nil {
 		return err
@@ -81,7 +85,7 @@ func Up(ctx context.Context, out io.Writer, c Config) error {
 	for _, r := range roles {
 		group := planned.Of(r.name)
 		for i, p := range group {
-			p.Args = r.args(&c, i, group, planned)
+			p.Args = r.argsOf(&c, i, group, planned)
 			if err := Start(c.Binary, p); err != nil {
 				_ = st.Save(dir)
 				return err
@@ -142,7 +146,7 @@ func previous(dir string, c Config) (*State, error) {
 		}
 		if n > 0 && n != r.count(&c) {
 			return nil, fmt.Errorf("%s holds the data of %d %s replicas (their raft group remembers them): "+
-				"restart with --%s %d, or use a new --dir", dir, n, r.name, r.name, n)
+				"restart with --%s %d, or use a new --dir", dir, n, r.name, countFlag(r.name), n)
 		}
 	}
 	return prev, nil
@@ -173,13 +177,20 @@ func plan(dir string, c *Config, prev *State) (*State, error) {
 		}
 		planned.Procs = append(planned.Procs, group...)
 	}
+	if c.BasePort != 0 {
+		if err := layOut(planned, prev, c.BasePort); err != nil {
+			return nil, err
+		}
+	}
 	return planned, nil
 }
 
 func printUp(out io.Writer, dir string, st *State) {
 	fmt.Fprintf(out, "cluster up in %s\n", dir)
-	for _, p := range st.Procs {
-		fmt.Fprintf(out, "  %-8s pid %-7d %s %s\n", p.Name, p.Pid, p.Addr, p.HTTPAddr)
+	printProcs(out, st.Procs)
+	if gk := st.Of("gatekeeper"); len(gk) > 0 {
+		fmt.Fprintf(out, "clients: weft tx --addr %s; weft placement --http-addr %s; weft cluster status --dir %s\n",
+			gk[0].Addr, gk[0].HTTPAddr, dir)
 	}
 	for _, p := range st.Procs {
 		if p.DgraphHTTPAddr != "" {
@@ -189,6 +200,15 @@ func printUp(out io.Writer, dir string, st *State) {
 	for _, s := range st.NotStarted {
 		fmt.Fprintf(out, "  not started: %s\n", s)
 	}
+}
+
+// countFlag is the `weft cluster up` flag that sets the count of role.
+func countFlag(role string) string {
+	switch role {
+	case "kronos", "coord":
+		return role + "-replicas"
+	}
+	return role + "s"
 }
 
 func fileExists(path string) bool {

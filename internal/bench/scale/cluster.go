@@ -38,7 +38,7 @@ func startScaleCluster(ctx context.Context, bin, dir string, gatekeepers, shards
 	readyTimeout time.Duration) (*scaleCluster, error) {
 	c := &scaleCluster{bin: bin, dir: dir, seen: map[int]int64{}}
 	out, err := c.weft(ctx, "up", "--gatekeepers", fmt.Sprint(gatekeepers), "--shards", fmt.Sprint(shards),
-		"--kronos", fmt.Sprint(kronos), "--coord", fmt.Sprint(coord), "--ready-timeout", readyTimeout.String())
+		"--kronos-replicas", fmt.Sprint(kronos), "--coord-replicas", fmt.Sprint(coord), "--ready-timeout", readyTimeout.String())
 	if err != nil {
 		return c, fmt.Errorf("bench: weft cluster up: %w\n%s%s", err, tail(out, 20), c.logTails(10))
 	}
