@@ -346,7 +346,7 @@ def cluster(weft_bin: Path, tmp_path: Path, request: pytest.FixtureRequest) -> I
 
     request.addfinalizer(down)
     up = subprocess.run([str(weft_bin), "cluster", "up", "--dir", str(d), "--gatekeepers", "2", "--shards", "2",
-                         "--kronos", "1", "--coord", "1", "--backup-gatekeepers", "1"],
+                         "--kronos-replicas", "1", "--coord-replicas", "1", "--backup-gatekeepers", "1"],
                         capture_output=True, text=True, timeout=UP_TIMEOUT, check=False)
     if up.returncode != 0:
         if NO_POSTGRES in up.stdout + up.stderr:

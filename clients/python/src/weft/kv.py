@@ -32,7 +32,7 @@ Example::
 
     from weft.kv import KVClient
 
-    with KVClient(["127.0.0.1:7600"], r=2, w=2) as kv:
+    with KVClient(["127.0.0.1:7800"], r=2, w=2) as kv:
         kv.write("greeting", b"hello")
         print(kv.get("greeting").values)          # [b'hello']
         kv.put("greeting", b"hi", kv.get("greeting").context, w=3)
