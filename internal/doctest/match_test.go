@@ -1,0 +1,47 @@
+package doctest
+
+import "testing"
+
+func TestMatch(t *testing.T) {
+	for _, c := range []struct {
+		want, got string
+		ok        bool
+	}{
+		{"a\nb\n", "a\nb\n", true},
+		{"a\nb\n", "a\nc\n", false},
+		{"a\nb", "a\nb\nc", false},
+		{"a  \n", "a\n", true},
+		{`{"snapshot":"{{snapshot}}"}`, `{"snapshot":"AQACAQM"}`, true},
+		{`{"snapshot":"{{snapshot}}"}`, `{"token":"AQACAQM"}`, false},
+		{"{\n...\n}", "{\n  x\n  y\n}", true},
+		{"{\n...\n}", "{\n}", true},
+		{"{\n...\n  z\n}", "{\n  x\n  y\n}", false},
+		{"...\n  y\n...", "{\n  x\n  y\n}", true},
+		{"a {{x}} b {{y}}", "a 1 b 2", true},
+		{"a {{x}} b", "a 1\nb", false},
+	} {
+		if got := Match(c.want, c.got); got != c.ok {
+			t.Errorf("Match(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	doc := "# t\n\n```sh\nnot run\n```\n\n```sh doctest\necho hi\n```\n\n```output\nhi\n```\n\n" +
+		"text\n\n```python doctest\nprint(1)\n```\n\ntext\n\n```output\n1\n```\n"
+	if _, err := Parse([]byte(doc)); err == nil {
+		t.Fatal("an output block after text was accepted")
+	}
+	doc = "```sh doctest\necho hi\n```\n\n```output\nhi\n```\n\n- item\n\n  ```python doctest\n  print(1)\n  ```\n"
+	bs, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 2 || bs[0].Code != "echo hi\n" || !bs[0].HasWant || bs[0].Want != "hi\n" ||
+		bs[1].Lang != Python || bs[1].Code != "print(1)\n" || bs[1].HasWant || bs[1].Line != 11 {
+		t.Fatalf("Parse = %+v", bs)
+	}
+	if _, err := Parse([]byte("```go doctest\nx\n```\n")); err == nil {
+		t.Fatal("a go block was accepted as runnable")
+	}
+}

@@ -1,0 +1,138 @@
+package doctest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Env is where a file's blocks run.
+type Env struct {
+	// BinDir holds the weft binary; it is put first on PATH.
+	BinDir string
+	// Python is the interpreter python blocks run with (the client's venv).
+	Python string
+	// HTTP and GRPC are the server's addresses (host:port), given to the
+	// blocks as WEFT_HTTP and WEFT_GRPC.
+	HTTP, GRPC string
+	// Dir is the blocks' working directory and holds the shell state.
+	Dir string
+	// BlockTimeout bounds one block. Default 60 s.
+	BlockTimeout time.Duration
+}
+
+// Result is the outcome of one block.
+type Result struct {
+	Block
+	Got, Stderr string
+	// Err is why the block failed (nil when it passed).
+	Err error
+}
+
+// Report counts a file's blocks.
+type Report struct {
+	Results     []Result
+	Run, Passed int
+}
+
+// Failures returns the failed results.
+func (r Report) Failures() []Result {
+	var out []Result
+	for _, res := range r.Results {
+		if res.Err != nil {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// RunFile parses a Markdown document and runs its blocks in order.
+func RunFile(ctx context.Context, src []byte, env Env) (Report, error) {
+	blocks, err := Parse(src)
+	if err != nil {
+		return Report{}, err
+	}
+	return RunBlocks(ctx, blocks, env)
+}
+
+// RunBlocks runs blocks in order in env; a failed block does not stop the
+// later ones (each is reported).
+func RunBlocks(ctx context.Context, blocks []Block, env Env) (Report, error) {
+	if env.BlockTimeout <= 0 {
+		env.BlockTimeout = 60 * time.Second
+	}
+	sh, err := newShell(env.Dir)
+	if err != nil {
+		return Report{}, err
+	}
+	var rep Report
+	for _, b := range blocks {
+		res := Result{Block: b}
+		var stdout, stderr bytes.Buffer
+		bctx, cancel := context.WithTimeout(ctx, env.BlockTimeout)
+		var cmd *exec.Cmd
+		switch b.Lang {
+		case Shell:
+			cmd = exec.CommandContext(bctx, "bash", "-c", sh.script(b.Code))
+		case Python:
+			if env.Python == "" {
+				cancel()
+				return rep, fmt.Errorf("doctest: line %d: a python block and no interpreter", b.Line)
+			}
+			cmd = exec.CommandContext(bctx, env.Python, "-c", b.Code)
+		}
+		cmd.Dir, cmd.Stdout, cmd.Stderr = env.Dir, &stdout, &stderr
+		cmd.Env = append(os.Environ(), "PATH="+env.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"),
+			"WEFT_HTTP="+env.HTTP, "WEFT_GRPC="+env.GRPC)
+		cmd.WaitDelay = time.Second
+		runErr := cmd.Run()
+		cancel()
+		res.Got, res.Stderr = stdout.String(), stderr.String()
+		switch {
+		case runErr != nil:
+			res.Err = fmt.Errorf("%s block at line %d: %v", b.Lang, b.Line, runErr)
+		case b.HasWant && !Match(b.Want, res.Got):
+			res.Err = fmt.Errorf("%s block at line %d: output does not match", b.Lang, b.Line)
+		}
+		rep.Run++
+		if res.Err == nil {
+			rep.Passed++
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	return rep, nil
+}
+
+// shell carries a file's shell variables from block to block: each block
+// sources the variables the earlier ones left and, on success, saves the
+// ones it has that a fresh bash does not.
+type shell struct {
+	state, baseline string
+}
+
+func newShell(dir string) (*shell, error) {
+	s := &shell{state: filepath.Join(dir, ".doctest-vars"), baseline: filepath.Join(dir, ".doctest-baseline")}
+	out, err := exec.Command("bash", "-c", "compgen -v").Output()
+	if err != nil {
+		return nil, fmt.Errorf("doctest: bash: %v", err)
+	}
+	base := string(out) + "PATH\nWEFT_HTTP\nWEFT_GRPC\nPIPESTATUS\n"
+	if err := os.WriteFile(s.baseline, []byte(base), 0o644); err != nil {
+		return nil, err
+	}
+	return s, os.WriteFile(s.state, nil, 0o644)
+}
+
+func (s *shell) script(code string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "set -euo pipefail\nsource %q\n", s.state)
+	fmt.Fprintf(&b, "trap '__rc=$?; if [ $__rc = 0 ]; then declare -p $(compgen -v | grep -vxF -f %q | grep -v -e ^__rc$ -e ^BASH) > %q.new 2>/dev/null; mv %q.new %q; fi' EXIT\n",
+		s.baseline, s.state, s.state, s.state)
+	b.WriteString(code)
+	return b.String()
+}
