@@ -40,7 +40,10 @@
 // shell variables (each block sees the variables the earlier ones set, so a
 // later step can use a snapshot an earlier one printed). Python blocks are
 // each a whole program. The addresses of the server are in the environment:
-// WEFT_HTTP (host:port of the HTTP API) and WEFT_GRPC (of gRPC).
+// WEFT_HTTP (host:port of the HTTP API) and WEFT_GRPC (of gRPC); WEFT_KRONOS
+// is a free address for a block that starts `weft kronos` itself. A process
+// a block starts in the background lives until the file's last block ran;
+// then its process group is killed.
 //
 // A File's methods are not safe for concurrent use; different Files are
 // independent.

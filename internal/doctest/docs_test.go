@@ -2,6 +2,7 @@ package doctest_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,10 @@ import (
 	"github.com/weft-db/weft/internal/doctest"
 	"github.com/weft-db/weft/internal/testproc"
 )
+
+// docOnly limits TestDocs to the files whose path (from the repository root)
+// contains it: go test ./internal/doctest -run TestDocs -doc README.md
+var docOnly = flag.String("doc", "", "run only the docs whose path contains this")
 
 // root is the repository root, relative to this package.
 const root = "../.."
@@ -40,6 +45,10 @@ func TestDocs(t *testing.T) {
 	var run, passed int
 	var summary strings.Builder
 	for _, path := range docFiles(t) {
+		rel, _ := filepath.Rel(root, path)
+		if !strings.Contains(rel, *docOnly) {
+			continue
+		}
 		src, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -52,7 +61,6 @@ func TestDocs(t *testing.T) {
 		if len(blocks) == 0 {
 			continue
 		}
-		rel, _ := filepath.Rel(root, path)
 		times := 1
 		if rel == "README.md" {
 			times = 2
@@ -127,7 +135,7 @@ func newHarness(t *testing.T) *harness {
 // loopback ports for one file and returns the file's environment.
 func (h *harness) serve(t *testing.T, name string, demo bool) doctest.Env {
 	t.Helper()
-	addrs, err := testproc.FreeAddrs(2)
+	addrs, err := testproc.FreeAddrs(3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +149,7 @@ func (h *harness) serve(t *testing.T, name string, demo bool) doctest.Env {
 	}
 	testproc.Start(t, testproc.Spec{Name: "serve " + name, Path: h.bin, Args: args, Ready: "weft serving",
 		LogPath: filepath.Join(dir, "serve.log")})
-	return doctest.Env{BinDir: filepath.Dir(h.bin), HTTP: addrs[0], GRPC: addrs[1], Dir: dir}
+	return doctest.Env{BinDir: filepath.Dir(h.bin), HTTP: addrs[0], GRPC: addrs[1], Kronos: addrs[2], Dir: dir}
 }
 
 // pythonFor returns the interpreter of the Python client's venv

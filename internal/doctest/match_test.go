@@ -45,3 +45,15 @@ func TestParse(t *testing.T) {
 		t.Fatal("a go block was accepted as runnable")
 	}
 }
+
+func TestRunBlocksShellState(t *testing.T) {
+	doc := "```sh doctest\nX=one\necho first\n```\n\n```output\nfirst\n```\n\n```sh doctest\ntrue\n```\n\n" +
+		"```sh doctest\necho \"$X\"\n```\n\n```output\none\n```\n\n```sh doctest\nfalse\necho never\n```\n"
+	rep, err := RunFile(t.Context(), []byte(doc), Env{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Run != 4 || rep.Passed != 3 || rep.Results[3].Err == nil || rep.Results[3].Got != "" {
+		t.Fatalf("report %+v", rep)
+	}
+}

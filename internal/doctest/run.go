@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -18,8 +19,9 @@ type Env struct {
 	// Python is the interpreter python blocks run with (the client's venv).
 	Python string
 	// HTTP and GRPC are the server's addresses (host:port), given to the
-	// blocks as WEFT_HTTP and WEFT_GRPC.
-	HTTP, GRPC string
+	// blocks as WEFT_HTTP and WEFT_GRPC; Kronos is a free address for a
+	// block to start `weft kronos` on (WEFT_KRONOS).
+	HTTP, GRPC, Kronos string
 	// Dir is the blocks' working directory and holds the shell state.
 	Dir string
 	// BlockTimeout bounds one block. Default 60 s.
@@ -71,6 +73,14 @@ func RunBlocks(ctx context.Context, blocks []Block, env Env) (Report, error) {
 		return Report{}, err
 	}
 	var rep Report
+	var groups []int
+	// What a block starts in the background (a Kronos replica, say) lives
+	// until the file's last block ran.
+	defer func() {
+		for _, g := range groups {
+			_ = syscall.Kill(-g, syscall.SIGKILL)
+		}
+	}()
 	for _, b := range blocks {
 		res := Result{Block: b}
 		var stdout, stderr bytes.Buffer
@@ -88,9 +98,14 @@ func RunBlocks(ctx context.Context, blocks []Block, env Env) (Report, error) {
 		}
 		cmd.Dir, cmd.Stdout, cmd.Stderr = env.Dir, &stdout, &stderr
 		cmd.Env = append(os.Environ(), "PATH="+env.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"),
-			"WEFT_HTTP="+env.HTTP, "WEFT_GRPC="+env.GRPC)
+			"WEFT_HTTP="+env.HTTP, "WEFT_GRPC="+env.GRPC, "WEFT_KRONOS="+env.Kronos)
 		cmd.WaitDelay = time.Second
-		runErr := cmd.Run()
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		runErr := cmd.Start()
+		if runErr == nil {
+			groups = append(groups, cmd.Process.Pid)
+			runErr = cmd.Wait()
+		}
 		cancel()
 		res.Got, res.Stderr = stdout.String(), stderr.String()
 		switch {
@@ -121,7 +136,7 @@ func newShell(dir string) (*shell, error) {
 	if err != nil {
 		return nil, fmt.Errorf("doctest: bash: %v", err)
 	}
-	base := string(out) + "PATH\nWEFT_HTTP\nWEFT_GRPC\nPIPESTATUS\n"
+	base := string(out) + "PATH\nWEFT_HTTP\nWEFT_GRPC\nWEFT_KRONOS\nPIPESTATUS\n"
 	if err := os.WriteFile(s.baseline, []byte(base), 0o644); err != nil {
 		return nil, err
 	}
@@ -131,8 +146,10 @@ func newShell(dir string) (*shell, error) {
 func (s *shell) script(code string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "set -euo pipefail\nsource %q\n", s.state)
-	fmt.Fprintf(&b, "trap '__rc=$?; if [ $__rc = 0 ]; then declare -p $(compgen -v | grep -vxF -f %q | grep -v -e ^__rc$ -e ^BASH) > %q.new 2>/dev/null; mv %q.new %q; fi' EXIT\n",
-		s.baseline, s.state, s.state, s.state)
+	// declare -p without names would print every variable: save none then.
+	fmt.Fprintf(&b, "trap '__rc=$?; if [ $__rc = 0 ]; then __v=$(compgen -v | grep -vxF -f %q | grep -v -e ^__ -e ^BASH || true); "+
+		"if [ -n \"$__v\" ]; then declare -p $__v > %q; else : > %q; fi; fi' EXIT\n",
+		s.baseline, s.state, s.state)
 	b.WriteString(code)
 	return b.String()
 }
