@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the committed protobuf code (Go and Python).
+# Regenerates the committed generated files: the protobuf code (Go and Python)
+# and docs/programs-reference.md (from the node program registry).
 # Needs Debian's protobuf-compiler and the Go plugins; installs them if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,3 +14,4 @@ for dir in internal/wire/*pb; do
   (cd "$dir" && protoc -I. --go_out=paths=source_relative:. --go-grpc_out=paths=source_relative:. ./*.proto)
 done
 if [ -x clients/python/scripts/gen_proto.sh ]; then clients/python/scripts/gen_proto.sh; fi
+go run ./internal/doctest/progref

@@ -992,7 +992,7 @@ func programInfo(reg *nodeprog.Registry, name, kind string) ProgramInfo {
 	for _, p := range reg.Params(name) {
 		ps = append(ps, ProgramParam{Name: p.Name, Type: p.Type})
 	}
-	return ProgramInfo{Name: name, Description: programDoc[name], Kind: kind, Params: ps}
+	return ProgramInfo{Name: name, Description: programDoc(name), Kind: kind, Params: ps}
 }
 
 // Status implements API: this gatekeeper's counters, and the graph's size

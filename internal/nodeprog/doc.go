@@ -63,6 +63,11 @@
 //
 // # Built-in node programs
 //
+// Each built-in's parameters (types, defaults), result and an example are
+// in reference.go (BuiltinDocs), from which docs/programs-reference.md is
+// generated; TestReferenceMatchesPrograms holds it to what the programs
+// decode. The tables below are the summary.
+//
 // Vertex and edge filters (edge_props, node_props, node_preds, edge_preds)
 // take {"key": value, ...} (all equal) or [{"key", "rel", "value"}, ...]
 // with rel one of EQUALS (default), LESS, GREATER, LESS_EQUAL,

@@ -12,11 +12,12 @@ import (
 type Registry struct {
 	progs    map[string]Program
 	analyses map[string]Analysis
+	docs     map[string]ProgramDoc
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{progs: map[string]Program{}, analyses: map[string]Analysis{}}
+	return &Registry{progs: map[string]Program{}, analyses: map[string]Analysis{}, docs: map[string]ProgramDoc{}}
 }
 
 // Builtins returns a new registry holding every built-in program and
@@ -32,6 +33,9 @@ func Builtins() *Registry {
 		if err := r.RegisterAnalysis(a); err != nil {
 			panic(err)
 		}
+	}
+	for n, d := range builtinDocs {
+		r.docs[n] = d
 	}
 	return r
 }
