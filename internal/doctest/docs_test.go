@@ -120,6 +120,34 @@ func TestDocsPlantedFailure(t *testing.T) {
 	}
 }
 
+// TestDocsPlantedGraphChange runs docs/programs-reference.md against a demo
+// graph with one property changed (Alice one year older) and checks that the
+// harness reports exactly the examples that show it.
+func TestDocsPlantedGraphChange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds weft and starts servers")
+	}
+	h := newHarness(t)
+	env := h.serve(t, "planted-graph", true)
+	src, err := os.ReadFile(filepath.Join(root, "docs", "programs-reference.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plant := "```sh doctest\nweft tx --addr $WEFT_GRPC 'set_vertex_prop person/alice age 24' > /dev/null\n```\n\n"
+	rep, err := doctest.RunFile(context.Background(), append([]byte(plant), src...), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, f := range rep.Failures() {
+		failed = append(failed, strings.Fields(f.Code)[4])
+	}
+	if !slices.Equal(failed, []string{"read_node_props"}) || rep.Run < 10 {
+		t.Fatalf("%d run, %d passed; failed %v, want only read_node_props (the example showing Alice's age)", rep.Run, rep.Passed, failed)
+	}
+	t.Logf("with Alice's age changed: %d run, %d passed, failed %v", rep.Run, rep.Passed, failed)
+}
+
 // harness builds weft once and starts servers for the docs.
 type harness struct {
 	bin    string
