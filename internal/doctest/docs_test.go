@@ -181,8 +181,8 @@ func (h *harness) serve(t *testing.T, name string, demo bool) doctest.Env {
 }
 
 // pythonFor returns the interpreter of the Python client's venv
-// (clients/python/.venv, as `make pydeps` makes it), creating the venv when
-// it is missing; $WEFT_PYTHON overrides it. A venv that cannot be made
+// (clients/python/.venv, as `make pydeps` makes it), creating it, or adding
+// the kronos extra, when missing; $WEFT_PYTHON overrides it. A venv that cannot be made
 // fails the test: the Python examples are never skipped.
 func (h *harness) pythonFor(t *testing.T) string {
 	t.Helper()
@@ -196,13 +196,19 @@ func (h *harness) pythonFor(t *testing.T) string {
 			t.Fatal(err)
 		}
 		py := filepath.Join(pkg, ".venv", "bin", "python")
+		var steps [][]string
 		if _, err := os.Stat(py); err != nil {
-			t.Logf("creating the Python client's venv in %s (make pydeps does the same)", filepath.Dir(filepath.Dir(py)))
-			for _, args := range [][]string{{"python3", "-m", "venv", filepath.Join(pkg, ".venv")},
-				{py, "-m", "pip", "install", "--quiet", "-e", pkg}} {
-				if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-					t.Fatalf("doctest: %s: %v\n%s\nset WEFT_PYTHON to an interpreter with the weft package, or run make pydeps", strings.Join(args, " "), err, out)
-				}
+			steps = append(steps, []string{"python3", "-m", "venv", filepath.Join(pkg, ".venv")})
+		}
+		// The Kronos examples need the kronos extra, which make pydeps
+		// (the demo's install) leaves out.
+		if len(steps) > 0 || exec.Command(py, "-c", "import weft, grpc").Run() != nil {
+			steps = append(steps, []string{py, "-m", "pip", "install", "--quiet", "-e", pkg + "[kronos]"})
+			t.Logf("installing the Python client with its kronos extra into %s", filepath.Dir(filepath.Dir(py)))
+		}
+		for _, args := range steps {
+			if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+				t.Fatalf("doctest: %s: %v\n%s\nset WEFT_PYTHON to an interpreter with weft[kronos] installed", strings.Join(args, " "), err, out)
 			}
 		}
 		h.python = py
