@@ -45,6 +45,13 @@
 // a block starts in the background lives until the file's last block ran;
 // then its process group is killed.
 //
-// A File's methods are not safe for concurrent use; different Files are
-// independent.
+// # Server
+//
+// Each file gets a fresh `weft serve --demo --in-memory` on free loopback
+// ports. A line <!-- doctest serve: FLAGS --> (invisible on GitHub) adds
+// flags for that file's server; $WEFT_DGRAPH_HTTP and $WEFT_DGRAPH_GRPC in
+// them are free addresses, as the blocks see them too.
+//
+// RunFile and RunBlocks are safe for concurrent use with different Envs
+// (each Env's Dir holds its file's shell state).
 package doctest

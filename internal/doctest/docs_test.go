@@ -65,7 +65,7 @@ func TestDocs(t *testing.T) {
 		if rel == "README.md" {
 			times = 2
 		}
-		env := h.serve(t, rel, true)
+		env := h.serve(t, rel, true, src)
 		if slices.ContainsFunc(blocks, func(b doctest.Block) bool { return b.Lang == doctest.Python }) {
 			env.Python = h.pythonFor(t)
 		}
@@ -109,7 +109,7 @@ func TestDocsPlantedFailure(t *testing.T) {
 		{"no demo graph", false, 23, false},
 		{"wrong expected output", true, 24, false},
 	} {
-		env := h.serve(t, "planted-"+strings.ReplaceAll(c.name, " ", "-"), c.demo)
+		env := h.serve(t, "planted-"+strings.ReplaceAll(c.name, " ", "-"), c.demo, nil)
 		rep, err := doctest.RunFile(context.Background(), fmt.Appendf(nil, plantedDoc, c.age), env)
 		if err != nil {
 			t.Fatal(err)
@@ -128,7 +128,7 @@ func TestDocsPlantedGraphChange(t *testing.T) {
 		t.Skip("builds weft and starts servers")
 	}
 	h := newHarness(t)
-	env := h.serve(t, "planted-graph", true)
+	env := h.serve(t, "planted-graph", true, nil)
 	src, err := os.ReadFile(filepath.Join(root, "docs", "programs-reference.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -159,11 +159,12 @@ func newHarness(t *testing.T) *harness {
 	return &harness{bin: testproc.Build(t, "github.com/weft-db/weft/cmd/weft")}
 }
 
-// serve starts `weft serve` (with the demo graph when demo) on free
-// loopback ports for one file and returns the file's environment.
-func (h *harness) serve(t *testing.T, name string, demo bool) doctest.Env {
+// serve starts `weft serve` (with the demo graph when demo, and the flags of
+// doc's serve directive) on free loopback ports for one file and returns the
+// file's environment.
+func (h *harness) serve(t *testing.T, name string, demo bool, doc []byte) doctest.Env {
 	t.Helper()
-	addrs, err := testproc.FreeAddrs(3)
+	addrs, err := testproc.FreeAddrs(5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,13 +172,16 @@ func (h *harness) serve(t *testing.T, name string, demo bool) doctest.Env {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	env := doctest.Env{BinDir: filepath.Dir(h.bin), HTTP: addrs[0], GRPC: addrs[1], Kronos: addrs[2],
+		DgraphHTTP: addrs[3], DgraphGRPC: addrs[4], Dir: dir}
 	args := []string{"serve", "--in-memory", "--http-addr", addrs[0], "--grpc-addr", addrs[1]}
 	if demo {
 		args = append(args, "--demo")
 	}
+	args = append(args, doctest.ServeArgs(doc, func(v string) string { return env.Vars()[v] })...)
 	testproc.Start(t, testproc.Spec{Name: "serve " + name, Path: h.bin, Args: args, Ready: "weft serving",
 		LogPath: filepath.Join(dir, "serve.log")})
-	return doctest.Env{BinDir: filepath.Dir(h.bin), HTTP: addrs[0], GRPC: addrs[1], Kronos: addrs[2], Dir: dir}
+	return env
 }
 
 // pythonFor returns the interpreter of the Python client's venv

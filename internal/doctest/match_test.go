@@ -1,6 +1,9 @@
 package doctest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestMatch(t *testing.T) {
 	for _, c := range []struct {
@@ -55,5 +58,16 @@ func TestRunBlocksShellState(t *testing.T) {
 	}
 	if rep.Run != 4 || rep.Passed != 3 || rep.Results[3].Err == nil || rep.Results[3].Got != "" {
 		t.Fatalf("report %+v", rep)
+	}
+}
+
+func TestServeArgs(t *testing.T) {
+	doc := "# x\n\n<!-- doctest serve: --dgraph-http $WEFT_DGRAPH_HTTP --keep-history -->\n"
+	got := ServeArgs([]byte(doc), func(v string) string { return map[string]string{"WEFT_DGRAPH_HTTP": "127.0.0.1:1"}[v] })
+	if strings.Join(got, " ") != "--dgraph-http 127.0.0.1:1 --keep-history" {
+		t.Fatalf("ServeArgs = %q", got)
+	}
+	if ServeArgs([]byte("no directive"), nil) != nil {
+		t.Fatal("args without a directive")
 	}
 }

@@ -17,6 +17,32 @@ const (
 	Python = "python"
 )
 
+// ServeDirective, on a line of its own, gives the server a file's blocks run
+// against extra `weft serve` flags: <!-- doctest serve: --dgraph-http
+// $WEFT_DGRAPH_HTTP -->. Only the WEFT_* address variables expand in it.
+const ServeDirective = "<!-- doctest serve:"
+
+// ServeArgs returns the extra serve flags of a document's directive, its
+// $WEFT_… variables expanded by lookup.
+func ServeArgs(src []byte, lookup func(string) string) []string {
+	for line := range strings.Lines(string(src)) {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), ServeDirective)
+		if !ok {
+			continue
+		}
+		rest, _ = strings.CutSuffix(rest, "-->")
+		var out []string
+		for _, f := range strings.Fields(rest) {
+			if v, ok := strings.CutPrefix(f, "$"); ok && strings.HasPrefix(v, "WEFT_") {
+				f = lookup(v)
+			}
+			out = append(out, f)
+		}
+		return out
+	}
+	return nil
+}
+
 // Block is one runnable code block and its expected output.
 type Block struct {
 	Lang string

@@ -22,6 +22,10 @@ type Env struct {
 	// blocks as WEFT_HTTP and WEFT_GRPC; Kronos is a free address for a
 	// block to start `weft kronos` on (WEFT_KRONOS).
 	HTTP, GRPC, Kronos string
+	// DgraphHTTP and DgraphGRPC are addresses for the Dgraph face
+	// (WEFT_DGRAPH_HTTP, WEFT_DGRAPH_GRPC), served when the file's
+	// ServeDirective asks for them.
+	DgraphHTTP, DgraphGRPC string
 	// Dir is the blocks' working directory and holds the shell state.
 	Dir string
 	// BlockTimeout bounds one block. Default 60 s.
@@ -40,6 +44,12 @@ type Result struct {
 type Report struct {
 	Results     []Result
 	Run, Passed int
+}
+
+// Vars returns the environment variables env gives the blocks, by name.
+func (env Env) Vars() map[string]string {
+	return map[string]string{"WEFT_HTTP": env.HTTP, "WEFT_GRPC": env.GRPC, "WEFT_KRONOS": env.Kronos,
+		"WEFT_DGRAPH_HTTP": env.DgraphHTTP, "WEFT_DGRAPH_GRPC": env.DgraphGRPC}
 }
 
 // Failures returns the failed results.
@@ -98,7 +108,8 @@ func RunBlocks(ctx context.Context, blocks []Block, env Env) (Report, error) {
 		}
 		cmd.Dir, cmd.Stdout, cmd.Stderr = env.Dir, &stdout, &stderr
 		cmd.Env = append(os.Environ(), "PATH="+env.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"),
-			"WEFT_HTTP="+env.HTTP, "WEFT_GRPC="+env.GRPC, "WEFT_KRONOS="+env.Kronos)
+			"WEFT_HTTP="+env.HTTP, "WEFT_GRPC="+env.GRPC, "WEFT_KRONOS="+env.Kronos,
+			"WEFT_DGRAPH_HTTP="+env.DgraphHTTP, "WEFT_DGRAPH_GRPC="+env.DgraphGRPC)
 		cmd.WaitDelay = time.Second
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		runErr := cmd.Start()
@@ -136,7 +147,7 @@ func newShell(dir string) (*shell, error) {
 	if err != nil {
 		return nil, fmt.Errorf("doctest: bash: %v", err)
 	}
-	base := string(out) + "PATH\nWEFT_HTTP\nWEFT_GRPC\nWEFT_KRONOS\nPIPESTATUS\n"
+	base := string(out) + "PATH\nWEFT_HTTP\nWEFT_GRPC\nWEFT_KRONOS\nWEFT_DGRAPH_HTTP\nWEFT_DGRAPH_GRPC\nPIPESTATUS\n"
 	if err := os.WriteFile(s.baseline, []byte(base), 0o644); err != nil {
 		return nil, err
 	}
