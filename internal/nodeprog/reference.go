@@ -73,7 +73,7 @@ var (
 	pWeight    = ParamDoc{Name: "weight", Type: "string", Required: true, Doc: "the edge property holding the weight (a number > 0; edges without it are not followed)"}
 	pDestOpt   = ParamDoc{Name: "dest", Type: "handle", Doc: "the destination; without it, the costs to every vertex reached"}
 	pathResult = "`{\"reachable\": bool, \"hops\": int, \"path\": [handle]}`: the path with the fewest hops (ties: the " +
-		"lexicographically smallest handle sequence); unreachable: `{\"reachable\": false, \"hops\": 0, \"path\": null}`"
+		"lexicographically smallest handle sequence); unreachable: `{\"reachable\": false, \"hops\": 0, \"path\": []}`"
 )
 
 var builtinDocOrder = []string{"get_node", "read_node_props", "get_edges", "count_edges", "reachability",
@@ -123,7 +123,7 @@ var builtinDocs = map[string]ProgramDoc{
 	"shortest_path": {Name: "shortest_path", Summary: "least total weight path to a destination (edge weight property)",
 		Params: []ParamDoc{pSrc, pWeight, pDestOpt, pEdgeProps},
 		Result: "with dest: `{\"reachable\", \"cost\", \"hops\", \"path\"}` (the least total weight; ties: fewest hops, then the smallest handle sequence; " +
-			"unreachable: `cost` null); without: `{\"costs\": {handle: cost}}`",
+			"unreachable: `cost` null, `path` empty); without: `{\"costs\": {handle: cost}}`",
 		Example: `{"src": "person/alice", "dest": "person/bob", "weight": "weight"}`},
 	"widest_path": {Name: "widest_path", Summary: "path to a destination maximising the smallest edge weight",
 		Params:  []ParamDoc{pSrc, pWeight, pDestOpt, pEdgeProps},
