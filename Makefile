@@ -157,3 +157,13 @@ SEEDS ?= 2000
 OPS   ?= 2500
 sim:
 	bash -o pipefail -c "$(GO) test ./internal/sim -run TestSimulation -count=1 -timeout 0 -v -sim.seeds=$(SEEDS) -sim.ops=$(OPS) | grep -v -e '^=== ' -e '--- PASS'"
+
+# The docs' examples (docs/testing.md, "Doc tests"): every block marked
+# `sh doctest` or `python doctest` run against a fresh `weft serve --demo`,
+# the count per file printed, and the planted failures; DOC=api.md runs only
+# the files matching. Then: docs/programs-reference.md is the generator's.
+DOC ?=
+.PHONY: doctest
+doctest:
+	bash -o pipefail -c "$(GO) test -count=1 -run 'TestDocs$$|Planted' -v ./internal/doctest -doc '$(DOC)' | grep -E 'run .* passed|^(--- |ok|FAIL)'"
+	$(GO) test -count=1 ./internal/doctest/progref
