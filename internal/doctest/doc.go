@@ -41,7 +41,8 @@
 // later step can use a snapshot an earlier one printed). Python blocks are
 // each a whole program. The addresses of the server are in the environment:
 // WEFT_HTTP (host:port of the HTTP API) and WEFT_GRPC (of gRPC); WEFT_KRONOS
-// is a free address for a block that starts `weft kronos` itself. A process
+// is a free address for a block that starts `weft kronos` itself, and
+// WEFT_KV_PEERS three (comma-separated) for a ring of `weft kv serve`. A process
 // a block starts in the background lives until the file's last block ran;
 // then its process group is killed.
 //

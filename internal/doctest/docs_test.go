@@ -164,7 +164,7 @@ func newHarness(t *testing.T) *harness {
 // file's environment.
 func (h *harness) serve(t *testing.T, name string, demo bool, doc []byte) doctest.Env {
 	t.Helper()
-	addrs, err := testproc.FreeAddrs(5)
+	addrs, err := testproc.FreeAddrs(8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func (h *harness) serve(t *testing.T, name string, demo bool, doc []byte) doctes
 		t.Fatal(err)
 	}
 	env := doctest.Env{BinDir: filepath.Dir(h.bin), HTTP: addrs[0], GRPC: addrs[1], Kronos: addrs[2],
-		DgraphHTTP: addrs[3], DgraphGRPC: addrs[4], Dir: dir}
+		DgraphHTTP: addrs[3], DgraphGRPC: addrs[4], KVPeers: strings.Join(addrs[5:8], ","), Dir: dir}
 	args := []string{"serve", "--in-memory", "--http-addr", addrs[0], "--grpc-addr", addrs[1]}
 	if demo {
 		args = append(args, "--demo")

@@ -26,6 +26,9 @@ type Env struct {
 	// (WEFT_DGRAPH_HTTP, WEFT_DGRAPH_GRPC), served when the file's
 	// ServeDirective asks for them.
 	DgraphHTTP, DgraphGRPC string
+	// KVPeers is three free addresses, comma-separated, for a block that
+	// starts a ring of `weft kv serve` (WEFT_KV_PEERS).
+	KVPeers string
 	// Dir is the blocks' working directory and holds the shell state.
 	Dir string
 	// BlockTimeout bounds one block. Default 60 s.
@@ -49,7 +52,7 @@ type Report struct {
 // Vars returns the environment variables env gives the blocks, by name.
 func (env Env) Vars() map[string]string {
 	return map[string]string{"WEFT_HTTP": env.HTTP, "WEFT_GRPC": env.GRPC, "WEFT_KRONOS": env.Kronos,
-		"WEFT_DGRAPH_HTTP": env.DgraphHTTP, "WEFT_DGRAPH_GRPC": env.DgraphGRPC}
+		"WEFT_DGRAPH_HTTP": env.DgraphHTTP, "WEFT_DGRAPH_GRPC": env.DgraphGRPC, "WEFT_KV_PEERS": env.KVPeers}
 }
 
 // Failures returns the failed results.
@@ -109,7 +112,7 @@ func RunBlocks(ctx context.Context, blocks []Block, env Env) (Report, error) {
 		cmd.Dir, cmd.Stdout, cmd.Stderr = env.Dir, &stdout, &stderr
 		cmd.Env = append(os.Environ(), "PATH="+env.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"),
 			"WEFT_HTTP="+env.HTTP, "WEFT_GRPC="+env.GRPC, "WEFT_KRONOS="+env.Kronos,
-			"WEFT_DGRAPH_HTTP="+env.DgraphHTTP, "WEFT_DGRAPH_GRPC="+env.DgraphGRPC)
+			"WEFT_DGRAPH_HTTP="+env.DgraphHTTP, "WEFT_DGRAPH_GRPC="+env.DgraphGRPC, "WEFT_KV_PEERS="+env.KVPeers)
 		cmd.WaitDelay = time.Second
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		runErr := cmd.Start()
@@ -147,7 +150,7 @@ func newShell(dir string) (*shell, error) {
 	if err != nil {
 		return nil, fmt.Errorf("doctest: bash: %v", err)
 	}
-	base := string(out) + "PATH\nWEFT_HTTP\nWEFT_GRPC\nWEFT_KRONOS\nWEFT_DGRAPH_HTTP\nWEFT_DGRAPH_GRPC\nPIPESTATUS\n"
+	base := string(out) + "PATH\nWEFT_HTTP\nWEFT_GRPC\nWEFT_KRONOS\nWEFT_DGRAPH_HTTP\nWEFT_DGRAPH_GRPC\nWEFT_KV_PEERS\nPIPESTATUS\n"
 	if err := os.WriteFile(s.baseline, []byte(base), 0o644); err != nil {
 		return nil, err
 	}
