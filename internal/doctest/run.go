@@ -95,39 +95,10 @@ func RunBlocks(ctx context.Context, blocks []Block, env Env) (Report, error) {
 		}
 	}()
 	for _, b := range blocks {
-		res := Result{Block: b}
-		var stdout, stderr bytes.Buffer
-		bctx, cancel := context.WithTimeout(ctx, env.BlockTimeout)
-		var cmd *exec.Cmd
-		switch b.Lang {
-		case Shell:
-			cmd = exec.CommandContext(bctx, "bash", "-c", sh.script(b.Code))
-		case Python:
-			if env.Python == "" {
-				cancel()
-				return rep, fmt.Errorf("doctest: line %d: a python block and no interpreter", b.Line)
-			}
-			cmd = exec.CommandContext(bctx, env.Python, "-c", b.Code)
+		if b.Lang == Python && env.Python == "" {
+			return rep, fmt.Errorf("doctest: line %d: a python block and no interpreter", b.Line)
 		}
-		cmd.Dir, cmd.Stdout, cmd.Stderr = env.Dir, &stdout, &stderr
-		cmd.Env = append(os.Environ(), "PATH="+env.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"),
-			"WEFT_HTTP="+env.HTTP, "WEFT_GRPC="+env.GRPC, "WEFT_KRONOS="+env.Kronos,
-			"WEFT_DGRAPH_HTTP="+env.DgraphHTTP, "WEFT_DGRAPH_GRPC="+env.DgraphGRPC, "WEFT_KV_PEERS="+env.KVPeers)
-		cmd.WaitDelay = time.Second
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		runErr := cmd.Start()
-		if runErr == nil {
-			groups = append(groups, cmd.Process.Pid)
-			runErr = cmd.Wait()
-		}
-		cancel()
-		res.Got, res.Stderr = stdout.String(), stderr.String()
-		switch {
-		case runErr != nil:
-			res.Err = fmt.Errorf("%s block at line %d: %v", b.Lang, b.Line, runErr)
-		case b.HasWant && !Match(b.Want, res.Got):
-			res.Err = fmt.Errorf("%s block at line %d: output does not match", b.Lang, b.Line)
-		}
+		res := env.run(ctx, sh, b, &groups)
 		rep.Run++
 		if res.Err == nil {
 			rep.Passed++
@@ -135,6 +106,37 @@ func RunBlocks(ctx context.Context, blocks []Block, env Env) (Report, error) {
 		rep.Results = append(rep.Results, res)
 	}
 	return rep, nil
+}
+
+// run runs one block in its own process group, whose id it adds to groups.
+func (env Env) run(ctx context.Context, sh *shell, b Block, groups *[]int) Result {
+	ctx, cancel := context.WithTimeout(ctx, env.BlockTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", sh.script(b.Code))
+	if b.Lang == Python {
+		cmd = exec.CommandContext(ctx, env.Python, "-c", b.Code)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Dir, cmd.Stdout, cmd.Stderr = env.Dir, &stdout, &stderr
+	cmd.Env = append(os.Environ(), "PATH="+env.BinDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for k, v := range env.Vars() {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.WaitDelay = time.Second
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err := cmd.Start()
+	if err == nil {
+		*groups = append(*groups, cmd.Process.Pid)
+		err = cmd.Wait()
+	}
+	res := Result{Block: b, Got: stdout.String(), Stderr: stderr.String()}
+	switch {
+	case err != nil:
+		res.Err = fmt.Errorf("%s block at line %d: %v", b.Lang, b.Line, err)
+	case b.HasWant && !Match(b.Want, res.Got):
+		res.Err = fmt.Errorf("%s block at line %d: output does not match", b.Lang, b.Line)
+	}
+	return res
 }
 
 // shell carries a file's shell variables from block to block: each block
