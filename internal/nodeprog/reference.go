@@ -1,11 +1,10 @@
 package nodeprog
 
-
 // The parameter metadata of the built-ins, from which docs/programs-reference.md
 // is generated (go run ./internal/doctest/progref) and GET /v1/programs'
 // descriptions come. A test checks it against the programs: every built-in
-// has a Doc, every documented parameter is one the program decodes and
-// every parameter it decodes is documented, and every example compiles.
+// has a Doc, its documented parameters are the ones the program decodes
+// (Registry.Params), and every example compiles.
 
 // ProgramDoc documents one program or analysis.
 type ProgramDoc struct {
