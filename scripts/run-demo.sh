@@ -10,7 +10,7 @@
 # The tour only reads demo data and makes writes that succeed however often
 # they run (a property set to a fixed value, a counter incremented), all on
 # person/alice: it creates nothing, so a second or tenth run answers the same
-# way, and it leaves person/ada to the README's own tour, which creates it.
+# way, and it leaves person/lovelace to the README's own tour, which creates it.
 # A failed tour step is reported and the server keeps serving.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -3,6 +3,7 @@ package nodeprog
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -38,7 +39,9 @@ func (r *Registry) Params(name string) []Param {
 }
 
 // Params implements paramDescriber from P's exported JSON fields.
-func (d *Def[P, A, E]) Params() []Param { return paramsOf(reflect.TypeFor[P]()) }
+func (d *Def[P, A, E]) Params() []Param {
+	return slices.DeleteFunc(paramsOf(reflect.TypeFor[P]()), func(p Param) bool { return slices.Contains(d.Rejects, p.Name) })
+}
 
 var (
 	rawType    = reflect.TypeFor[json.RawMessage]()

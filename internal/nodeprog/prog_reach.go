@@ -134,6 +134,7 @@ var reachability = &Def[reachParams, reachArg, reachEmit]{
 	ProgName: "reachability",
 	Ord:      Priority,
 	Parse:    func(raw json.RawMessage) (*reachParams, error) { return parseReach("reachability", raw, false) },
+	Rejects:  []string{"max_hops"},
 	Start:    func(p *reachParams) []Hop { return []Hop{{To: p.Src, Arg: reachArg{}}} },
 	Step:     reachStep,
 	Gather:   func(*reachParams) GatherOf[reachEmit] { return &reachGather{} },
@@ -175,7 +176,8 @@ var pathlessReachability = &Def[reachParams, pathlessArg, bool]{
 	Parse: func(raw json.RawMessage) (*reachParams, error) {
 		return parseReach("pathless_reachability", raw, false)
 	},
-	Start: func(p *reachParams) []Hop { return []Hop{{To: p.Src, Arg: pathlessArg{}}} },
+	Rejects: []string{"max_hops"},
+	Start:   func(p *reachParams) []Hop { return []Hop{{To: p.Src, Arg: pathlessArg{}}} },
 	Step: func(c *Ctx, p *reachParams, v Vertex, a pathlessArg) error {
 		if LookupState[visited](c) != nil {
 			return nil

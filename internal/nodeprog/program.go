@@ -165,6 +165,9 @@ type Def[P, A, E any] struct {
 	// hops and keeps no state: the program reads one vertex. An engine
 	// may then run it with RunLocal, without a runner or coordinator.
 	Local bool
+	// Rejects names fields of P this program refuses (a params struct
+	// shared by several programs): Params leaves them out.
+	Rejects []string
 }
 
 // GatherOf is the typed Gather a Def supplies.

@@ -19,8 +19,6 @@ func TestReferenceMatchesPrograms(t *testing.T) {
 	if a, b := slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(documented)); !slices.Equal(a, b) {
 		t.Fatalf("built-ins %v, documented %v", a, b)
 	}
-	// Fields a program's shared params struct has but the program rejects.
-	rejected := map[string][]string{"reachability": {"max_hops"}, "pathless_reachability": {"max_hops"}}
 	for _, d := range BuiltinDocs() {
 		if d.Summary == "" || d.Result == "" || d.Example == "" {
 			t.Errorf("%s: summary, result or example missing", d.Name)
@@ -35,9 +33,7 @@ func TestReferenceMatchesPrograms(t *testing.T) {
 		slices.Sort(params)
 		var fields []string
 		for _, p := range r.Params(d.Name) {
-			if !slices.Contains(rejected[d.Name], p.Name) {
-				fields = append(fields, p.Name)
-			}
+			fields = append(fields, p.Name)
 		}
 		if slices.Sort(fields); !slices.Equal(fields, params) {
 			t.Errorf("%s decodes %v, documented %v", d.Name, fields, params)
