@@ -88,6 +88,23 @@ func TestClusterUpDgraph(t *testing.T) {
 			t.Errorf("%s answers %s, want %s", p.Name, got, want)
 		}
 	}
+	// Each gatekeeper serves the web console, whose DQL editor reaches
+	// that gatekeeper's Dgraph face.
+	for _, p := range gks {
+		resp, err := http.Get("http://" + p.HTTPAddr + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(page), "<html") {
+			t.Fatalf("%s: GET / = %d %q, not the console", p.Name, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		env := post(p.HTTPAddr, "/console/dgraph/query", "application/dql", q)
+		if got, _ := json.Marshal(env["data"]); string(got) != want {
+			t.Errorf("%s: the console's DQL answers %s, want %s", p.Name, got, want)
+		}
+	}
 	// Dgraph's /moveTablet moves a predicate between the shard processes
 	// online; both gatekeepers answer the same afterwards, and a mutation
 	// through the other gatekeeper (whose directory is stale) lands.

@@ -166,7 +166,7 @@ func runFixedGatekeeper(ctx context.Context, pc *ProcessConfig, st store.Store, 
 	gk.Register(srv)
 	go srv.Serve(lis)
 	defer srv.Stop()
-	face, err := startAPI(gk, front.API)
+	face, err := startAPI(gk, front)
 	if err != nil {
 		return err
 	}
@@ -199,8 +199,13 @@ func runFixedGatekeeper(ctx context.Context, pc *ProcessConfig, st store.Store, 
 	}
 }
 
-// startAPI serves the Weft API over db.
-func startAPI(db engine.API, cfg api.Config) (*api.Server, error) {
+// startAPI serves the Weft API over db, its web console's DQL editor
+// forwarding to the gatekeeper's Dgraph face when it has one.
+func startAPI(db engine.API, front *GatekeeperFront) (*api.Server, error) {
+	cfg := front.API
+	if cfg.DgraphHTTPAddr == "" {
+		cfg.DgraphHTTPAddr = front.Dgraph.HTTPAddr
+	}
 	s, err := api.NewServer(db, cfg)
 	if err != nil {
 		return nil, err
@@ -302,7 +307,7 @@ func runMemberGatekeeper(ctx context.Context, stop context.CancelFunc, pc *Proce
 	if err != nil {
 		return err
 	}
-	face, err := startAPI(g.API, front.API)
+	face, err := startAPI(g.API, front)
 	if err != nil {
 		return err
 	}
