@@ -220,3 +220,60 @@ func checkRun(t *testing.T, c *weft.Client, out *bytes.Buffer, r *report) {
 		}
 	}
 }
+
+// The readers' check catches a restructuring done in two transactions
+// instead of one: after the first half (the merged concept created and
+// registered with cup's out-relations, but no mirrors, the originals still
+// there, the stats not updated), CheckAt reports violations.
+func TestCheckCatchesHalfRestructuring(t *testing.T) {
+	addr, stop, err := exweft.Resolve("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ctx := t.Context()
+	c, err := weft.Dial(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	k := brain.Generate(1, 60, 5, 0, 0)
+	g := brain.New(c, "half")
+	if _, err := g.Load(ctx, k, 500); err != nil {
+		t.Fatal(err)
+	}
+	if ck, err := g.CheckAt(ctx, []string{"cup", "mug"}); err != nil || len(ck.Violations) > 0 {
+		t.Fatalf("after the load: %v %v", ck.Violations, err)
+	}
+	rtx, err := c.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := rtx.GetVertex(ctx, weft.Handle(g.Concept("cup")))
+	if err != nil || len(v.Edges) == 0 {
+		t.Fatalf("cup: %+v %v", v, err)
+	}
+	// Half a merge: the new concept with cup's out-relations, registered,
+	// but neither mirrors nor the originals' removal nor the stats yet.
+	if err := c.Update(ctx, func(tx *weft.Tx) error {
+		tx.CreateVertex("half/c/cup+mug")
+		tx.CreateEdge(weft.Handle("half/registry"), "c:half/c/cup+mug", weft.Handle("half/c/cup+mug"))
+		for _, e := range v.Edges {
+			if strings.HasPrefix(e.Handle, "out:") {
+				tx.CreateEdge(weft.Handle("half/c/cup+mug"), e.Handle, weft.Handle(e.Dst))
+				tx.SetEdgeProp(weft.Handle("half/c/cup+mug"), e.Handle, "kind", e.Props["kind"])
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := g.CheckAt(ctx, []string{"cup", "mug"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ck.Violations) == 0 {
+		t.Fatal("no violation seen after half a merge")
+	}
+	t.Logf("after half a merge: %d violations, e.g. %s", len(ck.Violations), ck.Violations[0])
+}
