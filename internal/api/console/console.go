@@ -77,7 +77,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.dgraph == nil {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusServiceUnavailable)
-			w.Write([]byte(`{"error":{"code":"UNAVAILABLE","message":"the Dgraph face is off: start weft serve with --dgraph-http ADDR","retryable":false}}` + "\n"))
+			w.Write([]byte(`{"error":{"code":"UNAVAILABLE","message":"the Dgraph face is off on this server: start weft serve with --dgraph-http ADDR, or a cluster with weft cluster up --dgraph","retryable":false}}` + "\n"))
 			return
 		}
 		h.dgraph.ServeHTTP(w, r)
