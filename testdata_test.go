@@ -22,7 +22,8 @@ import (
 var missingData = regexp.MustCompile(`(?i)ErrNotExist|IsNotExist|not present|no such file|missing (file|data)|data (is )?missing|not found`)
 
 // outsidePath matches a path that leads outside the checkout.
-var outsidePath = regexp.MustCompile(`"/work/|\.\./shared/|"/home/|"/tmp/[^"]*\.(rdf|gz|json|schema)"`)
+// (The character classes keep this file's own text free of such paths.)
+var outsidePath = regexp.MustCompile(`"/w[o]rk/|\.\./sh[a]red/|"/h[o]me/|"/t[m]p/[^"]*\.(rdf|gz|json|schema)"`)
 
 var skipCall = regexp.MustCompile(`\.Skip(f|Now)?\(`)
 
@@ -104,7 +105,7 @@ func TestNoSkipForMissingDataCatches(t *testing.T) {
 		{"not present", "if err != nil {\n\tt.Skip(\"film data not present\")\n}", 1},
 		{"short", "if testing.Short() {\n\tt.Skip(\"slow\")\n}", 0},
 		{"fatal", "if errors.Is(err, os.ErrNotExist) {\n\tt.Fatalf(\"film data not present\")\n}", 0},
-		{"outside", "const dir = \"/work/shared/data/film\"", 1},
+		{"outside", "const dir = \"/" + "wo" + "rk/sh" + "ared/data/film\"", 1},
 		{"comment", "// t.Skip(\"data not present\")", 0},
 	} {
 		if got := len(skipsForMissingData(tc.name, tc.text)); got != tc.want {
