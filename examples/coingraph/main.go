@@ -28,7 +28,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/weft-db/weft/client/weft"
 	"github.com/weft-db/weft/examples/internal/exweft"
 )
 
@@ -80,26 +79,12 @@ func run(ctx context.Context, w io.Writer, cfg config) (*report, error) {
 	if cfg.Blocks < 12 || cfg.Render < 0 || cfg.Render >= cfg.Blocks {
 		return nil, fmt.Errorf("want at least 12 blocks and a rendered block below them, have %d and %d", cfg.Blocks, cfg.Render)
 	}
-	addr, stop, err := exweft.Resolve(cfg.Addr)
+	c, closeC, err := exweft.Connect(ctx, cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
-	c, err := weft.Dial(addr)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	if _, err := c.Status(ctx); err != nil {
-		if cfg.Addr != "" {
-			return nil, fmt.Errorf("no Weft server answers at %s (start one with `weft serve`, or drop --addr to use an in-process engine): %w", cfg.Addr, err)
-		}
-		return nil, err
-	}
-	r := &report{Prefix: cfg.Prefix}
-	if r.Prefix == "" {
-		r.Prefix = fmt.Sprintf("coingraph-%x", time.Now().UnixNano())
-	}
+	defer closeC()
+	r := &report{Prefix: exweft.Prefix("coingraph", cfg.Prefix)}
 	g := &Graph{c: c, prefix: r.Prefix}
 	ch := Generate(cfg.Seed, cfg.Blocks)
 	r.Chain = ch

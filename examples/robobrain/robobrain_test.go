@@ -17,16 +17,7 @@ import (
 // front end), twice on the same server; what it printed is checked against
 // the generator and against independent reads of the final graph.
 func TestRoboBrain(t *testing.T) {
-	addr, stop, err := exweft.Resolve("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	c, err := weft.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	addr, c := exweft.Serve(t)
 
 	for i := range 2 {
 		cfg := defaults()
@@ -226,17 +217,8 @@ func checkRun(t *testing.T, c *weft.Client, out *bytes.Buffer, r *report) {
 // registered with cup's out-relations, but no mirrors, the originals still
 // there, the stats not updated), CheckAt reports violations.
 func TestCheckCatchesHalfRestructuring(t *testing.T) {
-	addr, stop, err := exweft.Resolve("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	_, c := exweft.Serve(t)
 	ctx := t.Context()
-	c, err := weft.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	k := brain.Generate(1, 60, 5, 0, 0)
 	g := brain.New(c, "half")
 	if _, err := g.Load(ctx, k, 500); err != nil {

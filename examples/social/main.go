@@ -75,27 +75,13 @@ func main() {
 }
 
 func run(ctx context.Context, w io.Writer, cfg config) (*report, error) {
-	addr, stop, err := exweft.Resolve(cfg.Addr)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
 	// Many likers contend on one post: allow Update enough retries.
-	c, err := weft.Dial(addr, weft.Options{Attempts: 1000, BackoffMin: 200 * time.Microsecond, BackoffMax: 20 * time.Millisecond})
+	c, closeC, err := exweft.Connect(ctx, cfg.Addr, weft.Options{Attempts: 1000, BackoffMin: 200 * time.Microsecond, BackoffMax: 20 * time.Millisecond})
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
-	if _, err := c.Status(ctx); err != nil {
-		if cfg.Addr != "" {
-			return nil, fmt.Errorf("no Weft server answers at %s (start one with `weft serve`, or drop --addr to use an in-process engine): %w", cfg.Addr, err)
-		}
-		return nil, err
-	}
-	r := &report{Prefix: cfg.Prefix}
-	if r.Prefix == "" {
-		r.Prefix = fmt.Sprintf("social-%x", time.Now().UnixNano())
-	}
+	defer closeC()
+	r := &report{Prefix: exweft.Prefix("social", cfg.Prefix)}
 	g := tao.New(c, r.Prefix)
 
 	r.Net = tao.Generate(cfg.Seed, cfg.Users, cfg.Friendships, cfg.Posts, cfg.Likes)

@@ -17,17 +17,8 @@ import (
 // front end), twice on the same server; what it printed is checked against
 // the generator and against independent reads.
 func TestSocialNetwork(t *testing.T) {
-	addr, stop, err := exweft.Resolve("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	addr, c := exweft.Serve(t)
 	ctx := t.Context()
-	c, err := weft.Dial(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 
 	cfg := defaults()
 	cfg.Addr = addr
