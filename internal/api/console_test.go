@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/weft-db/weft/internal/api"
 	"github.com/weft-db/weft/internal/api/apitest"
+	"github.com/weft-db/weft/internal/api/console"
 )
 
 // TestConsoleServedBesideTheAPI checks the web console answers / and
@@ -97,5 +99,34 @@ func TestConsoleServedBesideTheAPI(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 503 || !strings.Contains(string(b), "--dgraph-http") {
 		t.Errorf("DQL with the face off: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestConsoleProcessView checks `weft serve`'s cluster view: the process as
+// its one member, its gatekeepers and shards as slots, and its request
+// counters read from its own registry.
+func TestConsoleProcessView(t *testing.T) {
+	e := newEnv(t)
+	for i := 0; i < 3; i++ {
+		resp, err := http.Get(e.http.URL + "/v1/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	resp, err := http.Get(e.http.URL + "/console/cluster.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v console.ClusterView
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%s: %v", resp.Status, err)
+	}
+	if v.Mode != "process" || len(v.Members) != 1 || !v.Members[0].Self || len(v.Slots) != 2 || len(v.Epochs) != 1 {
+		t.Fatalf("view %+v", v)
+	}
+	if m := v.Members[0].Metrics; m == nil || m.Requests < 3 {
+		t.Fatalf("the process's metrics %+v (%s): want its 3 status requests", m, v.Members[0].MetricsError)
 	}
 }

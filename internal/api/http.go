@@ -22,6 +22,9 @@ type HTTPOptions struct {
 	// DgraphHTTP is the Dgraph face's HTTP address the console's DQL editor
 	// forwards to ("": the face is off).
 	DgraphHTTP string
+	// Cluster answers the console's cluster view (nil: this process's own
+	// view, from db.Status).
+	Cluster console.ClusterSource
 }
 
 // RequestBytesMaxDefault bounds one request (HTTP body or gRPC message): a
@@ -79,7 +82,14 @@ func NewHTTPHandler(db engine.API, m *Metrics, opts HTTPOptions) http.Handler {
 	mux.Handle("/openapi.yaml", methodNotAllowed("GET"))
 	// The web console (package console) at / and /console/; no JSON API path
 	// lies below /console/.
-	ch := console.Handler(console.Options{DgraphHTTP: opts.DgraphHTTP})
+	copts := console.Options{DgraphHTTP: opts.DgraphHTTP, Cluster: opts.Cluster}
+	if copts.Cluster == nil {
+		copts.Cluster = processView(db)
+	}
+	if m != nil {
+		copts.Gather = m.Registry()
+	}
+	ch := console.Handler(copts)
 	mux.Handle("GET /{$}", ch)
 	mux.Handle(console.Prefix, ch)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/weft-db/weft/internal/api/console"
 	"github.com/weft-db/weft/internal/engine"
 )
 
@@ -25,6 +26,9 @@ type Config struct {
 	// DgraphHTTPAddr is the Dgraph face's HTTP address the web console's DQL
 	// editor forwards to (default ""; empty: the face is off).
 	DgraphHTTPAddr string
+	// Cluster answers the web console's cluster view (default nil: this
+	// process's own gatekeepers and shards, from the engine's Status).
+	Cluster console.ClusterSource
 	// Logger receives operational logs (default: discard).
 	Logger *slog.Logger
 }
@@ -71,7 +75,7 @@ func NewServer(db engine.API, cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: log, Metrics: m, serveErr: make(chan error, 2)}
 	s.grpc = NewGRPCServer(db, m, grpc.MaxRecvMsgSize(int(cfg.RequestBytesMax)))
 	s.http = &http.Server{
-		Handler:           NewHTTPHandler(db, m, HTTPOptions{BodyMax: cfg.RequestBytesMax, DgraphHTTP: cfg.DgraphHTTPAddr}),
+		Handler:           NewHTTPHandler(db, m, HTTPOptions{BodyMax: cfg.RequestBytesMax, DgraphHTTP: cfg.DgraphHTTPAddr, Cluster: cfg.Cluster}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,

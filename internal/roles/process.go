@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -307,11 +308,23 @@ func runMemberGatekeeper(ctx context.Context, stop context.CancelFunc, pc *Proce
 	if err != nil {
 		return err
 	}
-	face, err := startAPI(g.API, front)
+	// The console's cluster view asks the coordinator; its own client
+	// keeps those reads apart from registration and heartbeats.
+	cc, err := coordclient.NewClient(pc.Coord)
+	if err != nil {
+		return err
+	}
+	defer cc.Close()
+	var self atomic.Pointer[string]
+	fr := *front
+	fr.API.Cluster = coordinatedView(cc, &self)
+	face, err := startAPI(g.API, &fr)
 	if err != nil {
 		return err
 	}
 	defer stopAPI(face)
+	selfHTTP := face.HTTPAddr()
+	self.Store(&selfHTTP)
 	fmt.Fprintf(pc.Out, "gatekeeper %s serving on %s (Weft gRPC API); HTTP API on %s, cluster protocol on %s; registering with the coordinator at %s\n",
 		pc.Name, OrOff(face.GRPCAddr()), OrOff(face.HTTPAddr()), lis.Addr(), strings.Join(pc.Coord, ","))
 	errs := make(chan error, 1)

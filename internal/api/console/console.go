@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 //go:embed dist
@@ -19,6 +21,12 @@ type Options struct {
 	// DgraphHTTP is the Dgraph face's HTTP address (host:port) the DQL
 	// editor's queries are forwarded to; "" when that face is off.
 	DgraphHTTP string
+	// Cluster answers the cluster view (GET /console/cluster.json); nil:
+	// that path answers 503.
+	Cluster ClusterSource
+	// Gather reads this process's own metrics, for the view's member
+	// marked Self (nil: none).
+	Gather prometheus.Gatherer
 }
 
 // Prefix is the path below which the console's own files live.
@@ -38,6 +46,7 @@ type handler struct {
 	files  fs.FS
 	opts   Options
 	dgraph http.Handler // nil: the Dgraph face is off
+	client *http.Client // reads members' /metrics
 }
 
 // Handler returns the console's handler for "/", "/console/…" and
@@ -47,7 +56,7 @@ func Handler(opts Options) http.Handler {
 	if err != nil {
 		panic(err) // dist is embedded: a missing directory is a build error
 	}
-	h := &handler{files: files, opts: opts}
+	h := &handler{files: files, opts: opts, client: &http.Client{Timeout: scrapeTimeout}}
 	if opts.DgraphHTTP != "" {
 		target := &url.URL{Scheme: "http", Host: opts.DgraphHTTP}
 		h.dgraph = &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
@@ -68,6 +77,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-cache")
 		json.NewEncoder(w).Encode(map[string]string{"dgraph": h.opts.DgraphHTTP})
+	case p == Prefix+"cluster.json":
+		h.cluster(w, r)
 	case p == Prefix+"dgraph/query":
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)

@@ -6,7 +6,9 @@
 // Paths: / and /console/ answer index.html (no-cache); /console/assets/NAME
 // answers a bundled file, its name carrying its content hash, cached for a
 // year as immutable; /console/config.json says which optional faces the
-// console can reach; POST /console/dgraph/query forwards DQL to the Dgraph
+// console can reach; GET /console/cluster.json answers the cluster view
+// (Options.Cluster: members, slots, epochs, with each gatekeeper's
+// request, latency and Kronos counters read from its /metrics); POST /console/dgraph/query forwards DQL to the Dgraph
 // face's HTTP API when that face runs (Options.DgraphHTTP). Nothing here
 // touches the JSON API's paths.
 //
