@@ -20,8 +20,14 @@ type Options struct {
 	// retries on other gatekeepers included (DialCoordinator), and
 	// DialCoordinator's wait for a first configuration. Default 30s.
 	CallTimeout time.Duration
-	// Attempts bounds the tries of one Update (the first included). Default 10.
+	// Attempts, if set, bounds the tries of one Update (the first
+	// included). By default only RetryTimeout and ctx bound them, as
+	// contention is usually brief and an Update that gives up after a
+	// fixed count fails for no fault of its own under load.
 	Attempts int
+	// RetryTimeout bounds how long Update keeps retrying after aborts
+	// (from its start; ctx's deadline, if sooner, wins). Default 30s.
+	RetryTimeout time.Duration
 	// BackoffMin is the pause before Update's first retry (and before a
 	// coordinator client's first retry of a call on another gatekeeper);
 	// each retry doubles it, up to BackoffMax, and waits a random time
@@ -47,8 +53,8 @@ func (o Options) withDefaults() Options {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 30 * time.Second
 	}
-	if o.Attempts <= 0 {
-		o.Attempts = 10
+	if o.RetryTimeout <= 0 {
+		o.RetryTimeout = 30 * time.Second
 	}
 	if o.BackoffMin <= 0 {
 		o.BackoffMin = 2 * time.Millisecond
@@ -148,10 +154,11 @@ func (c *Client) BeginAt(snapshot string) *Tx {
 
 // Update runs fn in a transaction and commits it. When fn or the commit fails
 // with a retryable error (IsRetryable), it waits (capped exponential backoff
-// with jitter) and runs fn again in a fresh transaction, at most
-// Options.Attempts times in all; fn must therefore be safe to run again. Any
-// other error from fn or the commit is returned at once. After the last
-// attempt the last error is returned wrapped (errors.Is still matches it).
+// with jitter) and runs fn again in a fresh transaction, for at most
+// Options.RetryTimeout (and Options.Attempts tries, if set); fn must
+// therefore be safe to run again. Any other error from fn or the commit is
+// returned at once. After the last attempt the last error is returned
+// wrapped (errors.Is still matches it).
 // fn must not call Commit itself.
 func (c *Client) Update(ctx context.Context, fn func(tx *Tx) error) error {
 	_, err := c.UpdateResult(ctx, fn)
@@ -161,10 +168,16 @@ func (c *Client) Update(ctx context.Context, fn func(tx *Tx) error) error {
 // UpdateResult is Update, also returning the commit's result (the handles
 // of created elements, the transaction's snapshot).
 func (c *Client) UpdateResult(ctx context.Context, fn func(tx *Tx) error) (*CommitResult, error) {
+	deadline := time.Now().Add(c.opts.RetryTimeout)
 	var err error
-	for attempt := range c.opts.Attempts {
+	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			if werr := c.backoff(ctx, attempt); werr != nil {
+			if c.opts.Attempts > 0 && attempt >= c.opts.Attempts {
+				return nil, fmt.Errorf("weft: transaction failed %d times: %w", attempt, err)
+			}
+			if wait := c.backoffOf(attempt); time.Now().Add(wait).After(deadline) {
+				return nil, fmt.Errorf("weft: transaction failed %d times in %v (Options.RetryTimeout): %w", attempt, c.opts.RetryTimeout, err)
+			} else if werr := sleep(ctx, wait); werr != nil {
 				return nil, fmt.Errorf("weft: %w (after %d attempts; last error: %v)", werr, attempt, err)
 			}
 		}
@@ -173,7 +186,6 @@ func (c *Client) UpdateResult(ctx context.Context, fn func(tx *Tx) error) (*Comm
 			return res, err
 		}
 	}
-	return nil, fmt.Errorf("weft: transaction failed %d times: %w", c.opts.Attempts, err)
 }
 
 func (c *Client) try(ctx context.Context, fn func(tx *Tx) error) (*CommitResult, error) {
@@ -187,13 +199,23 @@ func (c *Client) try(ctx context.Context, fn func(tx *Tx) error) (*CommitResult,
 	return tx.Commit(ctx)
 }
 
-// backoff sleeps before retry number attempt (1-based), or until ctx ends.
-func (c *Client) backoff(ctx context.Context, attempt int) error {
+// backoffOf is the pause before retry number attempt (1-based): capped
+// exponential, with jitter.
+func (c *Client) backoffOf(attempt int) time.Duration {
 	d := c.opts.BackoffMax
 	if shift := attempt - 1; shift < 30 && c.opts.BackoffMin<<shift < d {
 		d = c.opts.BackoffMin << shift
 	}
-	d = d/2 + rand.N(d/2+1)
+	return d/2 + rand.N(d/2+1)
+}
+
+// backoff sleeps before retry number attempt (1-based), or until ctx ends.
+func (c *Client) backoff(ctx context.Context, attempt int) error {
+	return sleep(ctx, c.backoffOf(attempt))
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

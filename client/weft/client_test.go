@@ -197,6 +197,18 @@ func TestUpdateRetryPolicy(t *testing.T) {
 	if !errors.Is(err, weft.ErrAborted) || runs != 4 || !strings.Contains(err.Error(), "failed 4 times") {
 		t.Fatalf("exhausted: %v, %d runs", err, runs)
 	}
+	// Without Attempts, RetryTimeout bounds the retries.
+	ft, ct := serve(t, weft.Options{RetryTimeout: 30 * time.Millisecond, BackoffMin: time.Millisecond, BackoffMax: 2 * time.Millisecond})
+	aborts := make([]error, 1000)
+	for i := range aborts {
+		aborts[i] = engine.ErrAborted
+	}
+	ft.Inject("Commit", aborts...)
+	runs = 0
+	err = ct.Update(ctx, body)
+	if !errors.Is(err, weft.ErrAborted) || runs < 2 || runs >= len(aborts) || !strings.Contains(err.Error(), "RetryTimeout") {
+		t.Fatalf("past RetryTimeout: %v, %d runs", err, runs)
+	}
 	// Other errors are not retried.
 	runs = 0
 	f.Inject("Commit", fmt.Errorf("op 0: %w", txn.ErrExists))

@@ -82,7 +82,7 @@ result is printed as JSON: the reads, then the commit's handles and snapshot.
 	f.StringSliceVar(&coordAddrs, "coord", nil, "coordinator addresses (comma-separated): use the cluster's gatekeepers instead of --addr")
 	f.StringVar(&file, "file", "", "read the operations from this JSON file (\"-\": stdin)")
 	f.DurationVar(&timeout, "timeout", 30*time.Second, "give up after this long")
-	f.IntVar(&attempts, "attempts", 10, "tries of the transaction on retryable aborts")
+	f.IntVar(&attempts, "attempts", 0, "tries of the transaction on retryable aborts (0: as many as fit in 30s)")
 	return cmd
 }
 
