@@ -28,7 +28,8 @@ const chromiumPath = "/usr/bin/chromium"
 // headless Chromium (installed with apt-get when missing and root), runs
 // get_edges from the program form, checks the table against the API's own
 // answer, switches to the graph view, expands a vertex with a click, opens
-// the status view and saves a screenshot of each view under outDir
+// the cluster view (under weft serve: this one process, its request rate
+// from its own /metrics) and saves a screenshot of each view under outDir
 // ($WEFT_TEST_OUT/console, default out/console at the repository root).
 func TestConsoleInBrowser(t *testing.T) {
 	if testing.Short() {
@@ -153,6 +154,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// The click is the browser's own mouse input at the vertex's on-screen
 	// position, so Cytoscape maps it to the vertex as it would a user's.
 	var at struct{ X, Y float64 }
+	var member string
 	err = chromedp.Run(ctx,
 		// Scroll first: Cytoscape re-reads its canvas's offset on the
 		// scroll event, which comes asynchronously.
@@ -172,9 +174,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.Evaluate(`window.weftConsole.cy.nodes().length`, &expanded),
 		chromedp.Sleep(300*time.Millisecond),
 		shot("graph.png"),
-		chromedp.Click("#nav-status", chromedp.ByQuery),
-		waitJS(`document.querySelectorAll("#status-table tr").length > 5 && window.weftConsole.samples >= 4`),
-		shot("status.png"),
+		chromedp.Click("#nav-cluster", chromedp.ByQuery),
+		waitJS(`document.querySelectorAll("#status-table tr").length > 5 && window.weftConsole.samples >= 4 &&
+			document.querySelectorAll("#members tbody tr").length === 1 &&
+			window.weftConsole.cluster && window.weftConsole.cluster.requests > 0`),
+		chromedp.Text("#members tbody", &member, chromedp.ByQuery),
+		shot("cluster.png"),
 	)
 	if err != nil {
 		var status, dbg string
@@ -182,6 +187,9 @@ func TestConsoleInBrowser(t *testing.T) {
 			chromedp.Evaluate(`JSON.stringify({taps: window.weftConsole.taps, expanded: [...window.weftConsole.expanded]})`, &dbg))
 		t.Logf("vertex taps seen by the console: %s", dbg)
 		t.Fatalf("console: %v (status line %q, clicked at %+v; failure.png in %s)", err, status, at, out)
+	}
+	if !strings.Contains(member, "this server") || !strings.Contains(member, "server") {
+		t.Fatalf("cluster view's member row %q, want this server", member)
 	}
 	if expanded != len(afterExpand) {
 		t.Fatalf("after expanding %s the graph has %d vertices, want %d", nbr, expanded, len(afterExpand))

@@ -1,7 +1,7 @@
 // Weft's web console: a query editor (node programs with their params as a
 // form, DQL through the Dgraph face) with history, results as a table, as
-// JSON and as a graph (Cytoscape.js), and a status panel with a live
-// throughput chart. window.weftConsole exposes the state for the browser test.
+// JSON and as a graph (Cytoscape.js), and a cluster view (members, slots,
+// epochs; live throughput, latency and Kronos charts). window.weftConsole exposes the state for the browser test.
 import cytoscape from "cytoscape";
 
 import "./style.css";
@@ -43,7 +43,7 @@ for (const b of document.querySelectorAll("button.tab")) {
 function showView(name) {
   for (const b of document.querySelectorAll("button.tab")) b.classList.toggle("active", b.dataset.view === name);
   for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "view-" + name;
-  if (name === "status") pollStatus();
+  if (name === "cluster") pollCluster();
 }
 
 for (const b of document.querySelectorAll("button.rtab")) {
@@ -443,15 +443,26 @@ async function expand(id) {
 state.graphOf = graphOf;
 state.expand = expand;
 
-// ---- status and throughput ----
+// ---- cluster: members, slots, epochs and live charts ----
 
-const samples = []; // {t, requests, programs}
-const SAMPLES_MAX = 60;
-let statusTimer = null;
+const SERIES_COLORS = ["#2b6cb0", "#2f855a", "#c53030"];
+const samples = []; // cluster.json answers, oldest first
+const SAMPLES_MAX = 90; // 3 minutes at one poll per 2 s
+let clusterTimer = null;
 
-async function pollStatus() {
-  clearTimeout(statusTimer);
-  if ($("view-status").hidden) return;
+async function pollCluster() {
+  clearTimeout(clusterTimer);
+  if ($("view-cluster").hidden) return;
+  try {
+    const v = await api("/console/cluster.json");
+    samples.push(v);
+    if (samples.length > SAMPLES_MAX) samples.shift();
+    renderCluster(v);
+    drawCharts();
+  } catch (e) {
+    $("cluster-summary").className = "error";
+    $("cluster-summary").textContent = "cluster: " + e.message;
+  }
   try {
     const st = await api("/v1/status");
     const table = $("status-table");
@@ -461,62 +472,165 @@ async function pollStatus() {
       tr.insertCell().textContent = k;
       tr.insertCell().textContent = typeof v === "object" ? JSON.stringify(v) : String(v);
     }
-    const text = await (await fetch("/metrics")).text();
-    samples.push({ t: Date.now() / 1000, requests: metricSum(text, "weft_requests_total"), programs: metricSum(text, "weft_engine_programs_total") });
-    if (samples.length > SAMPLES_MAX) samples.shift();
-    drawChart();
   } catch (e) {
     $("status-table").replaceChildren();
     $("status-table").insertRow().insertCell().textContent = "status: " + e.message;
   }
-  statusTimer = setTimeout(pollStatus, 2000);
+  state.samples = samples.length;
+  clusterTimer = setTimeout(pollCluster, 2000);
 }
 
-// metricSum adds up every sample of a Prometheus text-format metric.
-function metricSum(text, name) {
-  let sum = 0;
-  for (const line of text.split("\n")) {
-    if (line.startsWith(name + " ") || line.startsWith(name + "{")) {
-      const v = Number(line.slice(line.lastIndexOf(" ") + 1));
-      if (!Number.isNaN(v)) sum += v;
-    }
-  }
-  return sum;
-}
-
-function rates(key) {
-  const out = [];
-  for (let i = 1; i < samples.length; i++) {
-    const dt = samples[i].t - samples[i - 1].t;
-    out.push(dt > 0 ? Math.max(0, (samples[i][key] - samples[i - 1][key]) / dt) : 0);
+// memberRates is each member's rates between two answers, by member id:
+// requests/s, commits/s, aborts/s, Kronos calls/s and mean latency (ms).
+// A member missing from either answer, or whose counters went back (it
+// restarted), has none.
+function memberRates(prev, cur) {
+  const out = new Map();
+  const dt = cur.at - prev.at;
+  if (!(dt > 0)) return out;
+  const before = new Map(prev.members.filter((m) => m.metrics).map((m) => [m.id, m.metrics]));
+  for (const m of cur.members) {
+    const a = before.get(m.id), b = m.metrics;
+    if (!a || !b || b.requests < a.requests || b.latency_count < a.latency_count) continue;
+    const dn = b.latency_count - a.latency_count;
+    out.set(m.id, {
+      requests: (b.requests - a.requests) / dt,
+      commits: Math.max(0, b.commits - a.commits) / dt,
+      aborts: Math.max(0, b.aborts - a.aborts) / dt,
+      kronos: Math.max(0, b.kronos_calls - a.kronos_calls) / dt,
+      latencyMs: dn > 0 ? ((b.latency_sum - a.latency_sum) / dn) * 1000 : null,
+      calls: dn,
+      latencySum: b.latency_sum - a.latency_sum,
+    });
   }
   return out;
 }
 
-function drawChart() {
-  const svg = $("chart");
-  const W = 600, H = 160, pad = 20;
-  const series = [rates("requests"), rates("programs")];
-  const max = Math.max(1, ...series.flat());
+// totals sums the members' rates; latency is weighted by requests.
+function totals(rates) {
+  const t = { requests: 0, commits: 0, aborts: 0, kronos: 0, latencyMs: null };
+  let calls = 0, sum = 0;
+  for (const r of rates.values()) {
+    t.requests += r.requests;
+    t.commits += r.commits;
+    t.aborts += r.aborts;
+    t.kronos += r.kronos;
+    calls += r.calls;
+    sum += r.latencySum;
+  }
+  if (calls > 0) t.latencyMs = (sum / calls) * 1000;
+  return t;
+}
+
+const fmt = (x, digits = 1) => (x == null ? "–" : x.toFixed(digits));
+
+function loadText(load) {
+  if (!load) return "";
+  return Object.keys(load).sort().map((k) => {
+    const x = load[k];
+    return `${k}=${Number.isInteger(x) ? x : x.toFixed(1)}`;
+  }).join(" ");
+}
+
+function fillTable(table, head, rows) {
+  table.replaceChildren();
+  const h = table.createTHead().insertRow();
+  for (const c of head) {
+    const th = document.createElement("th");
+    th.textContent = c;
+    h.append(th);
+  }
+  const body = table.createTBody();
+  for (const r of rows) {
+    const tr = body.insertRow();
+    if (r.className) tr.className = r.className;
+    for (const c of r.cells) {
+      const td = tr.insertCell();
+      if (c && typeof c === "object") {
+        td.textContent = c.text;
+        if (c.className) td.className = c.className;
+      } else td.textContent = c == null ? "" : String(c);
+    }
+  }
+}
+
+function renderCluster(v) {
+  const names = new Map(v.members.map((m) => [m.id, m.name || `member ${m.id}`]));
+  const holder = (id) => (id ? names.get(id) || `member ${id}` : { text: "vacant", className: "vacant" });
+  const live = v.members.filter((m) => m.live);
+  const summary = $("cluster-summary");
+  summary.className = "";
+  const parts = [v.mode === "cluster" ? "Coordinated cluster" : "One server (weft serve)",
+    `epoch ${v.epoch}` + (v.active_epoch !== v.epoch ? ` (active ${v.active_epoch})` : ""),
+    `${live.length} live member${live.length === 1 ? "" : "s"}`];
+  if (v.coordinator) {
+    const c = v.coordinator;
+    parts.push(`coordinator leader ${c.leader} at ${c.leader_address || "?"}, term ${c.term}, applied ${c.applied} (answered by replica ${c.replica})`);
+  }
+  summary.textContent = parts.join(" · ");
+
+  const rates = samples.length >= 2 ? memberRates(samples[samples.length - 2], v) : new Map();
+  fillTable($("members"), ["id", "name", "role", "state", "slot", "address", "heartbeat", "load", "req/s", "latency ms", "Kronos/s"],
+    v.members.map((m) => {
+      const r = rates.get(m.id);
+      return {
+        className: (m.live ? "" : "failed") + (m.self ? " self" : ""),
+        cells: [m.id, m.name + (m.self && m.name !== "this server" ? " (this one)" : ""), m.role, m.state, m.slot >= 0 ? m.slot : "", m.address,
+          m.heartbeat_age_ms >= 0 ? `${m.heartbeat_age_ms} ms ago` : "", loadText(m.load),
+          r ? fmt(r.requests) : m.metrics_error ? { text: "–", className: "vacant" } : "",
+          r ? fmt(r.latencyMs, 2) : "", r ? fmt(r.kronos) : ""],
+      };
+    }));
+  fillTable($("slots"), ["role", "slot", "holder", "since epoch"],
+    v.slots.map((s) => ({ cells: [s.role, s.index, holder(s.holder), s.since_epoch] })));
+  fillTable($("epochs"), ["epoch", "active", "gatekeepers", "shards"],
+    [...v.epochs].reverse().map((e) => ({
+      cells: [e.epoch, e.active_epoch, (e.gatekeepers || []).map((id) => (id ? names.get(id) || id : "vacant")).join(", "),
+        (e.shards || []).map((id) => (id ? names.get(id) || id : "vacant")).join(", ")],
+    })));
+}
+
+// series returns, for each pair of successive answers, the totals' field.
+function series(field) {
+  const out = [];
+  for (let i = 1; i < samples.length; i++) out.push(totals(memberRates(samples[i - 1], samples[i]))[field]);
+  return out;
+}
+
+function drawCharts() {
+  drawChart($("chart-throughput"), [series("requests"), series("commits"), series("aborts")], "/s");
+  drawChart($("chart-latency"), [series("latencyMs")], " ms");
+  drawChart($("chart-kronos"), [series("kronos")], "/s");
+  const t = samples.length >= 2 ? totals(memberRates(samples[samples.length - 2], samples[samples.length - 1])) : null;
+  state.cluster = t;
+}
+
+function drawChart(svg, lines, unit) {
+  const W = 400, H = 140, pad = 16;
   const ns = "http://www.w3.org/2000/svg";
+  const max = Math.max(1e-9, ...lines.flat().filter((x) => x != null));
   svg.replaceChildren();
   const axis = document.createElementNS(ns, "text");
   axis.setAttribute("x", 4);
   axis.setAttribute("y", 12);
   axis.setAttribute("font-size", 10);
-  axis.textContent = `${max.toFixed(1)}/s`;
+  axis.textContent = `${max < 10 ? max.toFixed(2) : max.toFixed(0)}${unit}`;
   svg.append(axis);
-  series.forEach((s, j) => {
+  lines.forEach((s, j) => {
     if (s.length < 1) return;
-    const pts = s.map((v, i) => `${pad + (i * (W - 2 * pad)) / Math.max(1, s.length - 1)},${H - pad - (v / max) * (H - 2 * pad)}`);
+    const pts = [];
+    s.forEach((v, i) => {
+      if (v == null) return;
+      pts.push(`${pad + (i * (W - 2 * pad)) / Math.max(1, s.length - 1)},${H - pad - (v / max) * (H - 2 * pad)}`);
+    });
     const line = document.createElementNS(ns, "polyline");
     line.setAttribute("points", pts.join(" "));
     line.setAttribute("fill", "none");
-    line.setAttribute("stroke", j === 0 ? "#2b6cb0" : "#dd6b20");
+    line.setAttribute("stroke", SERIES_COLORS[j % SERIES_COLORS.length]);
     line.setAttribute("stroke-width", 2);
+    line.setAttribute("vector-effect", "non-scaling-stroke");
     svg.append(line);
   });
-  state.samples = samples.length;
 }
 
 // ---- start ----
