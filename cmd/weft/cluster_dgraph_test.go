@@ -105,6 +105,7 @@ func TestClusterUpDgraph(t *testing.T) {
 			t.Errorf("%s: the console's DQL answers %s, want %s", p.Name, got, want)
 		}
 	}
+	checkConsoleClusterView(t, gks, st.Of("shard"))
 	// Dgraph's /moveTablet moves a predicate between the shard processes
 	// online; both gatekeepers answer the same afterwards, and a mutation
 	// through the other gatekeeper (whose directory is stale) lands.

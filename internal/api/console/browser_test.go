@@ -8,35 +8,31 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/weft-db/weft/internal/testproc"
+	"github.com/weft-db/weft/internal/testproc/browser"
 )
-
-// chromiumPath is where Debian's chromium package puts the browser.
-const chromiumPath = "/usr/bin/chromium"
 
 // TestConsoleInBrowser starts `weft serve --demo`, opens the console in
 // headless Chromium (installed with apt-get when missing and root), runs
 // get_edges from the program form, checks the table against the API's own
 // answer, switches to the graph view, expands a vertex with a click, opens
 // the cluster view (under weft serve: this one process, its request rate
-// from its own /metrics) and saves a screenshot of each view under outDir
-// ($WEFT_TEST_OUT/console, default out/console at the repository root).
+// from its own /metrics) and saves a screenshot of each view in
+// browser.OutDir ($WEFT_TEST_OUT/console, default out/console at the repository root).
 func TestConsoleInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts weft serve and a browser")
 	}
-	browser := ensureChromium(t)
-	out := outDir(t)
+	chromium := browser.Chromium(t)
+	out := browser.OutDir(t, "console")
 	os.Remove(filepath.Join(out, "failure.png")) // a past run's
 	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
 	addrs, err := testproc.FreeAddrs(3)
@@ -91,30 +87,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("no neighbour of %s has out-edges to new vertices in the demo", start)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-
+	ctx := browser.New(t, chromium, 90*time.Second)
 	began := time.Now()
-	shot := func(name string) chromedp.Action {
-		return chromedp.ActionFunc(func(ctx context.Context) error {
-			var png []byte
-			// The viewport only: a full-page capture changes the device
-			// metrics, after which the mouse misses the canvas.
-			if err := chromedp.CaptureScreenshot(&png).Do(ctx); err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(out, name), png, 0o644)
-		})
-	}
-	waitJS := func(expr string) chromedp.Action {
-		return chromedp.Poll(expr, nil, chromedp.WithPollingTimeout(20*time.Second))
-	}
+	shot := func(name string) chromedp.Action { return browser.Shot(out, name) }
+	waitJS := browser.Wait
 	var rows []string
 	var drawn, expanded int
 	err = chromedp.Run(ctx,
@@ -247,69 +223,4 @@ func edgesOf(t *testing.T, base, node string) []edge {
 		t.Fatalf("get_edges %s: %d %s", node, resp.StatusCode, b)
 	}
 	return ans.Result.Edges
-}
-
-// outDir is where the screenshots go: $WEFT_TEST_OUT/console, else
-// out/console at the repository root (git-ignored).
-func outDir(t *testing.T) string {
-	t.Helper()
-	root := os.Getenv("WEFT_TEST_OUT")
-	if root == "" {
-		root = filepath.Join("..", "..", "..", "out")
-	}
-	dir, err := filepath.Abs(filepath.Join(root, "console"))
-	if err == nil {
-		err = os.MkdirAll(dir, 0o755)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// ensureChromium returns Debian's chromium, installing the package with
-// apt-get when it is missing and the test runs as root (as CI does); it
-// skips otherwise, saying how to install it.
-func ensureChromium(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err == nil {
-		return chromiumPath
-	}
-	if os.Geteuid() != 0 {
-		t.Fatalf("no %s and this is not root: apt-get install chromium", chromiumPath)
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Fatalf("no %s and no apt-get to install it", chromiumPath)
-	}
-	// One installer at a time across test binaries.
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "weft-chromium-apt.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(chromiumPath); err == nil {
-		return chromiumPath
-	}
-	apt := func(args ...string) error {
-		cmd := exec.Command("apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("apt-get %s: %w\n%s", strings.Join(args, " "), err, b)
-		}
-		return nil
-	}
-	install := []string{"install", "-y", "--no-install-recommends", "chromium"}
-	if err := apt(install...); err != nil {
-		if err := apt("update"); err != nil {
-			t.Fatal(err)
-		}
-		if err := apt(install...); err != nil {
-			t.Fatal(err) // root with apt-get: failing to install is a failure, not a skip
-		}
-	}
-	return chromiumPath
 }
