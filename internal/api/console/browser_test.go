@@ -46,8 +46,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		LogPath: filepath.Join(dir, "serve.log"),
 	})
 	base := "http://" + addrs[1]
-	// Two nodes in the Dgraph face's data, for the DQL editor.
-	resp, err := http.Post("http://"+addrs[2]+"/mutate?commitNow=true", "application/json",
+	// A schema and two nodes in the Dgraph face's data, for the DQL editor
+	// and the schema view.
+	resp, err := http.Post("http://"+addrs[2]+"/alter", "application/dql",
+		strings.NewReader("name: string @index(exact, term) .\nknows: [uid] @reverse .\ntype Person { name knows }"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || !strings.Contains(string(b), "Success") {
+		t.Fatalf("Dgraph alter: %d %s", resp.StatusCode, b)
+	}
+	resp.Body.Close()
+	resp, err = http.Post("http://"+addrs[2]+"/mutate?commitNow=true", "application/json",
 		strings.NewReader(`{"set": [{"name": "Ada", "knows": {"name": "Grace"}}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -195,6 +205,59 @@ func TestConsoleInBrowser(t *testing.T) {
 	if !slices.Equal(dqlNames, []string{"Ada"}) || dqlNodes != 2 || history != 2 {
 		t.Fatalf("DQL: table names %v (want [Ada]), %d vertices drawn (want 2), %d history entries (want 2)", dqlNames, dqlNodes, history)
 	}
+	// The schema view: the native graph's size and programs, the Dgraph
+	// face's predicates (with their indexes) and types; counting nodes per
+	// predicate; a click on a predicate queries its nodes.
+	var summary, programs string
+	var preds, types [][]string
+	var progRows, queried int
+	err = chromedp.Run(ctx,
+		chromedp.Click("#nav-schema", chromedp.ByQuery),
+		waitJS(`window.weftConsole.schemaLoaded && document.querySelectorAll("#schema-predicates tbody tr").length > 0`),
+		chromedp.Text("#native-summary", &summary, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll("#schema-programs tbody tr").length`, &progRows),
+		chromedp.Evaluate(`JSON.stringify(window.weftConsole.programs.map((p) => p.name))`, &programs),
+		chromedp.Click("#schema-count", chromedp.ByQuery),
+		waitJS(`window.weftConsole.schema.counts !== null`),
+		chromedp.Evaluate(`[...document.querySelectorAll("#schema-predicates tbody tr")].map((tr) => [...tr.cells].map((c) => c.textContent))`, &preds),
+		chromedp.Evaluate(`[...document.querySelectorAll("#schema-types tbody tr")].map((tr) => [...tr.cells].map((c) => c.textContent))`, &types),
+		chromedp.Evaluate(`window.scrollTo(0, 0)`, nil),
+		shot("schema.png"),
+		chromedp.Evaluate(`[...document.querySelectorAll("#schema-predicates tbody tr")].find((tr) => tr.cells[0].textContent === "name").click()`, nil),
+		waitJS(`window.weftConsole.runs === 3`),
+		chromedp.Evaluate(`document.querySelectorAll("#rows tbody tr").length`, &queried),
+	)
+	if err != nil {
+		t.Fatalf("console, schema: %v", err)
+	}
+	var st struct{ Vertices, Edges int64 }
+	getJSON(t, base+"/v1/status", &st)
+	if want := fmt.Sprintf("%d vertices, %d edges", st.Vertices, st.Edges); !strings.HasPrefix(summary, want) {
+		t.Fatalf("schema view's native summary %q, want it to begin %q", summary, want)
+	}
+	var listed struct {
+		Programs []struct{ Name string } `json:"programs"`
+	}
+	getJSON(t, base+"/v1/programs", &listed)
+	if progRows != len(listed.Programs) || progRows == 0 {
+		t.Fatalf("schema view lists %d programs (%s), the API %d", progRows, programs, len(listed.Programs))
+	}
+	row := map[string][]string{}
+	for _, r := range preds {
+		row[r[0]] = r
+	}
+	if r := row["name"]; len(r) != 5 || r[1] != "string" || r[2] != "exact, term" || r[4] != "2" {
+		t.Fatalf("schema view's name row %q, want string, exact, term, 2 nodes (all rows %q)", r, preds)
+	}
+	if r := row["knows"]; len(r) != 5 || r[1] != "[uid]" || r[3] != "@reverse" || r[4] != "1" {
+		t.Fatalf("schema view's knows row %q, want [uid], @reverse, 1 node (all rows %q)", r, preds)
+	}
+	if !slices.ContainsFunc(types, func(r []string) bool { return len(r) == 2 && r[0] == "Person" && r[1] == "name, knows" }) {
+		t.Fatalf("schema view's types %q, want Person: name, knows", types)
+	}
+	if queried != 2 {
+		t.Fatalf("clicking the name predicate queried %d nodes, want 2 (Ada, Grace)", queried)
+	}
 	t.Logf("browser run %v: %d rows, %d vertices, %d after expanding %s; screenshots in %s",
 		time.Since(began).Round(time.Millisecond), len(rows), drawn, expanded, nbr, out)
 }
@@ -223,4 +286,18 @@ func edgesOf(t *testing.T, base, node string) []edge {
 		t.Fatalf("get_edges %s: %d %s", node, resp.StatusCode, b)
 	}
 	return ans.Result.Edges
+}
+
+// getJSON GETs url and decodes its JSON answer into v.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || json.Unmarshal(b, v) != nil {
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, b)
+	}
 }

@@ -1,7 +1,9 @@
 // Weft's web console: a query editor (node programs with their params as a
 // form, DQL through the Dgraph face) with history, results as a table, as
-// JSON and as a graph (Cytoscape.js), and a cluster view (members, slots,
-// epochs; live throughput, latency and Kronos charts). window.weftConsole exposes the state for the browser test.
+// JSON and as a graph (Cytoscape.js), a schema view (the native graph's
+// size and programs; the Dgraph face's predicates with their indexes, and
+// its types), and a cluster view (members, slots, epochs; live
+// throughput, latency and Kronos charts). window.weftConsole exposes the state for the browser test.
 import cytoscape from "cytoscape";
 
 import "./style.css";
@@ -44,6 +46,7 @@ function showView(name) {
   for (const b of document.querySelectorAll("button.tab")) b.classList.toggle("active", b.dataset.view === name);
   for (const v of document.querySelectorAll(".view")) v.hidden = v.id !== "view-" + name;
   if (name === "cluster") pollCluster();
+  if (name === "schema") loadSchema();
 }
 
 for (const b of document.querySelectorAll("button.rtab")) {
@@ -633,6 +636,116 @@ function drawChart(svg, lines, unit) {
   });
 }
 
+// ---- schema ----
+
+const PREDICATE_COUNT_MAX = 200; // predicates counted in one query
+
+async function loadSchema() {
+  try {
+    const st = await api("/v1/status");
+    $("native-summary").textContent =
+      `${st.vertices} vertices, ${st.edges} edges over ${plural(st.shards, "shard")} ` +
+      `and ${plural(st.gatekeepers, "gatekeeper")}, epoch ${st.epoch}.`;
+  } catch (e) {
+    $("native-summary").textContent = "status: " + e.message;
+  }
+  fillTable($("schema-programs"), ["program", "kind", "parameters", "what it does"], state.programs.map((p) => ({
+    cells: [p.name, p.kind, (p.params || []).map((x) => `${x.name}: ${x.type}`).join(", "), p.description],
+    program: p.name,
+  })));
+  $("programs-summary").textContent = `Programs and analyses (${state.programs.length}): node programs run from vertices at one snapshot, analyses over the whole snapshot`;
+  [...$("schema-programs").tBodies[0].rows].forEach((tr, i) => {
+    tr.addEventListener("click", () => openProgram(state.programs[i].name));
+  });
+  if (!state.dgraph) {
+    $("dgraph-schema-note").textContent = "The Dgraph face is off: start weft serve with --dgraph-http ADDR to see its schema here.";
+    $("dgraph-schema").hidden = true;
+    state.schemaLoaded = true;
+    return;
+  }
+  try {
+    const { data } = await dql("schema {}");
+    state.schema = { predicates: data.schema || [], types: data.types || [], counts: null };
+    $("dgraph-schema-note").textContent =
+      `${plural(state.schema.predicates.length, "predicate")} and ${plural(state.schema.types.length, "type")} on the Dgraph face at ${state.dgraph} (schema {}).`;
+    $("dgraph-schema").hidden = false;
+    renderSchema();
+  } catch (e) {
+    $("dgraph-schema-note").textContent = "schema {}: " + e.message;
+  }
+  state.schemaLoaded = true;
+}
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+function dql(query) {
+  return api("/console/dgraph/query", { method: "POST", headers: { "Content-Type": "application/dql" }, body: query });
+}
+
+function renderSchema() {
+  const f = $("schema-filter").value.trim().toLowerCase();
+  const { predicates, types, counts } = state.schema;
+  const flags = (p) => ["reverse", "count", "upsert", "lang"].filter((k) => p[k]).map((k) => "@" + k).join(" ");
+  const shown = predicates.filter((p) => !f || p.predicate.toLowerCase().includes(f));
+  const head = ["predicate", "type", "index", "directives"];
+  if (counts) head.push("nodes");
+  fillTable($("schema-predicates"), head, shown.map((p) => {
+    const cells = [p.predicate, p.list ? `[${p.type}]` : p.type, (p.tokenizer || []).join(", "), flags(p)];
+    if (counts) cells.push(p.predicate in counts ? counts[p.predicate] : "");
+    return { cells };
+  }));
+  [...$("schema-predicates").tBodies[0].rows].forEach((tr, i) => {
+    tr.addEventListener("click", () => openPredicate(shown[i]));
+  });
+  const shownTypes = types.filter((t) => !f || t.name.toLowerCase().includes(f) ||
+    (t.fields || []).some((x) => x.name.toLowerCase().includes(f)));
+  fillTable($("schema-types"), ["type", "fields"], shownTypes.map((t) => ({
+    cells: [t.name, (t.fields || []).map((x) => x.name).join(", ")],
+  })));
+}
+
+$("schema-filter").addEventListener("input", () => state.schema && renderSchema());
+
+// countPredicates counts the nodes that have each predicate, in one DQL
+// query of one block per predicate (at most PREDICATE_COUNT_MAX).
+$("schema-count").addEventListener("click", async () => {
+  if (!state.schema) return;
+  const preds = state.schema.predicates.slice(0, PREDICATE_COUNT_MAX);
+  const blocks = preds.map((p, i) => `p${i}(func: has(<${p.predicate}>)) { count(uid) }`);
+  $("schema-status").className = "";
+  $("schema-status").textContent = "counting…";
+  try {
+    const { data } = await dql(`{ ${blocks.join("\n")} }`);
+    const counts = {};
+    preds.forEach((p, i) => {
+      const b = data["p" + i];
+      if (b && b[0]) counts[p.predicate] = b[0].count;
+    });
+    state.schema.counts = counts;
+    renderSchema();
+    const left = state.schema.predicates.length - preds.length;
+    $("schema-status").textContent = left > 0 ? `the first ${preds.length} predicates counted (${left} more)` : "";
+  } catch (e) {
+    $("schema-status").className = "error";
+    $("schema-status").textContent = e.message;
+  }
+});
+
+function openProgram(name) {
+  showView("query");
+  setMode("program");
+  $("program").value = name;
+  renderForm();
+}
+
+function openPredicate(p) {
+  showView("query");
+  setMode("dql");
+  const inner = p.type === "uid" ? `<${p.predicate}> { uid }` : `<${p.predicate}>`;
+  $("dql").value = `{\n  q(func: has(<${p.predicate}>), first: 20) {\n    uid\n    ${inner}\n  }\n}`;
+  run();
+}
+
 // ---- start ----
 
 async function start() {
@@ -640,6 +753,7 @@ async function start() {
   setMode("program");
   try {
     const cfg = await api("/console/config.json");
+    state.dgraph = cfg.dgraph || "";
     $("dql-note").textContent = cfg.dgraph
       ? `DQL runs on the Dgraph face at ${cfg.dgraph} (proxied through /console/dgraph/query).`
       : "The Dgraph face is off: start weft serve with --dgraph-http ADDR to run DQL here.";
