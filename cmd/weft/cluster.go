@@ -61,6 +61,7 @@ func newClusterUpCmd(o *clusterOpts) *cobra.Command {
 	f.IntVar(&c.Kronos, "kronos-replicas", c.Kronos, "Kronos replicas: 1, 3, 5 or 7")
 	f.IntVar(&c.Coord, "coord-replicas", c.Coord, "coordinator replicas: 1, 3, 5 or 7")
 	f.IntVar(&c.BasePort, "base-port", 0, "lay the ports out from this one: Kronos replicas from it, coordinators +100, PostgreSQL +200, shards +300, gatekeepers +400; instance i +10i, its HTTP +1 (docs/operations.md; 0: free ports)")
+	f.StringToIntVar(&c.Ports, "port", nil, "give one address its port, NAME.LABEL=PORT with the names and labels up lists, e.g. gatekeeper-1.grpc=7500,gatekeeper-1.http=7580 (repeatable; over the free or --base-port ones)")
 	f.IntVar(&c.BackupGatekeepers, "backup-gatekeepers", 0, "extra gatekeeper processes that wait as backups")
 	f.IntVar(&c.BackupShards, "backup-shards", 0, "extra shard processes that wait as backups")
 	f.DurationVar(&c.ReadyTimeout, "ready-timeout", c.ReadyTimeout, "wait this long for every process to serve")

@@ -65,21 +65,106 @@ func layOut(planned, prev *State, base int) error {
 	return nil
 }
 
-// addrLabels are p's addresses, each with what it serves.
-func addrLabels(p *Proc) string {
+// addrField is one address of a process with the label up's table gives it.
+type addrField struct {
+	label string
+	addr  *string
+}
+
+// addrFields are p's addresses (those its role has), labelled as up prints
+// them: the main address first.
+func addrFields(p *Proc) []addrField {
 	main := map[string]string{"kronos": "grpc+raft", "coord": "grpc+raft", "postgres": "postgres",
 		"shard": "cluster", "gatekeeper": "grpc"}[p.Role]
 	if main == "" {
 		main = "addr"
 	}
-	parts := []string{main + " " + p.Addr}
-	for _, a := range []struct{ label, addr string }{{"http", p.HTTPAddr}, {"cluster", p.PeerAddr},
-		{"dgraph-http", p.DgraphHTTPAddr}, {"dgraph-grpc", p.DgraphGRPCAddr}} {
-		if a.addr != "" {
-			parts = append(parts, a.label+" "+a.addr)
+	var out []addrField
+	for _, a := range []addrField{{main, &p.Addr}, {"http", &p.HTTPAddr}, {"cluster", &p.PeerAddr},
+		{"dgraph-http", &p.DgraphHTTPAddr}, {"dgraph-grpc", &p.DgraphGRPCAddr}} {
+		if *a.addr != "" {
+			out = append(out, a)
 		}
 	}
+	return out
+}
+
+// addrLabels are p's addresses, each with what it serves.
+func addrLabels(p *Proc) string {
+	var parts []string
+	for _, a := range addrFields(p) {
+		parts = append(parts, a.label+" "+*a.addr)
+	}
 	return strings.Join(parts, "  ")
+}
+
+// labelMatches reports whether a --port label names the address labelled
+// have ("grpc" and "raft" both name "grpc+raft").
+func labelMatches(have, want string) bool {
+	return have == want || (have == "grpc+raft" && (want == "grpc" || want == "raft"))
+}
+
+// setPorts gives the addresses named in ports ("NAME.LABEL" → port, as
+// `weft cluster up --port gatekeeper-1.grpc=7500`) those loopback ports,
+// after the others were planned (FreeAddrs or layOut) around them. A
+// process restarted from prev keeps its addresses; a port given twice or
+// in use is refused.
+func setPorts(planned, prev *State, ports map[string]int) error {
+	given := map[int]string{}
+	for key, port := range ports {
+		name, label, ok := strings.Cut(key, ".")
+		if !ok || name == "" || label == "" {
+			return fmt.Errorf("--port %s=%d: want NAME.LABEL=PORT, as gatekeeper-1.grpc=7500 (names and labels as up lists them)", key, port)
+		}
+		if port < 1 || port > 65535 {
+			return fmt.Errorf("--port %s=%d: a port is in [1, 65535]", key, port)
+		}
+		if other, dup := given[port]; dup {
+			return fmt.Errorf("--port: port %d is given to both %s and %s", port, other, key)
+		}
+		given[port] = key
+		p := planned.Proc(name)
+		if p == nil {
+			var names []string
+			for _, q := range planned.Procs {
+				names = append(names, q.Name)
+			}
+			return fmt.Errorf("--port %s=%d: no process %q in this cluster (it has %s)", key, port, name, strings.Join(names, ", "))
+		}
+		var field *addrField
+		var labels []string
+		for _, a := range addrFields(p) {
+			labels = append(labels, a.label)
+			if labelMatches(a.label, label) {
+				field = &a
+			}
+		}
+		if field == nil {
+			return fmt.Errorf("--port %s=%d: %s has no %q address (it has %s)", key, port, name, label, strings.Join(labels, ", "))
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if prev != nil && prev.Proc(name) != nil {
+			if *field.addr != addr {
+				return fmt.Errorf("--port %s=%d: %s restarts with its address %s (a restarted cluster keeps its addresses; remove its directory to lay it out anew)",
+					key, port, name, *field.addr)
+			}
+			continue
+		}
+		for _, q := range planned.Procs {
+			for _, a := range addrFields(q) {
+				if *a.addr == addr && a.addr != field.addr {
+					return fmt.Errorf("--port %s=%d: %s's %s address is already %s", key, port, q.Name, a.label, addr)
+				}
+			}
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("--port %s=%d: port %d is in use: stop what holds it or choose another", key, port, port)
+		}
+		l.Close()
+		*field.addr = addr
+	}
+	return nil
 }
 
 // printProcs writes the table of procs: role, name, pid, labelled

@@ -30,6 +30,11 @@ type Config struct {
 	// at BasePort+100k, instance i at +10i); 0 picks free ports. A
 	// restarted cluster keeps its addresses.
 	BasePort int
+	// Ports gives single addresses their loopback ports, "NAME.LABEL" →
+	// port with the names and labels up prints (gatekeeper-1.grpc,
+	// gatekeeper-1.http, coord-1.http, ...), over the free or BasePort
+	// ones. A restarted cluster keeps its addresses.
+	Ports map[string]int
 	// ReadyTimeout bounds each wait for the processes to serve. Default 60s
 	// (a first start on a busy machine of two cores takes tens of seconds).
 	ReadyTimeout time.Duration

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -160,6 +162,9 @@ func plan(dir string, c *Config, prev *State) (*State, error) {
 	if prev != nil {
 		used = prev.used()
 	}
+	for _, port := range c.Ports {
+		used[net.JoinHostPort("127.0.0.1", strconv.Itoa(port))] = true // given: no free pick takes it
+	}
 	planned := &State{}
 	for i := range roles {
 		n := roles[i].count(c)
@@ -181,6 +186,9 @@ func plan(dir string, c *Config, prev *State) (*State, error) {
 		if err := layOut(planned, prev, c.BasePort); err != nil {
 			return nil, err
 		}
+	}
+	if err := setPorts(planned, prev, c.Ports); err != nil {
+		return nil, err
 	}
 	return planned, nil
 }
