@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+
+	"github.com/weft-db/weft/internal/value"
 )
 
 // Pattern programs: traverse_props (a path pattern, level by level) and
@@ -20,9 +22,13 @@ type traverseParams struct {
 	EdgeProps    []FilterSpec `json:"edge_props"`
 	CollectNodes bool         `json:"collect_nodes"`
 	CollectEdges bool         `json:"collect_edges"`
+	// Aggregate returns a count (or a reduction of one property) of the
+	// vertices instead of their handles.
+	Aggregate json.RawMessage `json:"aggregate"`
 
 	nodes []Filter
 	edges []Filter
+	agg   *AggregateSpec
 }
 
 type traverseArg struct {
@@ -33,8 +39,9 @@ type traverseArg struct {
 type traverseState struct{ levels uint64 }
 
 type traverseEmit struct {
-	Node string `json:"node,omitempty"`
-	Edge string `json:"edge,omitempty"`
+	Node  string       `json:"node,omitempty"`
+	Edge  string       `json:"edge,omitempty"`
+	Value *value.Value `json:"value,omitempty"` // the aggregate's property of Node
 }
 
 // Traversal is traverse_props' result, handles sorted.
@@ -82,8 +89,17 @@ func parseTraverse(raw json.RawMessage) (*traverseParams, error) {
 		}
 		p.edges = append(p.edges, f)
 	}
+	agg, err := parseAggregate(prog, p.Aggregate)
+	if err != nil {
+		return nil, err
+	}
+	p.agg = agg
 	return &p, nil
 }
+
+// collectsEdges reports whether the result has edges: followed ones or the
+// last level's.
+func (p *traverseParams) collectsEdges() bool { return p.CollectEdges || len(p.edges) == len(p.nodes) }
 
 // matchLevel checks level i's vertex filter and aliases (all required).
 func (p *traverseParams) matchLevel(i int, v Vertex) bool {
@@ -123,7 +139,7 @@ func traverseStep(c *Ctx, p *traverseParams, v Vertex, a traverseArg) error {
 	st.levels |= 1 << i
 	last := i == len(p.nodes)-1
 	if last || p.CollectNodes {
-		c.Emit(traverseEmit{Node: v.Handle()})
+		c.Emit(traverseEmit{Node: v.Handle(), Value: p.agg.valueOf(v)})
 	}
 	if last {
 		if len(p.edges) > i { // a trailing edge filter: collect the last level's edges
@@ -145,11 +161,15 @@ func traverseStep(c *Ctx, p *traverseParams, v Vertex, a traverseArg) error {
 	return nil
 }
 
-type traverseGather struct{ nodes, edges map[string]struct{} }
+type traverseGather struct {
+	p     *traverseParams
+	nodes map[string]*value.Value // the aggregate's property, when it has one
+	edges map[string]struct{}
+}
 
 func (g *traverseGather) Add(e traverseEmit) (bool, error) {
 	if e.Node != "" {
-		g.nodes[e.Node] = struct{}{}
+		g.nodes[e.Node] = e.Value
 	}
 	if e.Edge != "" {
 		g.edges[e.Edge] = struct{}{}
@@ -158,10 +178,13 @@ func (g *traverseGather) Add(e traverseEmit) (bool, error) {
 }
 
 func (g *traverseGather) Result() (any, error) {
+	if g.p.agg != nil {
+		return g.p.agg.result(g.nodes, len(g.edges), g.p.collectsEdges()), nil
+	}
 	return Traversal{Nodes: sortedSet(g.nodes), Edges: sortedSet(g.edges)}, nil
 }
 
-func sortedSet(m map[string]struct{}) []string {
+func sortedSet[V any](m map[string]V) []string {
 	out := slices.Sorted(maps.Keys(m))
 	if out == nil {
 		out = []string{}
@@ -174,8 +197,8 @@ var traverseProps = &Def[traverseParams, traverseArg, traverseEmit]{
 	Parse:    parseTraverse,
 	Start:    func(p *traverseParams) []Hop { return []Hop{{To: p.Src, Arg: traverseArg{}}} },
 	Step:     traverseStep,
-	Gather: func(*traverseParams) GatherOf[traverseEmit] {
-		return &traverseGather{nodes: map[string]struct{}{}, edges: map[string]struct{}{}}
+	Gather: func(p *traverseParams) GatherOf[traverseEmit] {
+		return &traverseGather{p: p, nodes: map[string]*value.Value{}, edges: map[string]struct{}{}}
 	},
 }
 

@@ -37,6 +37,36 @@ func TestTraverseProps(t *testing.T) {
 	}
 }
 
+// TestTraverseAggregate: an aggregate is the full result reduced, each
+// vertex once, on every layout of shards.
+func TestTraverseAggregate(t *testing.T) {
+	g := godsGraph()
+	// hercules, his father jupiter and jupiter's brothers neptune and pluto
+	// (ages 30, 5000, 4500, 4000), and the three edges followed
+	whole := `"src":"hercules","node_props":[{},{},{}],"edge_props":[{"label":"father"},{"label":"brother"}],"collect_nodes":true,"collect_edges":true`
+	// the monsters hercules battled: no ages
+	monsters := `"src":"hercules","node_props":[{},{"type":"monster"}],"edge_props":[{"label":"battled"}]`
+	for _, tc := range []struct{ params, want string }{
+		{`{` + whole + `,"aggregate":"count"}`, `{"count":4,"edge_count":3}`},
+		{`{` + whole + `,"aggregate":{"op":"count"}}`, `{"count":4,"edge_count":3}`},
+		{`{` + whole + `,"aggregate":{"op":"sum","prop":"age"}}`, `{"count":4,"edge_count":3,"with_prop":4,"sum":13530}`},
+		{`{` + whole + `,"aggregate":{"op":"avg","prop":"age"}}`, `{"count":4,"edge_count":3,"with_prop":4,"avg":3382.5}`},
+		{`{` + whole + `,"aggregate":{"op":"min","prop":"age"}}`, `{"count":4,"edge_count":3,"with_prop":4,"min":30}`},
+		{`{` + whole + `,"aggregate":{"op":"max","prop":"age"}}`, `{"count":4,"edge_count":3,"with_prop":4,"max":5000}`},
+		{`{` + whole + `,"aggregate":{"op":"top","prop":"age","k":2}}`,
+			`{"count":4,"edge_count":3,"with_prop":4,"top":[{"node":"jupiter","value":5000},{"node":"neptune","value":4500}]}`},
+		{`{` + whole + `,"aggregate":{"op":"sum","prop":"name"}}`, `{"count":4,"edge_count":3,"with_prop":0,"sum":null}`},
+		{`{` + monsters + `,"aggregate":"count"}`, `{"count":3}`},
+		{`{` + monsters + `,"aggregate":{"op":"max","prop":"age"}}`, `{"count":3,"with_prop":0,"max":null}`},
+		{`{` + monsters + `,"aggregate":{"op":"top","prop":"age","k":5}}`, `{"count":3,"with_prop":0,"top":[]}`},
+		// pluto at levels 1 and 2, counted once
+		{`{"src":"jupiter","node_props":[{},{},{}],"edge_props":[{"label":"brother"},{"label":"brother"}],"aggregate":"count"}`, `{"count":3}`},
+		{`{"src":"nobody","node_props":[{}],"aggregate":"count"}`, `{"count":0}`},
+	} {
+		jsonEq(t, runAll(t, g, "traverse_props", tc.params), tc.want)
+	}
+}
+
 func TestDiscoverPaths(t *testing.T) {
 	g := godsGraph()
 	res := runAll(t, g, "discover_paths", `{"src":"hercules","dest":"tartarus"}`).(nodeprog.Paths)

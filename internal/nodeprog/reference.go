@@ -19,6 +19,8 @@ type ProgramDoc struct {
 	Result string
 	// Example is a params object to run against the demo graph.
 	Example string
+	// More are further examples, each run and shown like Example.
+	More []string
 }
 
 // ParamDoc documents one parameter.
@@ -152,9 +154,14 @@ var builtinDocs = map[string]ProgramDoc{
 			{Name: "node_aliases", Type: "[][]string", Doc: "per level, aliases one of which the vertex must have"},
 			{Name: "edge_props", Type: "[]filter", Doc: "one filter per step; one more than the steps collects the last level's out-edges"},
 			{Name: "collect_nodes", Type: "bool", Default: "false", Doc: "return the vertices of every level, not only the last"},
-			{Name: "collect_edges", Type: "bool", Default: "false", Doc: "return the edges followed"}},
-		Result:  "`{\"nodes\": [handle], \"edges\": [handle]}`",
-		Example: `{"src": "person/alice", "node_props": [{}, {"kind": "person"}, {"kind": "city"}], "edge_props": [{"type": "knows"}, {"type": "lives_in"}]}`},
+			{Name: "collect_edges", Type: "bool", Default: "false", Doc: "return the edges followed"},
+			{Name: "aggregate", Type: "aggregate", Doc: "instead of the handles, `\"count\"`, or `{\"op\": OP, \"prop\": key}` with OP one of sum, avg, min, max, " +
+				"or `{\"op\": \"top\", \"prop\": key, \"k\": n}` (k up to 1000) over the vertices' numeric property `prop`"}},
+		Result: "`{\"nodes\": [handle], \"edges\": [handle]}`; with aggregate `{\"count\": len(nodes)}` (and `\"edge_count\"` when edges are collected), " +
+			"other ops adding `\"with_prop\"` (vertices with a numeric prop) and the op's value (`null` without any; top: `[{\"node\", \"value\"}]`, largest first)",
+		Example: `{"src": "person/alice", "node_props": [{}, {"kind": "person"}, {"kind": "city"}], "edge_props": [{"type": "knows"}, {"type": "lives_in"}]}`,
+		More: []string{`{"src": "person/alice", "node_props": [{}, {}, {}], "edge_props": [{}, {}], "aggregate": "count"}`,
+			`{"src": "person/alice", "node_props": [{}, {"kind": "person"}], "edge_props": [{"type": "knows"}], "aggregate": {"op": "top", "prop": "age", "k": 2}}`}},
 	"discover_paths": {Name: "discover_paths", Summary: "all simple paths to a destination up to a length, with predicates",
 		Params: []ParamDoc{pSrc, pDest,
 			{Name: "path_len", Type: "int", Default: "1024", Doc: "the most edges a path may have"},

@@ -42,8 +42,10 @@ func TestReferenceMatchesPrograms(t *testing.T) {
 			if d.Analysis {
 				t.Errorf("%s is a node program, documented as an analysis", d.Name)
 			}
-			if _, err := r.Compile(d.Name, json.RawMessage(d.Example)); err != nil {
-				t.Errorf("%s: example: %v", d.Name, err)
+			for _, ex := range append([]string{d.Example}, d.More...) {
+				if _, err := r.Compile(d.Name, json.RawMessage(ex)); err != nil {
+					t.Errorf("%s: example %s: %v", d.Name, ex, err)
+				}
 			}
 			continue
 		}

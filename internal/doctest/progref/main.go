@@ -59,11 +59,15 @@ func generate(ctx context.Context) ([]byte, error) {
 	var b bytes.Buffer
 	writeHeader(&b)
 	for _, d := range nodeprog.BuiltinDocs() {
-		raw, err := db.Run(ctx, d.Name, json.RawMessage(d.Example), nil)
-		if err != nil {
-			return nil, fmt.Errorf("%s: example %s: %w", d.Name, d.Example, err)
+		var raws []json.RawMessage
+		for _, ex := range append([]string{d.Example}, d.More...) {
+			raw, err := db.Run(ctx, d.Name, json.RawMessage(ex), nil)
+			if err != nil {
+				return nil, fmt.Errorf("%s: example %s: %w", d.Name, ex, err)
+			}
+			raws = append(raws, raw)
 		}
-		if err := writeProgram(&b, d, raw); err != nil {
+		if err := writeProgram(&b, d, raws); err != nil {
 			return nil, err
 		}
 	}
@@ -102,7 +106,7 @@ Every example below runs against the demo graph (` + "`weft serve --demo`" + `; 
 	b.WriteString("\nEach analysis takes `top` (the k best vertices) and `nodes` (only these); with neither it returns every vertex, up to the results bound (then `TOO_LARGE`).\n")
 }
 
-func writeProgram(b *bytes.Buffer, d nodeprog.ProgramDoc, raw json.RawMessage) error {
+func writeProgram(b *bytes.Buffer, d nodeprog.ProgramDoc, raws []json.RawMessage) error {
 	fmt.Fprintf(b, "\n## %s\n\n%s.", d.Name, strings.ToUpper(d.Summary[:1])+d.Summary[1:])
 	if d.About != "" {
 		fmt.Fprintf(b, " %s", d.About)
@@ -125,15 +129,17 @@ func writeProgram(b *bytes.Buffer, d nodeprog.ProgramDoc, raw json.RawMessage) e
 			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", p.Name, p.Type, def, p.Doc)
 		}
 	}
-	fmt.Fprintf(b, "\n**Result:** %s.\n\n", d.Result)
-	// The output as `weft run` prints it: indented JSON, no HTML escaping.
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(raw); err != nil {
-		return fmt.Errorf("%s: %w", d.Name, err)
+	fmt.Fprintf(b, "\n**Result:** %s.\n", d.Result)
+	for i, ex := range append([]string{d.Example}, d.More...) {
+		// The output as `weft run` prints it: indented JSON, no HTML escaping.
+		var out bytes.Buffer
+		enc := json.NewEncoder(&out)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(raws[i]); err != nil {
+			return fmt.Errorf("%s: %w", d.Name, err)
+		}
+		fmt.Fprintf(b, "\n```sh doctest\nweft run --addr $WEFT_GRPC %s '%s'\n```\n\n```output\n%s```\n", d.Name, ex, out.String())
 	}
-	fmt.Fprintf(b, "```sh doctest\nweft run --addr $WEFT_GRPC %s '%s'\n```\n\n```output\n%s```\n", d.Name, d.Example, out.String())
 	return nil
 }
