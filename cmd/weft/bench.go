@@ -27,6 +27,7 @@ func newBenchCmd() *cobra.Command {
 	cmd.AddCommand(newBenchScaleCmd())
 	cmd.AddCommand(newBenchDQLCmd())
 	cmd.AddCommand(newBenchMonitorCmd())
+	cmd.AddCommand(newBenchTwoHopCmd())
 	return cmd
 }
 

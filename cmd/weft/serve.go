@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -25,6 +26,7 @@ func newServeCmd() *cobra.Command {
 	var (
 		inMemory, demo  bool
 		shutdownTimeout time.Duration
+		cpuProfile      string
 		gc              gcFlags
 		dg              = roles.DefaultDgraphConfig()
 	)
@@ -63,6 +65,17 @@ to --shutdown-timeout) and closes the store.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				if err := pprof.StartCPUProfile(f); err != nil {
+					f.Close()
+					return err
+				}
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
 			return serve(ctx, cmd, cfg, acfg, demo, shutdownTimeout, &dg)
 		},
 	}
@@ -86,6 +99,7 @@ to --shutdown-timeout) and closes the store.`,
 	f.Int64Var(&cfg.StoreCacheBytes, "store-cache-bytes", cfg.StoreCacheBytes, "the embedded store's (Pebble's) block cache in bytes (commits read vertex records and last-access stamps through it; the graph itself is held in memory by the shards)")
 	f.BoolVar(&demo, "demo", false, "load the demo graph (50 vertices: people, cities, companies, topics) unless it is loaded already")
 	f.DurationVar(&shutdownTimeout, "shutdown-timeout", 10*time.Second, "on SIGINT/SIGTERM, how long requests in flight may take to finish")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile (go tool pprof) of the server from serving until it stops to this file")
 	gc.register(f)
 	registerDgraphFlags(f, &dg)
 	return cmd

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -184,41 +183,11 @@ func (h *harness) serve(t *testing.T, name string, demo bool, doc []byte) doctes
 	return env
 }
 
-// pythonFor returns the interpreter of the Python client's venv
-// (clients/python/.venv, as `make pydeps` makes it), creating it, or adding
-// the kronos extra, when missing; $WEFT_PYTHON overrides it. A venv that cannot be made
-// fails the test: the Python examples are never skipped.
+// pythonFor returns the interpreter of the Python client's venv with the
+// kronos extra the Kronos examples need (testproc.Python): the Python
+// examples are never skipped.
 func (h *harness) pythonFor(t *testing.T) string {
 	t.Helper()
-	h.once.Do(func() {
-		if p := os.Getenv("WEFT_PYTHON"); p != "" {
-			h.python = p
-			return
-		}
-		pkg, err := filepath.Abs(filepath.Join(root, "clients", "python"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		py := filepath.Join(pkg, ".venv", "bin", "python")
-		var steps [][]string
-		if _, err := os.Stat(py); err != nil {
-			steps = append(steps, []string{"python3", "-m", "venv", filepath.Join(pkg, ".venv")})
-		}
-		// The Kronos examples need the kronos extra, which make pydeps
-		// (the demo's install) leaves out.
-		if len(steps) > 0 || exec.Command(py, "-c", "import weft, grpc").Run() != nil {
-			steps = append(steps, []string{py, "-m", "pip", "install", "--quiet", "-e", pkg + "[kronos]"})
-			t.Logf("installing the Python client with its kronos extra into %s", filepath.Dir(filepath.Dir(py)))
-		}
-		for _, args := range steps {
-			if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-				t.Fatalf("doctest: %s: %v\n%s\nset WEFT_PYTHON to an interpreter with weft[kronos] installed", strings.Join(args, " "), err, out)
-			}
-		}
-		h.python = py
-	})
-	if h.python == "" {
-		t.Fatal("doctest: no Python interpreter for the python blocks")
-	}
+	h.once.Do(func() { h.python = testproc.Python(t, "kronos") })
 	return h.python
 }

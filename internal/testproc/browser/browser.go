@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/weft-db/weft/internal/testproc"
 )
 
 // ChromiumPath is where Debian's chromium package puts the browser.
@@ -92,7 +94,7 @@ func OutDir(t testing.TB, sub string) string {
 	t.Helper()
 	root := os.Getenv("WEFT_TEST_OUT")
 	if root == "" {
-		root = filepath.Join(repoRoot(t), "out")
+		root = filepath.Join(testproc.RepoRoot(t), "out")
 	}
 	dir, err := filepath.Abs(filepath.Join(root, sub))
 	if err == nil {
@@ -102,25 +104,6 @@ func OutDir(t testing.TB, sub string) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// repoRoot is the checkout's root: the nearest directory above the test's
-// working directory (its package's) that holds go.mod.
-func repoRoot(t testing.TB) string {
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			t.Fatal("browser: no go.mod above the test's directory")
-		}
-		dir = up
-	}
 }
 
 // Shot saves a screenshot of the viewport as dir/name. The viewport only:
