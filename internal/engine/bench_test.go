@@ -52,3 +52,49 @@ func BenchmarkProgramGetEdges(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkProgramTwoHop measures the two-hop count (traverse_props over
+// three levels, ~100 vertices at the last) from one in-process client on a
+// random graph of 10k vertices and 100k edges: the server side of `weft
+// bench twohop` without the transport. The handles variant returns the
+// sorted vertex list, the count variant its aggregate.
+func BenchmarkProgramTwoHop(b *testing.B) {
+	ctx := context.Background()
+	db, err := Open(memConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	const n, m = 10000, 100000
+	r := rand.New(rand.NewPCG(1, 2))
+	var ops []txn.Op
+	flush := func() {
+		if _, err := db.Commit(ctx, nil, ops); err != nil {
+			b.Fatal(err)
+		}
+		ops = ops[:0]
+	}
+	for i := range n {
+		ops = append(ops, txn.Op{Kind: txn.CreateVertex, Vertex: fmt.Sprint("v", i)})
+		if len(ops) == 5000 {
+			flush()
+		}
+	}
+	for i := range m {
+		ops = append(ops, txn.Op{Kind: txn.CreateEdge, Vertex: fmt.Sprint("v", r.IntN(n)), Edge: fmt.Sprint(i), Dst: fmt.Sprint("v", r.IntN(n))})
+		if len(ops) == 5000 {
+			flush()
+		}
+	}
+	for _, tc := range []struct{ name, tail string }{{"handles", "}"}, {"count", `,"aggregate":"count"}`}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				p := json.RawMessage(fmt.Sprintf(`{"src":"v%d","node_props":[{},{},{}],"edge_props":[{},{}]%s`, (i*7919)%n, tc.tail))
+				if _, err := db.Run(ctx, "traverse_props", p, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -115,7 +115,8 @@ func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.base }
 
 // assert panics on a programmer error (a broken invariant), never on bad
-// input.
+// input. On a hot path call it only once the check failed (if !ok {
+// assert(false, …) }): its arguments are boxed before the call.
 func assert(ok bool, format string, args ...any) {
 	if !ok {
 		panic(fmt.Sprintf("nodeprog: assertion failed: "+format, args...))

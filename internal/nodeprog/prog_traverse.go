@@ -29,6 +29,9 @@ type traverseParams struct {
 	nodes []Filter
 	edges []Filter
 	agg   *AggregateSpec
+	// levelArgs are the hop arguments to each level, boxed once, for
+	// traversals that do not collect edges (whose arguments carry none).
+	levelArgs []any
 }
 
 type traverseArg struct {
@@ -94,6 +97,11 @@ func parseTraverse(raw json.RawMessage) (*traverseParams, error) {
 		return nil, err
 	}
 	p.agg = agg
+	if !p.CollectEdges {
+		for i := range levels {
+			p.levelArgs = append(p.levelArgs, traverseArg{Level: i})
+		}
+	}
 	return &p, nil
 }
 
@@ -150,6 +158,16 @@ func traverseStep(c *Ctx, p *traverseParams, v Vertex, a traverseArg) error {
 				return true
 			})
 		}
+		return nil
+	}
+	if p.levelArgs != nil {
+		next := p.levelArgs[i+1]
+		v.Edges(func(e Edge) bool {
+			if p.edges[i].MatchEdge(e) {
+				c.Hop(e.Dst(), next)
+			}
+			return true
+		})
 		return nil
 	}
 	v.Edges(func(e Edge) bool {

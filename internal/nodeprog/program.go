@@ -14,6 +14,9 @@ import (
 type Hop struct {
 	To  string `json:"to"`
 	Arg any    `json:"arg,omitempty"`
+	// here marks a hop the runner queued after finding To on its own
+	// shard at the program's stamp, which it need not look up again.
+	here bool
 }
 
 // Order is the order in which a runner processes the hops it holds for one
@@ -129,7 +132,9 @@ func (c *Ctx) Prune(p float64) {
 func StateOf[S any](c *Ctx) (*S, error) {
 	if s, ok := c.State(); ok {
 		p, ok := s.(*S)
-		assert(ok, "state is %T, want *%T", s, *new(S))
+		if !ok { // not assert(ok, …): its arguments would be boxed on every call
+			assert(false, "state is %T, want *%T", s, *new(S))
+		}
 		return p, nil
 	}
 	p := new(S)
@@ -143,7 +148,9 @@ func StateOf[S any](c *Ctx) (*S, error) {
 func LookupState[S any](c *Ctx) *S {
 	if s, ok := c.State(); ok {
 		p, ok := s.(*S)
-		assert(ok, "state is %T, want *%T", s, *new(S))
+		if !ok {
+			assert(false, "state is %T, want *%T", s, *new(S))
+		}
 		return p
 	}
 	return nil
@@ -202,7 +209,9 @@ func (c *compiled[P, A, E]) Step(ctx *Ctx, v Vertex, arg any) error {
 	if arg != nil {
 		var ok bool
 		a, ok = arg.(A)
-		assert(ok, "%s: hop argument is %T, want %T", c.def.ProgName, arg, a)
+		if !ok {
+			assert(false, "%s: hop argument is %T, want %T", c.def.ProgName, arg, a)
+		}
 	}
 	return c.def.Step(ctx, c.p, v, a)
 }
@@ -234,7 +243,9 @@ type gatherAdapter[E any] struct {
 
 func (g *gatherAdapter[E]) Add(v any) (bool, error) {
 	e, ok := v.(E)
-	assert(ok, "%s: emitted %T, want %T", g.name, v, e)
+	if !ok {
+		assert(false, "%s: emitted %T, want %T", g.name, v, e)
+	}
 	return g.g.Add(e)
 }
 

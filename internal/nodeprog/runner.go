@@ -199,7 +199,9 @@ func (r *Runner) Run(batches []Batch, lookup func(handle string) (Vertex, bool),
 	b0 := batches[0]
 	rep := Report{Prog: b0.Prog, Shard: r.shard}
 	for _, b := range batches {
-		assert(b.Prog == b0.Prog, "Run of programs %d and %d together", b0.Prog, b.Prog)
+		if b.Prog != b0.Prog {
+			assert(false, "Run of programs %d and %d together", b0.Prog, b.Prog)
+		}
 		rep.Consumed = append(rep.Consumed, b.ID)
 	}
 	p, err := r.program(b0.Prog, b0.Name, b0.Params, b0.comp)
@@ -269,15 +271,17 @@ func (r *Runner) execute(p *progRun, batches []Batch, lookup func(string) (Verte
 			break
 		}
 		h := q.pop()
-		if s := shardOf(h.To); s != r.shard {
-			// Its vertex is not here at the program's stamp (its
-			// placement unit moved: docs/online-moves.md): the hop goes
-			// on to the shard that has it, in a batch of its own.
-			rt.add(s, h)
-			if pq != nil {
-				sentMin = math.Min(sentMin, priorityOf(h))
+		if !h.here {
+			if s := shardOf(h.To); s != r.shard {
+				// Its vertex is not here at the program's stamp (its
+				// placement unit moved: docs/online-moves.md): the hop goes
+				// on to the shard that has it, in a batch of its own.
+				rt.add(s, h)
+				if pq != nil {
+					sentMin = math.Min(sentMin, priorityOf(h))
+				}
+				continue
 			}
-			continue
 		}
 		if p.hops >= r.cfg.HopsMax {
 			return fmt.Errorf("%w: %s executed %d hops on shard %d (HopsMax)", ErrTooLarge, p.name, p.hops, r.shard)
@@ -304,6 +308,7 @@ func (r *Runner) execute(p *progRun, batches []Batch, lookup func(string) (Verte
 				continue
 			}
 			if s := shardOf(nh.To); s == r.shard {
+				nh.here = true
 				q.push(nh)
 			} else {
 				rt.add(s, nh)

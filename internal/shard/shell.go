@@ -458,13 +458,7 @@ func (s *Shell) refuse(t Task) {
 }
 
 func (s *Shell) runProgram(m ProgMsg, ord *ReadOrderer) {
-	lookup := func(h string) (nodeprog.Vertex, bool) {
-		v, ok := s.G.View(h, m.Stamp, ord)
-		if !ok {
-			return nil, false
-		}
-		return ProgramVertex(v), true
-	}
+	lookup := reusedVertex(s.G, m.Stamp, ord)
 	shardOf := s.host.ShardOf
 	if s.Units != nil {
 		shardOf = func(h string) int { return s.Locate(h, m.Stamp, ord) }
