@@ -59,7 +59,10 @@ const Unknown = ^uint32(0)
 // else the shard to ask (Unknown: see its doc). ord orders t against a
 // move with a concurrent clock, as for versions (shard.ReadOrderer).
 func (u *Units) Where(name string, t vclock.Stamp, ord graph.Orderer) (here bool, ask uint32) {
-	unit := txn.UnitOf(name, u.base)
+	return u.whereUnit(txn.UnitOf(name, u.base), t, ord)
+}
+
+func (u *Units) whereUnit(unit txn.Unit, t vclock.Stamp, ord graph.Orderer) (here bool, ask uint32) {
 	evs := u.ev[unit]
 	if len(evs) == 0 {
 		if unit.BaseShard(u.base) == u.me {
@@ -91,18 +94,22 @@ func (u *Units) Where(name string, t vclock.Stamp, ord graph.Orderer) (here bool
 // names, else (Unknown: a unit it never held) dir's home of the unit — or
 // the home's source when the home is this shard, whose move here follows t.
 func (u *Units) Locate(name string, t vclock.Stamp, ord graph.Orderer, dir *txn.Directory) uint32 {
-	here, ask := u.Where(name, t, ord)
+	unit := txn.UnitOf(name, u.base)
+	here, ask := u.whereUnit(unit, t, ord)
 	switch {
 	case here:
 		return u.me
 	case ask != Unknown:
 		return ask
 	}
-	home := dir.HomeOf(txn.UnitOf(name, dir.Base()))
-	if home.Shard == u.me {
-		return home.From
+	if dir.Base() != u.base {
+		unit = txn.UnitOf(name, dir.Base())
 	}
-	return home.Shard
+	shard, from := dir.HomeShard(unit)
+	if shard == u.me {
+		return from
+	}
+	return shard
 }
 
 // visible reports whether a move at stamp at precedes a read at t.

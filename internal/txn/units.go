@@ -145,6 +145,16 @@ func (d *Directory) HomeOf(u Unit) Home {
 	return BaseHome(u, d.base)
 }
 
+// HomeShard is HomeOf(u)'s Shard and From, without building the rest (a
+// program's every hop asks it).
+func (d *Directory) HomeShard(u Unit) (shard, from uint32) {
+	if h, ok := d.moved[u]; ok {
+		return h.Shard, h.From
+	}
+	s := u.BaseShard(d.base)
+	return s, s
+}
+
 // BaseHome is the home of a unit that never moved.
 func BaseHome(u Unit, base uint32) Home {
 	s := u.BaseShard(base)
