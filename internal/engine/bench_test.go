@@ -98,3 +98,24 @@ func BenchmarkProgramTwoHop(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkProgramOneVertex is a program's fixed cost: traverse_props at
+// its source alone (one vertex visited, one emitted), in process.
+func BenchmarkProgramOneVertex(b *testing.B) {
+	ctx := context.Background()
+	db, err := Open(memConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Commit(ctx, nil, []txn.Op{{Kind: txn.CreateVertex, Vertex: "v0"}}); err != nil {
+		b.Fatal(err)
+	}
+	p := json.RawMessage(`{"src":"v0","node_props":[{}],"aggregate":"count"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := db.Run(ctx, "traverse_props", p, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

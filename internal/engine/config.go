@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 )
 
@@ -23,10 +24,13 @@ type Config struct {
 	PostgresSchema string
 	// Sync fsyncs every commit group before acknowledging (default true).
 	Sync bool
-	// Gatekeepers is the number of gatekeepers (default 2).
+	// Gatekeepers is the number of gatekeepers (default 2; 0: the
+	// machine's, MachineTopology).
 	Gatekeepers int
 	// Shards is the number of shards vertices are hashed to (default 4). It is
-	// fixed when the store is created; reopening with another value is an error.
+	// fixed when the store is created; reopening with another value is an
+	// error. 0 takes the store's, or for a new store the machine's
+	// (MachineTopology).
 	Shards int
 	// HistoryRetention keeps old versions readable for at least this long
 	// (default 30s); reads at older snapshots fail with ErrSnapshotTooOld.
@@ -77,6 +81,16 @@ func DefaultConfig() Config {
 	}
 }
 
+// MachineTopology is the shards and gatekeepers of a store created with
+// Shards and Gatekeepers 0, from the CPUs this process may use
+// (GOMAXPROCS): a shard per two CPUs and a gatekeeper per four, at least
+// one of each. Measured on two CPUs (docs/benchmarks.md, "Two-hop"), one
+// shard and one gatekeeper answered the two-hop count at XXX.
+func MachineTopology() (shards, gatekeepers int) {
+	n := runtime.GOMAXPROCS(0)
+	return max(1, n/2), max(1, n/4)
+}
+
 // Validate reports the first bad field.
 func (c *Config) Validate() error {
 	switch {
@@ -84,10 +98,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine: Store %q is neither %q nor %q", c.Store, StorePebble, StorePostgres)
 	case c.Store == StorePostgres && c.PostgresURL == "":
 		return fmt.Errorf("engine: Store %q needs PostgresURL", StorePostgres)
-	case c.Gatekeepers < 1 || c.Gatekeepers > 64:
-		return fmt.Errorf("engine: Gatekeepers %d out of range [1, 64]", c.Gatekeepers)
-	case c.Shards < 1 || c.Shards > 1024:
-		return fmt.Errorf("engine: Shards %d out of range [1, 1024]", c.Shards)
+	case c.Gatekeepers < 0 || c.Gatekeepers > 64:
+		return fmt.Errorf("engine: Gatekeepers %d out of range [1, 64] (0: the machine's)", c.Gatekeepers)
+	case c.Shards < 0 || c.Shards > 1024:
+		return fmt.Errorf("engine: Shards %d out of range [1, 1024] (0: the store's or the machine's)", c.Shards)
 	case c.GCEvery <= 0:
 		return fmt.Errorf("engine: GCEvery must be positive")
 	case c.HistoryRetention < 0:

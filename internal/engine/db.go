@@ -95,6 +95,18 @@ func Open(cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: opening the store: %w", err)
 	}
+	if cfg.Shards == 0 || cfg.Gatekeepers == 0 {
+		shards, gks := MachineTopology()
+		if cfg.Shards == 0 {
+			if cfg.Shards, err = storedShards(st, shards); err != nil {
+				st.Close()
+				return nil, err
+			}
+		}
+		if cfg.Gatekeepers == 0 {
+			cfg.Gatekeepers = gks
+		}
+	}
 	oracle, err := order.NewLocal(kronos.DefaultConfig())
 	if err != nil {
 		st.Close()
@@ -142,6 +154,26 @@ func Open(cfg Config) (*DB, error) {
 	db.wg.Add(1)
 	go db.gcLoop()
 	return db, nil
+}
+
+// storedShards is the shard count the store was created with, or def for
+// a new store.
+func storedShards(st store.Store, def int) (int, error) {
+	t, err := st.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer t.Discard()
+	b, ok, err := t.Get(txn.MetaKey("shards"))
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return def, nil
+	case len(b) != 8 || binary.BigEndian.Uint64(b) < 1 || binary.BigEndian.Uint64(b) > 1024:
+		return 0, fmt.Errorf("engine: the store's shard count is malformed (%x)", b)
+	}
+	return int(binary.BigEndian.Uint64(b)), nil
 }
 
 func newResolver(db *DB) *order.Resolver { return order.NewResolver(db.oracle, db.cfg.OracleCacheMax) }

@@ -137,11 +137,37 @@ func StateOf[S any](c *Ctx) (*S, error) {
 		}
 		return p, nil
 	}
-	p := new(S)
+	p := newState[S](c)
 	if err := c.SetState(p); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// stateSlabLen is how many states StateOf allocates at once.
+const stateSlabLen = 64
+
+// stateSlab is a chunk of a program's states on one runner, handed out
+// one by one (a program visits many vertices: one allocation per chunk
+// rather than per vertex); the chunk lives as long as any of its states.
+type stateSlab[S any] struct{ free []S }
+
+// newState is a zero S for c's program, from its runner's slab.
+func newState[S any](c *Ctx) *S {
+	if c.pr == nil {
+		return new(S)
+	}
+	sl, ok := c.pr.slab.(*stateSlab[S])
+	if !ok {
+		sl = &stateSlab[S]{}
+		c.pr.slab = sl
+	}
+	if len(sl.free) == 0 {
+		sl.free = make([]S, stateSlabLen)
+	}
+	p := &sl.free[0]
+	sl.free = sl.free[1:]
+	return p
 }
 
 // LookupState returns the vertex's state as a *S without creating it.
