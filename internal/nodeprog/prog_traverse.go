@@ -147,7 +147,7 @@ func traverseStep(c *Ctx, p *traverseParams, v Vertex, a traverseArg) error {
 	st.levels |= 1 << i
 	last := i == len(p.nodes)-1
 	if last || p.CollectNodes {
-		c.Emit(traverseEmit{Node: v.Handle(), Value: p.agg.valueOf(v)})
+		EmitOf(c, traverseEmit{Node: v.Handle(), Value: p.agg.valueOf(v)})
 	}
 	if last {
 		if len(p.edges) > i { // a trailing edge filter: collect the last level's edges

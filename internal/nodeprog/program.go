@@ -144,6 +144,28 @@ func StateOf[S any](c *Ctx) (*S, error) {
 	return p, nil
 }
 
+// EmitOf emits e as Ctx.Emit does, boxed as a *E from a chunk the
+// program's runner allocates stateSlabLen at a time (an emit per vertex
+// visited would otherwise be an allocation per vertex). The Gather sees e.
+func EmitOf[E any](c *Ctx, e E) {
+	if c.pr == nil {
+		c.Emit(e)
+		return
+	}
+	sl, ok := c.pr.emitSlab.(*stateSlab[E])
+	if !ok {
+		sl = &stateSlab[E]{}
+		c.pr.emitSlab = sl
+	}
+	if len(sl.free) == 0 {
+		sl.free = make([]E, stateSlabLen)
+	}
+	p := &sl.free[0]
+	sl.free = sl.free[1:]
+	*p = e
+	c.Emit(p)
+}
+
 // stateSlabLen is how many states StateOf allocates at once.
 const stateSlabLen = 64
 
@@ -268,6 +290,9 @@ type gatherAdapter[E any] struct {
 }
 
 func (g *gatherAdapter[E]) Add(v any) (bool, error) {
+	if p, ok := v.(*E); ok { // EmitOf's
+		return g.g.Add(*p)
+	}
 	e, ok := v.(E)
 	if !ok {
 		assert(false, "%s: emitted %T, want %T", g.name, v, e)

@@ -158,8 +158,9 @@ type progRun struct {
 	tokenOut bool
 	// bound: hops of a higher priority cannot change the result (Ctx.Prune)
 	bound float64
-	// slab hands out StateOf's states a chunk at a time (a *stateSlab[S]).
-	slab any
+	// slab hands out StateOf's states a chunk at a time (a *stateSlab[S]),
+	// emitSlab EmitOf's values.
+	slab, emitSlab any
 }
 
 // NewRunner returns the runner of shard shard (0-based).
