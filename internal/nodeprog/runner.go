@@ -323,6 +323,9 @@ func (r *Runner) execute(p *progRun, batches []Batch, lookup func(string) (Verte
 		if q.len()+rt.n > r.cfg.HopsMax {
 			return fmt.Errorf("%w: %s holds %d pending hops on shard %d (HopsMax)", ErrTooLarge, p.name, q.len()+rt.n, r.shard)
 		}
+		if rep.Emits == nil && len(c.emits) > 0 {
+			rep.Emits = make([]any, 0, min(q.len()+len(c.emits), stateHintMax))
+		}
 		rep.Emits = append(rep.Emits, c.emits...)
 		if len(rep.Emits) > r.cfg.EmitsMax {
 			return fmt.Errorf("%w: %s emitted more than %d values in one run (EmitsMax)", ErrTooLarge, p.name, r.cfg.EmitsMax)
@@ -374,7 +377,9 @@ func (r *Runner) setState(p *progRun, at string, s any) error {
 		r.entries++
 	}
 	if p.state == nil {
-		p.state = map[string]any{}
+		// Sized for the hops at hand: a program's first batch on a shard
+		// is usually most of its visits there.
+		p.state = make(map[string]any, min(p.queue.len()+1, stateHintMax))
 	}
 	p.state[at] = s
 	return nil
@@ -401,6 +406,10 @@ func (r *Runner) Finish(id ProgID) {
 	r.finHead = (r.finHead + 1) % len(r.finRing)
 }
 
+// stateHintMax bounds the sizes guessed for a program's state map and
+// emits on a shard from the hops it holds.
+const stateHintMax = 1 << 12
+
 // router groups remote hops by destination shard.
 type router struct {
 	byShard map[int][]Hop
@@ -421,7 +430,11 @@ func (rt *router) add(shard int, h Hop) {
 	if rt.byShard == nil {
 		rt.byShard = map[int][]Hop{}
 	}
-	rt.byShard[shard] = append(rt.byShard[shard], h)
+	hops := rt.byShard[shard]
+	if hops == nil {
+		hops = make([]Hop, 0, 16)
+	}
+	rt.byShard[shard] = append(hops, h)
 	rt.n++
 }
 
