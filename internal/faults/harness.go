@@ -225,7 +225,9 @@ func startServerTarget(h *harness) (*serverTarget, error) {
 		return nil, err
 	}
 	srv, err := launch.NewChild(launch.ChildSpec{Name: "weft serve", Path: h.cfg.Bin,
-		Args:    []string{"serve", "--data-dir", dataDir, "--grpc-addr", addr, "--http-addr", ""},
+		// Four shards and two gatekeepers, whatever the machine's default:
+		// transactions across shards and gatekeepers are what faults test.
+		Args:    []string{"serve", "--data-dir", dataDir, "--grpc-addr", addr, "--http-addr", "", "--shards", "4", "--gatekeepers", "2"},
 		LogPath: filepath.Join(h.cfg.OutDir, "serve.log"), Ready: "weft serving", ReadyTimeout: h.cfg.ReadyTimeout})
 	if err != nil {
 		return nil, err

@@ -68,7 +68,9 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     if request.param == "fake":
         s = start("fake", request.getfixturevalue("fakeserve_bin"), ["--demo"], root)
     else:
-        s = start("serve", request.getfixturevalue("weft_bin"), ["serve", "--in-memory", "--demo"], root)
+        # Four shards whatever the machine's default: units move between them.
+        s = start("serve", request.getfixturevalue("weft_bin"),
+                  ["serve", "--in-memory", "--demo", "--shards", "4", "--gatekeepers", "2"], root)
     yield s
     code = s.stop()
     assert code == 0, f"{s.kind} stopped with {code}:\n{s.log_tail()}"
