@@ -316,7 +316,7 @@ func (r *coordResolver) Close() {
 // gatekeeper when theirs went away: snapshots, reads at a snapshot,
 // programs (node programs only read) and status. Not Commit.
 var idempotent = map[string]bool{
-	pb.Weft_Begin_FullMethodName: true, pb.Weft_GetVertex_FullMethodName: true,
+	pb.Weft_Begin_FullMethodName: true, pb.Weft_GetVertex_FullMethodName: true, pb.Weft_GetVertices_FullMethodName: true,
 	pb.Weft_GetEdge_FullMethodName: true, pb.Weft_Run_FullMethodName: true,
 	pb.Weft_Programs_FullMethodName: true, pb.Weft_Status_FullMethodName: true,
 }

@@ -1,8 +1,10 @@
 package weft_test
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +51,69 @@ func TestAgainstEngine(t *testing.T) {
 		}
 		if loaded, err := api.LoadDemo(ctx, db); err != nil || loaded {
 			t.Fatalf("second demo load: %v %v", loaded, err)
+		}
+	})
+
+	t.Run("batched reads", func(t *testing.T) {
+		refs := []weft.Ref{weft.Handle("person/bob"), weft.Alias("alice"), weft.Handle("person/nobody"), weft.Handle("city/paris")}
+		vs, snap, err := c.GetVertices(ctx, refs, weft.ReadOptions{NoEdges: true})
+		if err != nil || snap == "" || len(vs) != 4 {
+			t.Fatalf("GetVertices: %d vertices, snapshot %q, %v", len(vs), snap, err)
+		}
+		for i, want := range []string{"person/bob", "person/alice", "person/nobody", "city/paris"} {
+			if vs[i].Handle != want || vs[i].Exists != (i != 2) || len(vs[i].Edges) != 0 {
+				t.Errorf("vertex %d: %+v, want %s (exists %v, no edges)", i, vs[i], want, i != 2)
+			}
+		}
+		if vs[1].Props["name"] != "Alice" {
+			t.Errorf("alice by alias: %+v", vs[1])
+		}
+		// Each vertex as GetVertex answers it, at the same snapshot.
+		tx := c.BeginAt(snap)
+		for i, r := range refs {
+			one, err := tx.GetVertex(ctx, r)
+			if err != nil || one.Exists != vs[i].Exists || fmt.Sprint(one.Props) != fmt.Sprint(vs[i].Props) {
+				t.Errorf("%v alone: %+v %v; batched %+v", r, one, err, vs[i])
+			}
+		}
+		// Reads in a transaction are recorded: a write to one of them in
+		// between aborts the commit, and nothing it wrote is applied.
+		tx, err = c.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.GetVertices(ctx, []weft.Ref{weft.Handle("person/carol"), weft.Handle("person/dave")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Update(ctx, func(w *weft.Tx) error { w.SetVertexProp(weft.Handle("person/dave"), "batched", 1); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		tx.SetVertexProp(weft.Handle("person/carol"), "batched", 2)
+		if _, err := tx.Commit(ctx); !weft.IsRetryable(err) {
+			t.Fatalf("commit after a batched read went stale: %v, want ABORTED", err)
+		}
+		after, _, err := c.GetVertices(ctx, []weft.Ref{weft.Handle("person/carol")})
+		if err != nil || after[0].Props["batched"] != nil {
+			t.Fatalf("the aborted write is visible: %+v %v", after, err)
+		}
+		// Bad requests are refused with what was wrong.
+		many := make([]weft.Ref, 1001)
+		for i := range many {
+			many[i] = weft.Handle(fmt.Sprint("v", i))
+		}
+		for _, tc := range []struct {
+			refs []weft.Ref
+			opts weft.ReadOptions
+			want string
+		}{
+			{nil, weft.ReadOptions{}, "none asked for"},
+			{many, weft.ReadOptions{}, "1001 asked for, at most 1000"},
+			{many[:200], weft.ReadOptions{EdgesMax: 501}, "edges_max 501 for 200 vertices: at most 500"},
+			{[]weft.Ref{weft.Handle("")}, weft.ReadOptions{}, "vertices[0]"},
+		} {
+			if _, _, err := c.GetVertices(ctx, tc.refs, tc.opts); !errors.Is(err, weft.ErrInvalidArgument) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%d refs, %+v: %v, want INVALID_ARGUMENT with %q", len(tc.refs), tc.opts, err, tc.want)
+			}
 		}
 	})
 

@@ -79,20 +79,9 @@ func (tx *Tx) GetVertex(ctx context.Context, v Ref, opts ...ReadOptions) (*Verte
 		return nil, ErrTxDone
 	}
 	req := &pb.GetVertexRequest{Snapshot: &pb.Snapshot{Token: tx.snap}, Vertex: v.pb()}
-	if len(opts) > 0 {
-		yes, no := true, false
-		pick := func(skip bool) *bool {
-			if skip {
-				return &no
-			}
-			return &yes
-		}
-		o := opts[0]
-		req.Props, req.Edges, req.Aliases = pick(o.NoProps), pick(o.NoEdges), pick(o.NoAliases)
-		if o.EdgesMax < 0 {
-			return nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("weft: EdgesMax %d is negative", o.EdgesMax)}
-		}
-		req.EdgesMax = uint32(min(o.EdgesMax, 1<<31))
+	var err error
+	if req.Props, req.Edges, req.Aliases, req.EdgesMax, err = readOpts(opts); err != nil {
+		return nil, err
 	}
 	cctx, cancel := tx.c.call(ctx)
 	defer cancel()
@@ -105,13 +94,100 @@ func (tx *Tx) GetVertex(ctx context.Context, v Ref, opts ...ReadOptions) (*Verte
 		return nil, errNoAnswer
 	}
 	tx.record(pv.GetReads())
+	return vertexOf(pv), nil
+}
+
+// GetVertices reads several vertices (at most 1,000) at the transaction's
+// snapshot in one call and records the reads, answering one Vertex per ref
+// in order (Exists false for one not there). Each vertex's edges are
+// bounded by EdgesMax, which defaults to (and may be at most) 100,000
+// divided by the vertices asked, capped at 10,000.
+func (tx *Tx) GetVertices(ctx context.Context, refs []Ref, opts ...ReadOptions) ([]*Vertex, error) {
+	if tx.done {
+		return nil, ErrTxDone
+	}
+	vs, _, err := tx.c.getVertices(ctx, tx.snap, refs, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, pv := range vs {
+		tx.record(pv.GetReads())
+	}
+	return vertexesOf(vs), nil
+}
+
+// GetVertices reads several vertices (at most 1,000) at a fresh snapshot in
+// one call — a read-only query, one round trip — and returns them in order
+// with the snapshot they were read at (for RunAt or BeginAt). Options as
+// for Tx.GetVertices.
+func (c *Client) GetVertices(ctx context.Context, refs []Ref, opts ...ReadOptions) ([]*Vertex, string, error) {
+	vs, snap, err := c.getVertices(ctx, "", refs, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	return vertexesOf(vs), snap, nil
+}
+
+func (c *Client) getVertices(ctx context.Context, snap string, refs []Ref, opts []ReadOptions) ([]*pb.Vertex, string, error) {
+	req := &pb.GetVerticesRequest{Vertices: make([]*pb.VertexRef, len(refs))}
+	if snap != "" {
+		req.Snapshot = &pb.Snapshot{Token: snap}
+	}
+	for i, r := range refs {
+		req.Vertices[i] = r.pb()
+	}
+	var err error
+	if req.Props, req.Edges, req.Aliases, req.EdgesMax, err = readOpts(opts); err != nil {
+		return nil, "", err
+	}
+	cctx, cancel := c.call(ctx)
+	defer cancel()
+	resp, err := c.rpc.GetVertices(cctx, req)
+	if err != nil {
+		return nil, "", fromRPC(cctx, err)
+	}
+	if len(resp.GetVertices()) != len(refs) {
+		return nil, "", errNoAnswer
+	}
+	return resp.GetVertices(), resp.GetSnapshot().GetToken(), nil
+}
+
+// readOpts is the request's parts and edge bound from ReadOptions (none:
+// the server's defaults).
+func readOpts(opts []ReadOptions) (props, edges, aliases *bool, edgesMax uint32, err error) {
+	if len(opts) == 0 {
+		return nil, nil, nil, 0, nil
+	}
+	yes, no := true, false
+	pick := func(skip bool) *bool {
+		if skip {
+			return &no
+		}
+		return &yes
+	}
+	o := opts[0]
+	if o.EdgesMax < 0 {
+		return nil, nil, nil, 0, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("weft: EdgesMax %d is negative", o.EdgesMax)}
+	}
+	return pick(o.NoProps), pick(o.NoEdges), pick(o.NoAliases), uint32(min(o.EdgesMax, 1<<31)), nil
+}
+
+func vertexOf(pv *pb.Vertex) *Vertex {
 	out := &Vertex{Handle: pv.GetHandle(), Exists: pv.GetExists(), Props: props(pv.GetProps()),
 		Aliases: append([]string{}, pv.GetAliases()...), Edges: make([]Edge, 0, len(pv.GetEdges())),
 		EdgesTruncated: pv.GetEdgesTruncated()}
 	for _, e := range pv.GetEdges() {
 		out.Edges = append(out.Edges, edgeOf(e))
 	}
-	return out, nil
+	return out
+}
+
+func vertexesOf(vs []*pb.Vertex) []*Vertex {
+	out := make([]*Vertex, len(vs))
+	for i, pv := range vs {
+		out[i] = vertexOf(pv)
+	}
+	return out
 }
 
 // GetEdge reads an out-edge of src at the transaction's snapshot and records

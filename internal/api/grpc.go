@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"path"
 	"runtime"
 	"time"
@@ -102,6 +103,26 @@ func (g *grpcService) GetVertex(ctx context.Context, req *pb.GetVertexRequest) (
 		return nil, err
 	}
 	return &pb.GetVertexResponse{Vertex: vertexToPB(v), Snapshot: snapPB(snap)}, nil
+}
+
+func (g *grpcService) GetVertices(ctx context.Context, req *pb.GetVerticesRequest) (*pb.GetVerticesResponse, error) {
+	if n := len(req.GetVertices()); n > VerticesMax {
+		return nil, invalid(fmt.Sprintf("vertices: %d asked for, at most %d in one call", n, VerticesMax))
+	}
+	refs := make([]engine.VertexRef, len(req.GetVertices()))
+	for i, r := range req.GetVertices() {
+		refs[i] = refFromPB(r)
+	}
+	opts := readOptions(req.Props, req.Edges, req.Aliases, int(req.GetEdgesMax()))
+	vs, snap, err := g.svc.getVertices(ctx, req.GetSnapshot().GetToken(), refs, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.GetVerticesResponse{Snapshot: snapPB(snap), Vertices: make([]*pb.Vertex, len(vs))}
+	for i, v := range vs {
+		out.Vertices[i] = vertexToPB(v)
+	}
+	return out, nil
 }
 
 func (g *grpcService) GetEdge(ctx context.Context, req *pb.GetEdgeRequest) (*pb.GetEdgeResponse, error) {

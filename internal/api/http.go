@@ -57,6 +57,7 @@ func NewHTTPHandler(db engine.API, m *Metrics, opts HTTPOptions) http.Handler {
 	}{
 		{"POST", "/v1/begin", "begin", h.begin},
 		{"POST", "/v1/vertex", "get_vertex", h.getVertex},
+		{"POST", "/v1/vertices", "get_vertices", h.getVertices},
 		{"POST", "/v1/edge", "get_edge", h.getEdge},
 		{"POST", "/v1/commit", "commit", h.commit},
 		{"POST", "/v1/run/{program}", "run", h.run},
@@ -172,6 +173,26 @@ func (h *httpAPI) getVertex(w http.ResponseWriter, r *http.Request) (any, error)
 		return nil, err
 	}
 	return vertexResponse{Snapshot: snap.Token, Vertex: vertexToJSON(v)}, nil
+}
+
+func (h *httpAPI) getVertices(w http.ResponseWriter, r *http.Request) (any, error) {
+	var req verticesRequest
+	if err := decodeBody(w, r, h.bodyMax, &req, false); err != nil {
+		return nil, err
+	}
+	refs := make([]engine.VertexRef, len(req.Vertices))
+	for i, a := range req.Vertices {
+		refs[i] = engine.VertexRef{Name: a.Vertex, Alias: a.VertexAlias}
+	}
+	vs, snap, err := h.svc.getVertices(r.Context(), req.Snapshot, refs, readOptions(req.Props, req.Edges, req.Aliases, req.EdgesMax))
+	if err != nil {
+		return nil, err
+	}
+	out := verticesResponse{Snapshot: snap.Token, Vertices: make([]vertexJSON, len(vs))}
+	for i, v := range vs {
+		out.Vertices[i] = vertexToJSON(v)
+	}
+	return out, nil
 }
 
 func (h *httpAPI) getEdge(w http.ResponseWriter, r *http.Request) (any, error) {

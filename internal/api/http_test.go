@@ -209,7 +209,7 @@ func TestOpenAPIDocCopy(t *testing.T) {
 	if string(doc) != string(api.OpenAPI) {
 		t.Fatal("docs/openapi.yaml differs from internal/api/openapi.yaml: copy the canonical internal/api/openapi.yaml over it")
 	}
-	for _, p := range []string{"/v1/begin:", "/v1/vertex:", "/v1/edge:", "/v1/commit:", "/v1/run/{program}:",
+	for _, p := range []string{"/v1/begin:", "/v1/vertex:", "/v1/vertices:", "/v1/edge:", "/v1/commit:", "/v1/run/{program}:",
 		"/v1/programs:", "/v1/status:", "/v1/placement:", "/v1/move:", "/healthz:", "/metrics:", "/openapi.yaml:"} {
 		if !strings.Contains(string(api.OpenAPI), "\n  "+p+"\n") {
 			t.Errorf("openapi.yaml has no path %s", p)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,47 @@ type vertexJSON struct {
 	Edges          []edgeJSON             `json:"edges"`
 	EdgesTruncated bool                   `json:"edges_truncated"`
 	Reads          []readJSON             `json:"reads"`
+}
+
+// verticesRequest is POST /v1/vertices: vertices by handle, or by alias
+// with {"vertex": alias, "vertex_alias": true}.
+type verticesRequest struct {
+	Snapshot string         `json:"snapshot"`
+	Vertices []vertexRefArg `json:"vertices"`
+	Props    *bool          `json:"props"`
+	Edges    *bool          `json:"edges"`
+	Aliases  *bool          `json:"aliases"`
+	EdgesMax int            `json:"edges_max"`
+}
+
+// vertexRefArg is one vertex of a batched read: a handle, or an object
+// {"vertex", "vertex_alias"}.
+type vertexRefArg struct {
+	Vertex      string `json:"vertex"`
+	VertexAlias bool   `json:"vertex_alias"`
+}
+
+func (a *vertexRefArg) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		return json.Unmarshal(b, &a.Vertex)
+	case len(b) == 0 || b[0] != '{':
+		return fmt.Errorf("a vertex is a handle or {\"vertex\", \"vertex_alias\"}, not %.20s", b)
+	}
+	type plain vertexRefArg // no UnmarshalJSON: decoded strictly as an object
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var p plain
+	if err := dec.Decode(&p); err != nil {
+		return fmt.Errorf("a vertex is a handle or {\"vertex\", \"vertex_alias\"}: %w", err)
+	}
+	*a = vertexRefArg(p)
+	return nil
+}
+
+type verticesResponse struct {
+	Snapshot string       `json:"snapshot"`
+	Vertices []vertexJSON `json:"vertices"`
 }
 
 type vertexResponse struct {

@@ -47,6 +47,50 @@ func (s service) getVertex(ctx context.Context, token string, ref engine.VertexR
 	return v, snap, err
 }
 
+// Batched reads: at most VerticesMax vertices per call, and at most
+// VerticesEdgesMax out-edges in all (edges_max per vertex defaults to, and
+// may be at most, VerticesEdgesMax / the vertices asked, capped at
+// EdgesMaxDefault), so one answer's size is bounded.
+const (
+	VerticesMax      = 1000
+	VerticesEdgesMax = 100_000
+)
+
+// getVertices reads refs at one snapshot (a fresh one for an empty token),
+// each as getVertex would, in order.
+func (s service) getVertices(ctx context.Context, token string, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, engine.Snapshot, error) {
+	switch {
+	case len(refs) == 0:
+		return nil, engine.Snapshot{}, invalid("vertices: none asked for")
+	case len(refs) > VerticesMax:
+		return nil, engine.Snapshot{}, invalid(fmt.Sprintf("vertices: %d asked for, at most %d in one call", len(refs), VerticesMax))
+	case opts.EdgesMax < 0:
+		return nil, engine.Snapshot{}, invalid(fmt.Sprintf("edges_max %d is negative", opts.EdgesMax))
+	}
+	for i, ref := range refs {
+		if err := txn.ValidName(fmt.Sprintf("vertices[%d]", i), ref.Name, txn.HandleLenMax); err != nil {
+			return nil, engine.Snapshot{}, err
+		}
+	}
+	per := min(engine.EdgesMaxDefault, VerticesEdgesMax/len(refs))
+	switch {
+	case opts.EdgesMax == 0:
+		opts.EdgesMax = per
+	case opts.EdgesMax > per:
+		return nil, engine.Snapshot{}, invalid(fmt.Sprintf("edges_max %d for %d vertices: at most %d (%d edges in all, %d per vertex)",
+			opts.EdgesMax, len(refs), per, VerticesEdgesMax, engine.EdgesMaxDefault))
+	}
+	snap, err := s.snapshot(ctx, token)
+	if err != nil {
+		return nil, snap, err
+	}
+	vs, _, err := engine.GetVertices(ctx, s.db, snap, refs, opts)
+	if err == nil && len(vs) != len(refs) {
+		err = errNoAnswer
+	}
+	return vs, snap, err
+}
+
 func (s service) getEdge(ctx context.Context, token string, src engine.VertexRef, edge string) (*engine.Edge, engine.Snapshot, error) {
 	if err := txn.ValidName("source vertex", src.Name, txn.HandleLenMax); err != nil {
 		return nil, engine.Snapshot{}, err

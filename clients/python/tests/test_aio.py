@@ -59,6 +59,13 @@ def test_reads_programs_and_status_match_the_sync_client(server: Server) -> None
             assert "get_node" in {p.name for p in await c.programs()}
             assert (await c.status())["vertices"] >= 51
             assert (await c.placement()).shards >= 1
+            vs = await c.get_vertices(["person/bob", weft.Alias("alice")], snapshot=alice.snapshot)
+            with weft.Client(server.url) as sync:
+                assert vs == sync.get_vertices(["person/bob", weft.Alias("alice")], snapshot=alice.snapshot)
+            assert vs[1] == alice
+            tx = await c.begin()
+            assert [v.handle for v in await tx.get_vertices(["person/bob", "person/nobody"])] == \
+                ["person/bob", "person/nobody"]
     run(main())
 
 

@@ -108,6 +108,32 @@ def test_demo_graph_is_loaded(client: Client) -> None:
     assert client.status()["vertices"] >= 51
 
 
+def test_get_vertices(client: Client, ns: str) -> None:
+    vs = client.get_vertices(["person/bob", Alias("alice"), "person/nobody"], edges=False)
+    assert [(v.handle, v.exists) for v in vs] == [("person/bob", True), ("person/alice", True), ("person/nobody", False)]
+    assert vs[1].props["name"] == "Alice" and all(v.edges == [] for v in vs)
+    assert len({v.snapshot for v in vs}) == 1  # one snapshot for all
+    for v, one in zip(vs, [client.get_vertex(r, snapshot=vs[0].snapshot, edges=False)
+                           for r in ["person/bob", Alias("alice"), "person/nobody"]]):
+        assert (v.handle, v.exists, v.props) == (one.handle, one.exists, one.props)
+    # In a transaction the reads are recorded: a write in between aborts it.
+    with client.transaction() as setup:
+        setup.create_vertex(ns + "a")
+        setup.create_vertex(ns + "b")
+    tx = client.begin()
+    assert [v.exists for v in tx.get_vertices([ns + "a", ns + "b"])] == [True, True]
+    with client.transaction() as other:
+        other.set_vertex_prop(ns + "b", "n", 1)
+    tx.set_vertex_prop(ns + "a", "n", 2)
+    with pytest.raises(Aborted):
+        tx.commit()
+    assert "n" not in client.get_vertex(ns + "a").props
+    with pytest.raises(InvalidArgument, match="at most 1000"):
+        client.get_vertices([f"{ns}v{i}" for i in range(1001)])
+    with pytest.raises(InvalidArgument, match="none asked for"):
+        client.get_vertices([])
+
+
 def test_transaction_round_trip(client: Client, ns: str) -> None:
     when = datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc)
     with client.transaction() as tx:

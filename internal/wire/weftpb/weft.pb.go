@@ -777,6 +777,146 @@ func (x *GetVertexResponse) GetSnapshot() *Snapshot {
 	return nil
 }
 
+type GetVerticesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The snapshot to read at. Absent: a fresh one, returned in the response.
+	Snapshot *Snapshot    `protobuf:"bytes,1,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	Vertices []*VertexRef `protobuf:"bytes,2,rep,name=vertices,proto3" json:"vertices,omitempty"`
+	// Parts of each vertex to return; each defaults to true when unset.
+	Props   *bool `protobuf:"varint,3,opt,name=props,proto3,oneof" json:"props,omitempty"`
+	Edges   *bool `protobuf:"varint,4,opt,name=edges,proto3,oneof" json:"edges,omitempty"`
+	Aliases *bool `protobuf:"varint,5,opt,name=aliases,proto3,oneof" json:"aliases,omitempty"`
+	// Bound on each vertex's out-edges returned; 0: the server's default (10,000).
+	EdgesMax      uint32 `protobuf:"varint,6,opt,name=edges_max,json=edgesMax,proto3" json:"edges_max,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetVerticesRequest) Reset() {
+	*x = GetVerticesRequest{}
+	mi := &file_weft_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetVerticesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetVerticesRequest) ProtoMessage() {}
+
+func (x *GetVerticesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetVerticesRequest.ProtoReflect.Descriptor instead.
+func (*GetVerticesRequest) Descriptor() ([]byte, []int) {
+	return file_weft_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *GetVerticesRequest) GetSnapshot() *Snapshot {
+	if x != nil {
+		return x.Snapshot
+	}
+	return nil
+}
+
+func (x *GetVerticesRequest) GetVertices() []*VertexRef {
+	if x != nil {
+		return x.Vertices
+	}
+	return nil
+}
+
+func (x *GetVerticesRequest) GetProps() bool {
+	if x != nil && x.Props != nil {
+		return *x.Props
+	}
+	return false
+}
+
+func (x *GetVerticesRequest) GetEdges() bool {
+	if x != nil && x.Edges != nil {
+		return *x.Edges
+	}
+	return false
+}
+
+func (x *GetVerticesRequest) GetAliases() bool {
+	if x != nil && x.Aliases != nil {
+		return *x.Aliases
+	}
+	return false
+}
+
+func (x *GetVerticesRequest) GetEdgesMax() uint32 {
+	if x != nil {
+		return x.EdgesMax
+	}
+	return 0
+}
+
+type GetVerticesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One per vertex asked, in order (exists false for one not there).
+	Vertices      []*Vertex `protobuf:"bytes,1,rep,name=vertices,proto3" json:"vertices,omitempty"`
+	Snapshot      *Snapshot `protobuf:"bytes,2,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetVerticesResponse) Reset() {
+	*x = GetVerticesResponse{}
+	mi := &file_weft_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetVerticesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetVerticesResponse) ProtoMessage() {}
+
+func (x *GetVerticesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_weft_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetVerticesResponse.ProtoReflect.Descriptor instead.
+func (*GetVerticesResponse) Descriptor() ([]byte, []int) {
+	return file_weft_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *GetVerticesResponse) GetVertices() []*Vertex {
+	if x != nil {
+		return x.Vertices
+	}
+	return nil
+}
+
+func (x *GetVerticesResponse) GetSnapshot() *Snapshot {
+	if x != nil {
+		return x.Snapshot
+	}
+	return nil
+}
+
 type Vertex struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Handle  string                 `protobuf:"bytes,1,opt,name=handle,proto3" json:"handle,omitempty"`
@@ -795,7 +935,7 @@ type Vertex struct {
 
 func (x *Vertex) Reset() {
 	*x = Vertex{}
-	mi := &file_weft_proto_msgTypes[9]
+	mi := &file_weft_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -807,7 +947,7 @@ func (x *Vertex) String() string {
 func (*Vertex) ProtoMessage() {}
 
 func (x *Vertex) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[9]
+	mi := &file_weft_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -820,7 +960,7 @@ func (x *Vertex) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Vertex.ProtoReflect.Descriptor instead.
 func (*Vertex) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{9}
+	return file_weft_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Vertex) GetHandle() string {
@@ -889,7 +1029,7 @@ type Edge struct {
 
 func (x *Edge) Reset() {
 	*x = Edge{}
-	mi := &file_weft_proto_msgTypes[10]
+	mi := &file_weft_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -901,7 +1041,7 @@ func (x *Edge) String() string {
 func (*Edge) ProtoMessage() {}
 
 func (x *Edge) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[10]
+	mi := &file_weft_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -914,7 +1054,7 @@ func (x *Edge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Edge.ProtoReflect.Descriptor instead.
 func (*Edge) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{10}
+	return file_weft_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Edge) GetHandle() string {
@@ -971,7 +1111,7 @@ type GetEdgeRequest struct {
 
 func (x *GetEdgeRequest) Reset() {
 	*x = GetEdgeRequest{}
-	mi := &file_weft_proto_msgTypes[11]
+	mi := &file_weft_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -983,7 +1123,7 @@ func (x *GetEdgeRequest) String() string {
 func (*GetEdgeRequest) ProtoMessage() {}
 
 func (x *GetEdgeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[11]
+	mi := &file_weft_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -996,7 +1136,7 @@ func (x *GetEdgeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEdgeRequest.ProtoReflect.Descriptor instead.
 func (*GetEdgeRequest) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{11}
+	return file_weft_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetEdgeRequest) GetSnapshot() *Snapshot {
@@ -1030,7 +1170,7 @@ type GetEdgeResponse struct {
 
 func (x *GetEdgeResponse) Reset() {
 	*x = GetEdgeResponse{}
-	mi := &file_weft_proto_msgTypes[12]
+	mi := &file_weft_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1182,7 @@ func (x *GetEdgeResponse) String() string {
 func (*GetEdgeResponse) ProtoMessage() {}
 
 func (x *GetEdgeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[12]
+	mi := &file_weft_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1195,7 @@ func (x *GetEdgeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEdgeResponse.ProtoReflect.Descriptor instead.
 func (*GetEdgeResponse) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{12}
+	return file_weft_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetEdgeResponse) GetEdge() *Edge {
@@ -1101,7 +1241,7 @@ type Op struct {
 
 func (x *Op) Reset() {
 	*x = Op{}
-	mi := &file_weft_proto_msgTypes[13]
+	mi := &file_weft_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1113,7 +1253,7 @@ func (x *Op) String() string {
 func (*Op) ProtoMessage() {}
 
 func (x *Op) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[13]
+	mi := &file_weft_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1126,7 +1266,7 @@ func (x *Op) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Op.ProtoReflect.Descriptor instead.
 func (*Op) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{13}
+	return file_weft_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Op) GetKind() OpKind {
@@ -1202,7 +1342,7 @@ type CommitRequest struct {
 
 func (x *CommitRequest) Reset() {
 	*x = CommitRequest{}
-	mi := &file_weft_proto_msgTypes[14]
+	mi := &file_weft_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1354,7 @@ func (x *CommitRequest) String() string {
 func (*CommitRequest) ProtoMessage() {}
 
 func (x *CommitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[14]
+	mi := &file_weft_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1367,7 @@ func (x *CommitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitRequest.ProtoReflect.Descriptor instead.
 func (*CommitRequest) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{14}
+	return file_weft_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CommitRequest) GetReads() []*Read {
@@ -1256,7 +1396,7 @@ type CommitResponse struct {
 
 func (x *CommitResponse) Reset() {
 	*x = CommitResponse{}
-	mi := &file_weft_proto_msgTypes[15]
+	mi := &file_weft_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1268,7 +1408,7 @@ func (x *CommitResponse) String() string {
 func (*CommitResponse) ProtoMessage() {}
 
 func (x *CommitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[15]
+	mi := &file_weft_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1281,7 +1421,7 @@ func (x *CommitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitResponse.ProtoReflect.Descriptor instead.
 func (*CommitResponse) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{15}
+	return file_weft_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CommitResponse) GetHandles() []string {
@@ -1311,7 +1451,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_weft_proto_msgTypes[16]
+	mi := &file_weft_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1323,7 +1463,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[16]
+	mi := &file_weft_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1336,7 +1476,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{16}
+	return file_weft_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RunRequest) GetProgram() string {
@@ -1370,7 +1510,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_weft_proto_msgTypes[17]
+	mi := &file_weft_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1382,7 +1522,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[17]
+	mi := &file_weft_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1395,7 +1535,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{17}
+	return file_weft_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RunResponse) GetResultJson() string {
@@ -1422,7 +1562,7 @@ type RunStreamRequest struct {
 
 func (x *RunStreamRequest) Reset() {
 	*x = RunStreamRequest{}
-	mi := &file_weft_proto_msgTypes[18]
+	mi := &file_weft_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1434,7 +1574,7 @@ func (x *RunStreamRequest) String() string {
 func (*RunStreamRequest) ProtoMessage() {}
 
 func (x *RunStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[18]
+	mi := &file_weft_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1447,7 +1587,7 @@ func (x *RunStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStreamRequest.ProtoReflect.Descriptor instead.
 func (*RunStreamRequest) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{18}
+	return file_weft_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RunStreamRequest) GetId() uint64 {
@@ -1491,7 +1631,7 @@ type RunStreamResponse struct {
 
 func (x *RunStreamResponse) Reset() {
 	*x = RunStreamResponse{}
-	mi := &file_weft_proto_msgTypes[19]
+	mi := &file_weft_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1643,7 @@ func (x *RunStreamResponse) String() string {
 func (*RunStreamResponse) ProtoMessage() {}
 
 func (x *RunStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[19]
+	mi := &file_weft_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1656,7 @@ func (x *RunStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunStreamResponse.ProtoReflect.Descriptor instead.
 func (*RunStreamResponse) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{19}
+	return file_weft_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RunStreamResponse) GetId() uint64 {
@@ -1548,7 +1688,7 @@ type ProgramsRequest struct {
 
 func (x *ProgramsRequest) Reset() {
 	*x = ProgramsRequest{}
-	mi := &file_weft_proto_msgTypes[20]
+	mi := &file_weft_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1700,7 @@ func (x *ProgramsRequest) String() string {
 func (*ProgramsRequest) ProtoMessage() {}
 
 func (x *ProgramsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[20]
+	mi := &file_weft_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1713,7 @@ func (x *ProgramsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgramsRequest.ProtoReflect.Descriptor instead.
 func (*ProgramsRequest) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{20}
+	return file_weft_proto_rawDescGZIP(), []int{22}
 }
 
 type ProgramInfo struct {
@@ -1586,7 +1726,7 @@ type ProgramInfo struct {
 
 func (x *ProgramInfo) Reset() {
 	*x = ProgramInfo{}
-	mi := &file_weft_proto_msgTypes[21]
+	mi := &file_weft_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1598,7 +1738,7 @@ func (x *ProgramInfo) String() string {
 func (*ProgramInfo) ProtoMessage() {}
 
 func (x *ProgramInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[21]
+	mi := &file_weft_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1611,7 +1751,7 @@ func (x *ProgramInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgramInfo.ProtoReflect.Descriptor instead.
 func (*ProgramInfo) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{21}
+	return file_weft_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ProgramInfo) GetName() string {
@@ -1637,7 +1777,7 @@ type ProgramsResponse struct {
 
 func (x *ProgramsResponse) Reset() {
 	*x = ProgramsResponse{}
-	mi := &file_weft_proto_msgTypes[22]
+	mi := &file_weft_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1649,7 +1789,7 @@ func (x *ProgramsResponse) String() string {
 func (*ProgramsResponse) ProtoMessage() {}
 
 func (x *ProgramsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[22]
+	mi := &file_weft_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1662,7 +1802,7 @@ func (x *ProgramsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgramsResponse.ProtoReflect.Descriptor instead.
 func (*ProgramsResponse) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{22}
+	return file_weft_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ProgramsResponse) GetPrograms() []*ProgramInfo {
@@ -1680,7 +1820,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_weft_proto_msgTypes[23]
+	mi := &file_weft_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1692,7 +1832,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[23]
+	mi := &file_weft_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1705,7 +1845,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{23}
+	return file_weft_proto_rawDescGZIP(), []int{25}
 }
 
 type StatusResponse struct {
@@ -1725,7 +1865,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_weft_proto_msgTypes[24]
+	mi := &file_weft_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1737,7 +1877,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[24]
+	mi := &file_weft_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1750,7 +1890,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{24}
+	return file_weft_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StatusResponse) GetGatekeepers() int64 {
@@ -1829,7 +1969,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_weft_proto_msgTypes[25]
+	mi := &file_weft_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1841,7 +1981,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_weft_proto_msgTypes[25]
+	mi := &file_weft_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1854,7 +1994,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_weft_proto_rawDescGZIP(), []int{25}
+	return file_weft_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Error) GetCode() ErrorCode {
@@ -1922,6 +2062,20 @@ const file_weft_proto_rawDesc = "" +
 	"\b_aliases\"k\n" +
 	"\x11GetVertexResponse\x12'\n" +
 	"\x06vertex\x18\x01 \x01(\v2\x0f.weft.v1.VertexR\x06vertex\x12-\n" +
+	"\bsnapshot\x18\x02 \x01(\v2\x11.weft.v1.SnapshotR\bsnapshot\"\x85\x02\n" +
+	"\x12GetVerticesRequest\x12-\n" +
+	"\bsnapshot\x18\x01 \x01(\v2\x11.weft.v1.SnapshotR\bsnapshot\x12.\n" +
+	"\bvertices\x18\x02 \x03(\v2\x12.weft.v1.VertexRefR\bvertices\x12\x19\n" +
+	"\x05props\x18\x03 \x01(\bH\x00R\x05props\x88\x01\x01\x12\x19\n" +
+	"\x05edges\x18\x04 \x01(\bH\x01R\x05edges\x88\x01\x01\x12\x1d\n" +
+	"\aaliases\x18\x05 \x01(\bH\x02R\aaliases\x88\x01\x01\x12\x1b\n" +
+	"\tedges_max\x18\x06 \x01(\rR\bedgesMaxB\b\n" +
+	"\x06_propsB\b\n" +
+	"\x06_edgesB\n" +
+	"\n" +
+	"\b_aliases\"q\n" +
+	"\x13GetVerticesResponse\x12+\n" +
+	"\bvertices\x18\x01 \x03(\v2\x0f.weft.v1.VertexR\bvertices\x12-\n" +
 	"\bsnapshot\x18\x02 \x01(\v2\x11.weft.v1.SnapshotR\bsnapshot\"\xc1\x02\n" +
 	"\x06Vertex\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\tR\x06handle\x12\x16\n" +
@@ -2037,10 +2191,11 @@ const file_weft_proto_rawDesc = "" +
 	"\x11DEADLINE_EXCEEDED\x10\n" +
 	"\x12\r\n" +
 	"\tCANCELLED\x10\v\x12\f\n" +
-	"\bINTERNAL\x10\f2\xf1\x03\n" +
+	"\bINTERNAL\x10\f2\xbb\x04\n" +
 	"\x04Weft\x126\n" +
 	"\x05Begin\x12\x15.weft.v1.BeginRequest\x1a\x16.weft.v1.BeginResponse\x12B\n" +
-	"\tGetVertex\x12\x19.weft.v1.GetVertexRequest\x1a\x1a.weft.v1.GetVertexResponse\x12<\n" +
+	"\tGetVertex\x12\x19.weft.v1.GetVertexRequest\x1a\x1a.weft.v1.GetVertexResponse\x12H\n" +
+	"\vGetVertices\x12\x1b.weft.v1.GetVerticesRequest\x1a\x1c.weft.v1.GetVerticesResponse\x12<\n" +
 	"\aGetEdge\x12\x17.weft.v1.GetEdgeRequest\x1a\x18.weft.v1.GetEdgeResponse\x129\n" +
 	"\x06Commit\x12\x16.weft.v1.CommitRequest\x1a\x17.weft.v1.CommitResponse\x120\n" +
 	"\x03Run\x12\x13.weft.v1.RunRequest\x1a\x14.weft.v1.RunResponse\x12F\n" +
@@ -2061,38 +2216,40 @@ func file_weft_proto_rawDescGZIP() []byte {
 }
 
 var file_weft_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_weft_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_weft_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_weft_proto_goTypes = []any{
-	(OpKind)(0),               // 0: weft.v1.OpKind
-	(ErrorCode)(0),            // 1: weft.v1.ErrorCode
-	(*Snapshot)(nil),          // 2: weft.v1.Snapshot
-	(*VertexRef)(nil),         // 3: weft.v1.VertexRef
-	(*Value)(nil),             // 4: weft.v1.Value
-	(*ValueList)(nil),         // 5: weft.v1.ValueList
-	(*Read)(nil),              // 6: weft.v1.Read
-	(*BeginRequest)(nil),      // 7: weft.v1.BeginRequest
-	(*BeginResponse)(nil),     // 8: weft.v1.BeginResponse
-	(*GetVertexRequest)(nil),  // 9: weft.v1.GetVertexRequest
-	(*GetVertexResponse)(nil), // 10: weft.v1.GetVertexResponse
-	(*Vertex)(nil),            // 11: weft.v1.Vertex
-	(*Edge)(nil),              // 12: weft.v1.Edge
-	(*GetEdgeRequest)(nil),    // 13: weft.v1.GetEdgeRequest
-	(*GetEdgeResponse)(nil),   // 14: weft.v1.GetEdgeResponse
-	(*Op)(nil),                // 15: weft.v1.Op
-	(*CommitRequest)(nil),     // 16: weft.v1.CommitRequest
-	(*CommitResponse)(nil),    // 17: weft.v1.CommitResponse
-	(*RunRequest)(nil),        // 18: weft.v1.RunRequest
-	(*RunResponse)(nil),       // 19: weft.v1.RunResponse
-	(*RunStreamRequest)(nil),  // 20: weft.v1.RunStreamRequest
-	(*RunStreamResponse)(nil), // 21: weft.v1.RunStreamResponse
-	(*ProgramsRequest)(nil),   // 22: weft.v1.ProgramsRequest
-	(*ProgramInfo)(nil),       // 23: weft.v1.ProgramInfo
-	(*ProgramsResponse)(nil),  // 24: weft.v1.ProgramsResponse
-	(*StatusRequest)(nil),     // 25: weft.v1.StatusRequest
-	(*StatusResponse)(nil),    // 26: weft.v1.StatusResponse
-	(*Error)(nil),             // 27: weft.v1.Error
-	nil,                       // 28: weft.v1.Vertex.PropsEntry
-	nil,                       // 29: weft.v1.Edge.PropsEntry
+	(OpKind)(0),                 // 0: weft.v1.OpKind
+	(ErrorCode)(0),              // 1: weft.v1.ErrorCode
+	(*Snapshot)(nil),            // 2: weft.v1.Snapshot
+	(*VertexRef)(nil),           // 3: weft.v1.VertexRef
+	(*Value)(nil),               // 4: weft.v1.Value
+	(*ValueList)(nil),           // 5: weft.v1.ValueList
+	(*Read)(nil),                // 6: weft.v1.Read
+	(*BeginRequest)(nil),        // 7: weft.v1.BeginRequest
+	(*BeginResponse)(nil),       // 8: weft.v1.BeginResponse
+	(*GetVertexRequest)(nil),    // 9: weft.v1.GetVertexRequest
+	(*GetVertexResponse)(nil),   // 10: weft.v1.GetVertexResponse
+	(*GetVerticesRequest)(nil),  // 11: weft.v1.GetVerticesRequest
+	(*GetVerticesResponse)(nil), // 12: weft.v1.GetVerticesResponse
+	(*Vertex)(nil),              // 13: weft.v1.Vertex
+	(*Edge)(nil),                // 14: weft.v1.Edge
+	(*GetEdgeRequest)(nil),      // 15: weft.v1.GetEdgeRequest
+	(*GetEdgeResponse)(nil),     // 16: weft.v1.GetEdgeResponse
+	(*Op)(nil),                  // 17: weft.v1.Op
+	(*CommitRequest)(nil),       // 18: weft.v1.CommitRequest
+	(*CommitResponse)(nil),      // 19: weft.v1.CommitResponse
+	(*RunRequest)(nil),          // 20: weft.v1.RunRequest
+	(*RunResponse)(nil),         // 21: weft.v1.RunResponse
+	(*RunStreamRequest)(nil),    // 22: weft.v1.RunStreamRequest
+	(*RunStreamResponse)(nil),   // 23: weft.v1.RunStreamResponse
+	(*ProgramsRequest)(nil),     // 24: weft.v1.ProgramsRequest
+	(*ProgramInfo)(nil),         // 25: weft.v1.ProgramInfo
+	(*ProgramsResponse)(nil),    // 26: weft.v1.ProgramsResponse
+	(*StatusRequest)(nil),       // 27: weft.v1.StatusRequest
+	(*StatusResponse)(nil),      // 28: weft.v1.StatusResponse
+	(*Error)(nil),               // 29: weft.v1.Error
+	nil,                         // 30: weft.v1.Vertex.PropsEntry
+	nil,                         // 31: weft.v1.Edge.PropsEntry
 }
 var file_weft_proto_depIdxs = []int32{
 	5,  // 0: weft.v1.Value.list_value:type_name -> weft.v1.ValueList
@@ -2100,50 +2257,56 @@ var file_weft_proto_depIdxs = []int32{
 	2,  // 2: weft.v1.BeginResponse.snapshot:type_name -> weft.v1.Snapshot
 	2,  // 3: weft.v1.GetVertexRequest.snapshot:type_name -> weft.v1.Snapshot
 	3,  // 4: weft.v1.GetVertexRequest.vertex:type_name -> weft.v1.VertexRef
-	11, // 5: weft.v1.GetVertexResponse.vertex:type_name -> weft.v1.Vertex
+	13, // 5: weft.v1.GetVertexResponse.vertex:type_name -> weft.v1.Vertex
 	2,  // 6: weft.v1.GetVertexResponse.snapshot:type_name -> weft.v1.Snapshot
-	28, // 7: weft.v1.Vertex.props:type_name -> weft.v1.Vertex.PropsEntry
-	12, // 8: weft.v1.Vertex.edges:type_name -> weft.v1.Edge
-	6,  // 9: weft.v1.Vertex.reads:type_name -> weft.v1.Read
-	29, // 10: weft.v1.Edge.props:type_name -> weft.v1.Edge.PropsEntry
-	6,  // 11: weft.v1.Edge.reads:type_name -> weft.v1.Read
-	2,  // 12: weft.v1.GetEdgeRequest.snapshot:type_name -> weft.v1.Snapshot
-	3,  // 13: weft.v1.GetEdgeRequest.src:type_name -> weft.v1.VertexRef
-	12, // 14: weft.v1.GetEdgeResponse.edge:type_name -> weft.v1.Edge
-	2,  // 15: weft.v1.GetEdgeResponse.snapshot:type_name -> weft.v1.Snapshot
-	0,  // 16: weft.v1.Op.kind:type_name -> weft.v1.OpKind
-	4,  // 17: weft.v1.Op.value:type_name -> weft.v1.Value
-	6,  // 18: weft.v1.CommitRequest.reads:type_name -> weft.v1.Read
-	15, // 19: weft.v1.CommitRequest.ops:type_name -> weft.v1.Op
-	2,  // 20: weft.v1.CommitResponse.snapshot:type_name -> weft.v1.Snapshot
-	2,  // 21: weft.v1.RunRequest.at:type_name -> weft.v1.Snapshot
-	18, // 22: weft.v1.RunStreamRequest.run:type_name -> weft.v1.RunRequest
-	27, // 23: weft.v1.RunStreamResponse.error:type_name -> weft.v1.Error
-	23, // 24: weft.v1.ProgramsResponse.programs:type_name -> weft.v1.ProgramInfo
-	1,  // 25: weft.v1.Error.code:type_name -> weft.v1.ErrorCode
-	4,  // 26: weft.v1.Vertex.PropsEntry.value:type_name -> weft.v1.Value
-	4,  // 27: weft.v1.Edge.PropsEntry.value:type_name -> weft.v1.Value
-	7,  // 28: weft.v1.Weft.Begin:input_type -> weft.v1.BeginRequest
-	9,  // 29: weft.v1.Weft.GetVertex:input_type -> weft.v1.GetVertexRequest
-	13, // 30: weft.v1.Weft.GetEdge:input_type -> weft.v1.GetEdgeRequest
-	16, // 31: weft.v1.Weft.Commit:input_type -> weft.v1.CommitRequest
-	18, // 32: weft.v1.Weft.Run:input_type -> weft.v1.RunRequest
-	20, // 33: weft.v1.Weft.RunStream:input_type -> weft.v1.RunStreamRequest
-	22, // 34: weft.v1.Weft.Programs:input_type -> weft.v1.ProgramsRequest
-	25, // 35: weft.v1.Weft.Status:input_type -> weft.v1.StatusRequest
-	8,  // 36: weft.v1.Weft.Begin:output_type -> weft.v1.BeginResponse
-	10, // 37: weft.v1.Weft.GetVertex:output_type -> weft.v1.GetVertexResponse
-	14, // 38: weft.v1.Weft.GetEdge:output_type -> weft.v1.GetEdgeResponse
-	17, // 39: weft.v1.Weft.Commit:output_type -> weft.v1.CommitResponse
-	19, // 40: weft.v1.Weft.Run:output_type -> weft.v1.RunResponse
-	21, // 41: weft.v1.Weft.RunStream:output_type -> weft.v1.RunStreamResponse
-	24, // 42: weft.v1.Weft.Programs:output_type -> weft.v1.ProgramsResponse
-	26, // 43: weft.v1.Weft.Status:output_type -> weft.v1.StatusResponse
-	36, // [36:44] is the sub-list for method output_type
-	28, // [28:36] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	2,  // 7: weft.v1.GetVerticesRequest.snapshot:type_name -> weft.v1.Snapshot
+	3,  // 8: weft.v1.GetVerticesRequest.vertices:type_name -> weft.v1.VertexRef
+	13, // 9: weft.v1.GetVerticesResponse.vertices:type_name -> weft.v1.Vertex
+	2,  // 10: weft.v1.GetVerticesResponse.snapshot:type_name -> weft.v1.Snapshot
+	30, // 11: weft.v1.Vertex.props:type_name -> weft.v1.Vertex.PropsEntry
+	14, // 12: weft.v1.Vertex.edges:type_name -> weft.v1.Edge
+	6,  // 13: weft.v1.Vertex.reads:type_name -> weft.v1.Read
+	31, // 14: weft.v1.Edge.props:type_name -> weft.v1.Edge.PropsEntry
+	6,  // 15: weft.v1.Edge.reads:type_name -> weft.v1.Read
+	2,  // 16: weft.v1.GetEdgeRequest.snapshot:type_name -> weft.v1.Snapshot
+	3,  // 17: weft.v1.GetEdgeRequest.src:type_name -> weft.v1.VertexRef
+	14, // 18: weft.v1.GetEdgeResponse.edge:type_name -> weft.v1.Edge
+	2,  // 19: weft.v1.GetEdgeResponse.snapshot:type_name -> weft.v1.Snapshot
+	0,  // 20: weft.v1.Op.kind:type_name -> weft.v1.OpKind
+	4,  // 21: weft.v1.Op.value:type_name -> weft.v1.Value
+	6,  // 22: weft.v1.CommitRequest.reads:type_name -> weft.v1.Read
+	17, // 23: weft.v1.CommitRequest.ops:type_name -> weft.v1.Op
+	2,  // 24: weft.v1.CommitResponse.snapshot:type_name -> weft.v1.Snapshot
+	2,  // 25: weft.v1.RunRequest.at:type_name -> weft.v1.Snapshot
+	20, // 26: weft.v1.RunStreamRequest.run:type_name -> weft.v1.RunRequest
+	29, // 27: weft.v1.RunStreamResponse.error:type_name -> weft.v1.Error
+	25, // 28: weft.v1.ProgramsResponse.programs:type_name -> weft.v1.ProgramInfo
+	1,  // 29: weft.v1.Error.code:type_name -> weft.v1.ErrorCode
+	4,  // 30: weft.v1.Vertex.PropsEntry.value:type_name -> weft.v1.Value
+	4,  // 31: weft.v1.Edge.PropsEntry.value:type_name -> weft.v1.Value
+	7,  // 32: weft.v1.Weft.Begin:input_type -> weft.v1.BeginRequest
+	9,  // 33: weft.v1.Weft.GetVertex:input_type -> weft.v1.GetVertexRequest
+	11, // 34: weft.v1.Weft.GetVertices:input_type -> weft.v1.GetVerticesRequest
+	15, // 35: weft.v1.Weft.GetEdge:input_type -> weft.v1.GetEdgeRequest
+	18, // 36: weft.v1.Weft.Commit:input_type -> weft.v1.CommitRequest
+	20, // 37: weft.v1.Weft.Run:input_type -> weft.v1.RunRequest
+	22, // 38: weft.v1.Weft.RunStream:input_type -> weft.v1.RunStreamRequest
+	24, // 39: weft.v1.Weft.Programs:input_type -> weft.v1.ProgramsRequest
+	27, // 40: weft.v1.Weft.Status:input_type -> weft.v1.StatusRequest
+	8,  // 41: weft.v1.Weft.Begin:output_type -> weft.v1.BeginResponse
+	10, // 42: weft.v1.Weft.GetVertex:output_type -> weft.v1.GetVertexResponse
+	12, // 43: weft.v1.Weft.GetVertices:output_type -> weft.v1.GetVerticesResponse
+	16, // 44: weft.v1.Weft.GetEdge:output_type -> weft.v1.GetEdgeResponse
+	19, // 45: weft.v1.Weft.Commit:output_type -> weft.v1.CommitResponse
+	21, // 46: weft.v1.Weft.Run:output_type -> weft.v1.RunResponse
+	23, // 47: weft.v1.Weft.RunStream:output_type -> weft.v1.RunStreamResponse
+	26, // 48: weft.v1.Weft.Programs:output_type -> weft.v1.ProgramsResponse
+	28, // 49: weft.v1.Weft.Status:output_type -> weft.v1.StatusResponse
+	41, // [41:50] is the sub-list for method output_type
+	32, // [32:41] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_weft_proto_init() }
@@ -2160,13 +2323,14 @@ func file_weft_proto_init() {
 		(*Value_ListValue)(nil),
 	}
 	file_weft_proto_msgTypes[7].OneofWrappers = []any{}
+	file_weft_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_weft_proto_rawDesc), len(file_weft_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   28,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

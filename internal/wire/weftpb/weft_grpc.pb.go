@@ -33,14 +33,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Weft_Begin_FullMethodName     = "/weft.v1.Weft/Begin"
-	Weft_GetVertex_FullMethodName = "/weft.v1.Weft/GetVertex"
-	Weft_GetEdge_FullMethodName   = "/weft.v1.Weft/GetEdge"
-	Weft_Commit_FullMethodName    = "/weft.v1.Weft/Commit"
-	Weft_Run_FullMethodName       = "/weft.v1.Weft/Run"
-	Weft_RunStream_FullMethodName = "/weft.v1.Weft/RunStream"
-	Weft_Programs_FullMethodName  = "/weft.v1.Weft/Programs"
-	Weft_Status_FullMethodName    = "/weft.v1.Weft/Status"
+	Weft_Begin_FullMethodName       = "/weft.v1.Weft/Begin"
+	Weft_GetVertex_FullMethodName   = "/weft.v1.Weft/GetVertex"
+	Weft_GetVertices_FullMethodName = "/weft.v1.Weft/GetVertices"
+	Weft_GetEdge_FullMethodName     = "/weft.v1.Weft/GetEdge"
+	Weft_Commit_FullMethodName      = "/weft.v1.Weft/Commit"
+	Weft_Run_FullMethodName         = "/weft.v1.Weft/Run"
+	Weft_RunStream_FullMethodName   = "/weft.v1.Weft/RunStream"
+	Weft_Programs_FullMethodName    = "/weft.v1.Weft/Programs"
+	Weft_Status_FullMethodName      = "/weft.v1.Weft/Status"
 )
 
 // WeftClient is the client API for Weft service.
@@ -52,6 +53,9 @@ type WeftClient interface {
 	// GetVertex reads one vertex at a snapshot. A missing vertex is not an
 	// error: it answers exists = false, with reads that validate its absence.
 	GetVertex(ctx context.Context, in *GetVertexRequest, opts ...grpc.CallOption) (*GetVertexResponse, error)
+	// Several vertices at one snapshot in one call (at most 1,000), each as
+	// GetVertex would answer it, in the order asked.
+	GetVertices(ctx context.Context, in *GetVerticesRequest, opts ...grpc.CallOption) (*GetVerticesResponse, error)
 	// GetEdge reads one out-edge of a vertex at a snapshot (exists = false when missing).
 	GetEdge(ctx context.Context, in *GetEdgeRequest, opts ...grpc.CallOption) (*GetEdgeResponse, error)
 	// Commit validates the reads and applies the operations atomically.
@@ -95,6 +99,16 @@ func (c *weftClient) GetVertex(ctx context.Context, in *GetVertexRequest, opts .
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetVertexResponse)
 	err := c.cc.Invoke(ctx, Weft_GetVertex_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *weftClient) GetVertices(ctx context.Context, in *GetVerticesRequest, opts ...grpc.CallOption) (*GetVerticesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetVerticesResponse)
+	err := c.cc.Invoke(ctx, Weft_GetVertices_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +187,9 @@ type WeftServer interface {
 	// GetVertex reads one vertex at a snapshot. A missing vertex is not an
 	// error: it answers exists = false, with reads that validate its absence.
 	GetVertex(context.Context, *GetVertexRequest) (*GetVertexResponse, error)
+	// Several vertices at one snapshot in one call (at most 1,000), each as
+	// GetVertex would answer it, in the order asked.
+	GetVertices(context.Context, *GetVerticesRequest) (*GetVerticesResponse, error)
 	// GetEdge reads one out-edge of a vertex at a snapshot (exists = false when missing).
 	GetEdge(context.Context, *GetEdgeRequest) (*GetEdgeResponse, error)
 	// Commit validates the reads and applies the operations atomically.
@@ -207,6 +224,9 @@ func (UnimplementedWeftServer) Begin(context.Context, *BeginRequest) (*BeginResp
 }
 func (UnimplementedWeftServer) GetVertex(context.Context, *GetVertexRequest) (*GetVertexResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetVertex not implemented")
+}
+func (UnimplementedWeftServer) GetVertices(context.Context, *GetVerticesRequest) (*GetVerticesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetVertices not implemented")
 }
 func (UnimplementedWeftServer) GetEdge(context.Context, *GetEdgeRequest) (*GetEdgeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetEdge not implemented")
@@ -279,6 +299,24 @@ func _Weft_GetVertex_Handler(srv interface{}, ctx context.Context, dec func(inte
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(WeftServer).GetVertex(ctx, req.(*GetVertexRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Weft_GetVertices_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetVerticesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WeftServer).GetVertices(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Weft_GetVertices_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WeftServer).GetVertices(ctx, req.(*GetVerticesRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -394,6 +432,10 @@ var Weft_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetVertex",
 			Handler:    _Weft_GetVertex_Handler,
+		},
+		{
+			MethodName: "GetVertices",
+			Handler:    _Weft_GetVertices_Handler,
 		},
 		{
 			MethodName: "GetEdge",

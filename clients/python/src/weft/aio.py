@@ -51,6 +51,7 @@ from .client import (
     _commit_call,
     _get_edge_call,
     _get_vertex_call,
+    _get_vertices_call,
     _health_call,
     _move_unit_call,
     _placement_call,
@@ -267,6 +268,16 @@ class Transaction(_TxState):
         self._record(v.reads)
         return v
 
+    async def get_vertices(self, vertices: Sequence[VertexRef], *, props: bool = True, edges: bool = True,
+                           aliases: bool = True, edges_max: int = 0) -> list[Vertex]:
+        """Read several vertices (at most 1,000) in one request and record the reads."""
+        self._check_open()
+        vs = await self._client.get_vertices(vertices, snapshot=self.snapshot, props=props, edges=edges,
+                                             aliases=aliases, edges_max=edges_max)
+        for v in vs:
+            self._record(v.reads)
+        return vs
+
     async def get_edge(self, src: VertexRef, edge: str) -> Edge:
         """Read an out-edge of ``src`` and record the read."""
         self._check_open()
@@ -408,6 +419,12 @@ class Client:
                          edges: bool = True, aliases: bool = True, edges_max: int = 0) -> Vertex:
         """Read a vertex at ``snapshot`` (default: a fresh one)."""
         return await self._do(_get_vertex_call(vertex, snapshot, props, edges, aliases, edges_max))
+
+    async def get_vertices(self, vertices: Sequence[VertexRef], *, snapshot: str | None = None,
+                           props: bool = True, edges: bool = True, aliases: bool = True,
+                           edges_max: int = 0) -> list[Vertex]:
+        """Read several vertices (at most 1,000) at one ``snapshot`` (default: a fresh one) in one request."""
+        return await self._do(_get_vertices_call(vertices, snapshot, props, edges, aliases, edges_max))
 
     async def get_edge(self, src: VertexRef, edge: str, *, snapshot: str | None = None) -> Edge:
         """Read an out-edge of ``src`` at ``snapshot`` (default: a fresh one)."""
