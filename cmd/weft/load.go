@@ -51,7 +51,7 @@ absent or empty, no server may run, and the store is built directly — the
 same keys and values the engine's transactions write, without gatekeepers,
 Kronos or shards — in a temporary directory beside it, renamed onto
 --data-dir when the load succeeds (on any error nothing is left behind).
-Then weft serve --data-dir DIR (same --shards) serves it. Memory: about 120
+Then weft serve --data-dir DIR serves it (with its shards). Memory: about 120
 bytes per store key (~1.5 KB per N-Quad of the film data) up to --bulk-mem,
 beyond which sorted tables are written to the store and memory starts again.
 
@@ -100,8 +100,8 @@ vertices of replaced values (docs/dgraph.md).
 	f.StringVar(&jsonFile, "json", "", "JSON file to load: a list of Dgraph JSON mutation objects (gzipped or not)")
 	f.StringVar(&schemaFile, "schema", "", "DQL schema file to apply before loading")
 	f.StringVar(&cfg.DataDir, "data-dir", "weft-data/serve", "the store's directory (a stopped weft serve's)")
-	f.IntVar(&cfg.Shards, "shards", cfg.Shards, "shards vertices are hashed to (must match the store's)")
-	f.IntVar(&cfg.Gatekeepers, "gatekeepers", cfg.Gatekeepers, "gatekeepers (1..64)")
+	f.IntVar(&cfg.Shards, "shards", 0, "shards vertices are hashed to (must match the store's; 0: the store's, or for a new store weft serve's default, one per two CPUs)")
+	f.IntVar(&cfg.Gatekeepers, "gatekeepers", 0, "gatekeepers (1..64; 0: one per four CPUs)")
 	f.BoolVar(&cfg.Sync, "sync", cfg.Sync, "fsync every commit group")
 	f.IntVar(&lcfg.BatchQuads, "batch", lcfg.BatchQuads, "quads per transaction")
 	f.IntVar(&lcfg.Loaders, "loaders", lcfg.Loaders, "parallel loaders (transactions in flight), each with its own UID lease")
@@ -146,6 +146,13 @@ func runBulkLoad(ctx context.Context, cmd *cobra.Command, cfg engine.Config, lcf
 	}
 	bcfg := bulk.DefaultConfig(cfg.DataDir)
 	bcfg.Shards, bcfg.Gatekeepers, bcfg.MemBytesMax = cfg.Shards, cfg.Gatekeepers, memMiB<<20
+	shards, gks := engine.MachineTopology() // a new store: weft serve's defaults
+	if bcfg.Shards == 0 {
+		bcfg.Shards = shards
+	}
+	if bcfg.Gatekeepers == 0 {
+		bcfg.Gatekeepers = gks
+	}
 	start := time.Now()
 	db, err := bulk.Create(bcfg)
 	if err != nil {

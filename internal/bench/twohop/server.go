@@ -15,14 +15,17 @@ import (
 type server struct {
 	child          *launch.Child
 	grpc, http     string
+	dgraphHTTP     string // the Dgraph face's HTTP address ("": off)
 	dir            string
 	removeDir      bool
 	ticksPerSecond float64
 }
 
 // startServer starts bin serve on free loopback ports with its store in a
-// fresh directory under dataDir ("" a temporary one, removed by close).
-func startServer(o *Options) (*server, error) {
+// fresh directory under dataDir ("" a temporary one, removed by close),
+// with the Dgraph face's HTTP API when dgraph is set. prepare, if not nil,
+// runs first with the directory and the store's path (to build the store).
+func startServer(o *Options, dgraph bool, prepare func(dir, store string) error) (*server, error) {
 	dir, remove := o.DataDir, false
 	if dir == "" {
 		d, err := os.MkdirTemp("", "weft-bench-twohop-")
@@ -31,12 +34,23 @@ func startServer(o *Options) (*server, error) {
 		}
 		dir, remove = d, true
 	}
-	addrs, err := launch.FreeAddrs(2, nil)
+	addrs, err := launch.FreeAddrs(3, nil)
 	if err != nil {
 		return nil, err
 	}
 	s := &server{grpc: addrs[0], http: addrs[1], dir: dir, removeDir: remove, ticksPerSecond: 100}
-	args := []string{"serve", "--data-dir", filepath.Join(dir, "serve"), "--grpc-addr", s.grpc, "--http-addr", s.http}
+	store := filepath.Join(dir, "serve")
+	if prepare != nil {
+		if err := prepare(dir, store); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	args := []string{"serve", "--data-dir", store, "--grpc-addr", s.grpc, "--http-addr", s.http}
+	if dgraph {
+		s.dgraphHTTP = addrs[2]
+		args = append(args, "--dgraph-http", s.dgraphHTTP)
+	}
 	if o.InMemory {
 		args = append(args, "--in-memory")
 	}

@@ -28,8 +28,9 @@ type Options struct {
 	Queries, Rounds int
 	Clients         []int
 	// Interfaces to run, by name (default all: go-grpc, go-grpc-count,
-	// go-http, go-http-count, python-http, python-http-count); the Python
-	// ones need Python.
+	// go-http, go-http-count, python-http, python-http-count, dql-http);
+	// the Python ones need Python; dql-http has the graph bulk-loaded into
+	// the Dgraph face as N-Quads too.
 	Interfaces []string
 	// Python is an interpreter with the weft package (default: the
 	// repository's clients/python/.venv/bin/python where it exists).
@@ -54,7 +55,7 @@ type Options struct {
 }
 
 // Interfaces are the interfaces a run can use.
-var Interfaces = []string{"go-grpc", "go-grpc-count", "go-http", "go-http-count", "python-http", "python-http-count"}
+var Interfaces = []string{"go-grpc", "go-grpc-count", "go-http", "go-http-count", "python-http", "python-http-count", "dql-http"}
 
 func (o *Options) defaults() error {
 	if o.Bin == "" {
@@ -91,6 +92,9 @@ func (o *Options) defaults() error {
 		if !slices.Contains(Interfaces, name) {
 			return fmt.Errorf("bench: interface %q: want one of %s", name, strings.Join(Interfaces, ", "))
 		}
+	}
+	if o.InMemory && slices.Contains(o.Interfaces, "dql-http") {
+		return errors.New("bench: dql-http reads a store bulk-loaded before the server starts, which --in-memory would not open: leave out one of them")
 	}
 	if o.LoadBatch <= 0 {
 		o.LoadBatch = 10_000
@@ -129,6 +133,9 @@ type Params struct {
 // Results are the measurements.
 type Results struct {
 	Load LoadStats `json:"load"`
+	// DgraphLoad is the N-Quads' bulk load (weft load --bulk, a process of
+	// its own, N-Quads per second in ops_per_sec), with dql-http.
+	DgraphLoad *LoadStats `json:"dgraph_load,omitempty"`
 	// MeanAnswer is the mean two-hop count of the queries (the work per query).
 	MeanAnswer float64 `json:"mean_answer"`
 	Cells      []Cell  `json:"cells"`
@@ -210,7 +217,23 @@ func run(ctx context.Context, o *Options, res *bench.Result, r *Results) error {
 	}
 	r.MeanAnswer = bench.Round(float64(sum)/float64(len(want)), 1)
 
-	srv, err := startServer(o)
+	dql := slices.Contains(o.Interfaces, "dql-http")
+	var prepare func(dir, store string) error
+	if dql {
+		prepare = func(dir, store string) error {
+			rdf, schema, err := writeRDF(dir, g)
+			if err != nil {
+				return err
+			}
+			o.Log.Info("loading the graph into the Dgraph face (weft load --bulk)", "quads", g.Vertices()+g.Edges())
+			st, err := bulkLoad(ctx, o, store, rdf, schema)
+			st.Vertices, st.Edges = g.Vertices(), g.Edges()
+			st.OpsPerSec = float64(st.Vertices+st.Edges) / st.Seconds
+			r.DgraphLoad = &st
+			return err
+		}
+	}
+	srv, err := startServer(o, dql, prepare)
 	if err != nil {
 		return err
 	}
@@ -223,6 +246,8 @@ func run(ctx context.Context, o *Options, res *bench.Result, r *Results) error {
 			ifaces = append(ifaces, httpIface(srv.http, strings.HasSuffix(n, "-count")))
 		case "python-http", "python-http-count":
 			ifaces = append(ifaces, pythonIface(python, srv.http, strings.HasSuffix(n, "-count")))
+		case "dql-http":
+			ifaces = append(ifaces, dqlIface(srv.dgraphHTTP))
 		}
 	}
 

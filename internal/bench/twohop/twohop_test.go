@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/weft-db/weft/internal/bench/twohop"
@@ -19,7 +20,7 @@ func TestRun(t *testing.T) {
 	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
 	out := t.TempDir()
 	o := twohop.Options{Bin: bin, Vertices: 300, Edges: 2400, Queries: 40, Rounds: 2, Clients: []int{1, 3},
-		Python: testproc.Python(t, ""), InMemory: true, LoadBatch: 500, Out: out, Seed: 3}
+		Python: testproc.Python(t, ""), LoadBatch: 500, Out: out, Seed: 3}
 	res, err := twohop.Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -36,6 +37,9 @@ func TestRun(t *testing.T) {
 			t.Errorf("cell %+v", c)
 		}
 	}
+	if r.DgraphLoad == nil || r.DgraphLoad.Edges != 2400 || r.DgraphLoad.Seconds <= 0 {
+		t.Errorf("the Dgraph face's load: %+v", r.DgraphLoad)
+	}
 	if r.ServerRSS <= 0 {
 		t.Errorf("server RSS %d", r.ServerRSS)
 	}
@@ -46,5 +50,9 @@ func TestRun(t *testing.T) {
 	}
 	if len(res.Plots) != 2 {
 		t.Errorf("plots %v", res.Plots)
+	}
+	o.InMemory = true
+	if _, err := twohop.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "dql-http reads a store bulk-loaded") {
+		t.Errorf("dql-http in memory: %v", err)
 	}
 }
