@@ -2,11 +2,9 @@ package twohop
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -78,22 +76,9 @@ func dqlIface(addr string) iface {
 			qs[i] = dqlQuery(Handle(v))
 		}
 		return closedLoop(ctx, srcs, clients, ready, func(ctx context.Context, i int) (int, error) {
-			req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(qs[i]))
+			body, err := post(ctx, hc, url, "application/dql", qs[i])
 			if err != nil {
 				return 0, err
-			}
-			req.Header.Set("Content-Type", "application/dql")
-			resp, err := hc.Do(req)
-			if err != nil {
-				return 0, err
-			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil {
-				return 0, err
-			}
-			if resp.StatusCode != http.StatusOK {
-				return 0, fmt.Errorf("HTTP %s: %.200s", resp.Status, body)
 			}
 			var r struct {
 				Data struct {

@@ -144,22 +144,9 @@ func httpIface(addr string, count bool) iface {
 			ps[i] = params(v, count)
 		}
 		return closedLoop(ctx, srcs, clients, ready, func(ctx context.Context, i int) (int, error) {
-			req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(ps[i]))
+			body, err := post(ctx, hc, url, "application/json", ps[i])
 			if err != nil {
 				return 0, err
-			}
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := hc.Do(req)
-			if err != nil {
-				return 0, err
-			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil {
-				return 0, err
-			}
-			if resp.StatusCode != http.StatusOK {
-				return 0, fmt.Errorf("HTTP %s: %.200s", resp.Status, body)
 			}
 			var r struct {
 				Result json.RawMessage `json:"result"`
@@ -170,4 +157,27 @@ func httpIface(addr string, count bool) iface {
 			return answer(r.Result, count)
 		})
 	}}
+}
+
+// post sends body to url and returns the answer of a 200, or an error
+// quoting any other.
+func post(ctx context.Context, hc *http.Client, url, contentType string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %s: %.200s", resp.Status, out)
+	}
+	return out, nil
 }

@@ -413,10 +413,9 @@ def _begin_call() -> _Call[str]:
     return _Call("POST", "/v1/begin", {}, True, lambda j: _get(j, "snapshot", str))
 
 
-def _get_vertex_call(vertex: VertexRef, snapshot: str | None, props: bool, edges: bool, aliases: bool,
-                     edges_max: int) -> _Call[Vertex]:
-    name, is_alias = _ref(vertex)
-    body: dict[str, Any] = {"vertex": name, "vertex_alias": is_alias}
+def _read_body(body: dict[str, Any], snapshot: str | None, props: bool, edges: bool, aliases: bool,
+               edges_max: int) -> dict[str, Any]:
+    """A read's request body: ``body`` with the snapshot and the parts left out."""
     if snapshot:
         body["snapshot"] = snapshot
     if not props:
@@ -427,6 +426,13 @@ def _get_vertex_call(vertex: VertexRef, snapshot: str | None, props: bool, edges
         body["aliases"] = False
     if edges_max:
         body["edges_max"] = edges_max
+    return body
+
+
+def _get_vertex_call(vertex: VertexRef, snapshot: str | None, props: bool, edges: bool, aliases: bool,
+                     edges_max: int) -> _Call[Vertex]:
+    name, is_alias = _ref(vertex)
+    body = _read_body({"vertex": name, "vertex_alias": is_alias}, snapshot, props, edges, aliases, edges_max)
     return _Call("POST", "/v1/vertex", body, True,
                  lambda j: _vertex(_get(j, "vertex", dict), _get(j, "snapshot", str)))
 
@@ -437,17 +443,7 @@ def _get_vertices_call(vertices: Sequence[VertexRef], snapshot: str | None, prop
     for v in vertices:
         name, is_alias = _ref(v)
         refs.append({"vertex": name, "vertex_alias": True} if is_alias else name)
-    body: dict[str, Any] = {"vertices": refs}
-    if snapshot:
-        body["snapshot"] = snapshot
-    if not props:
-        body["props"] = False
-    if not edges:
-        body["edges"] = False
-    if not aliases:
-        body["aliases"] = False
-    if edges_max:
-        body["edges_max"] = edges_max
+    body = _read_body({"vertices": refs}, snapshot, props, edges, aliases, edges_max)
 
     def parse(j: Any) -> list[Vertex]:
         snap = _get(j, "snapshot", str)
