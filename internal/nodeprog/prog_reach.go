@@ -3,6 +3,8 @@ package nodeprog
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/weft-db/weft/internal/value"
 )
 
 // Reachability programs. All are label-correcting: a vertex keeps the best
@@ -207,9 +209,13 @@ type bfsParams struct {
 	Src       string     `json:"src"`
 	MaxDepth  *int       `json:"max_depth"`
 	EdgeProps FilterSpec `json:"edge_props"`
+	// Aggregate returns a count (or a reduction of one property) of the
+	// vertices reached instead of their depths.
+	Aggregate json.RawMessage `json:"aggregate"`
 
 	filter   Filter
 	maxDepth int // -1: no bound
+	agg      *AggregateSpec
 }
 
 type bfsArg struct {
@@ -222,8 +228,9 @@ func (a bfsArg) Priority() float64 { return float64(a.Depth) }
 type bfsState struct{ depth int }
 
 type bfsEmit struct {
-	Node  string `json:"node"`
-	Depth int    `json:"depth"`
+	Node  string       `json:"node"`
+	Depth int          `json:"depth"`
+	Value *value.Value `json:"value,omitempty"` // the aggregate's property of Node
 }
 
 // Depths is bfs' result: the hop distance of every vertex reached.
@@ -231,16 +238,28 @@ type Depths struct {
 	Depths map[string]int `json:"depths"`
 }
 
-type bfsGather struct{ d map[string]int }
+type bfsGather struct {
+	d    map[string]int
+	agg  *AggregateSpec
+	vals map[string]*value.Value // with agg: the aggregate's property per vertex reached
+}
 
 func (g *bfsGather) Add(e bfsEmit) (bool, error) {
 	if d, ok := g.d[e.Node]; !ok || e.Depth < d {
 		g.d[e.Node] = e.Depth
 	}
+	if g.agg != nil {
+		g.vals[e.Node] = e.Value
+	}
 	return false, nil
 }
 
-func (g *bfsGather) Result() (any, error) { return Depths{Depths: g.d}, nil }
+func (g *bfsGather) Result() (any, error) {
+	if g.agg != nil {
+		return g.agg.result(g.vals, 0, false), nil
+	}
+	return Depths{Depths: g.d}, nil
+}
 
 var bfs = &Def[bfsParams, bfsArg, bfsEmit]{
 	ProgName: "bfs",
@@ -264,6 +283,9 @@ var bfs = &Def[bfsParams, bfsArg, bfsEmit]{
 			}
 			p.maxDepth = *p.MaxDepth
 		}
+		if p.agg, err = parseAggregate("bfs", p.Aggregate); err != nil {
+			return nil, err
+		}
 		return &p, nil
 	},
 	Start: func(p *bfsParams) []Hop { return []Hop{{To: p.Src, Arg: bfsArg{}}} },
@@ -276,7 +298,7 @@ var bfs = &Def[bfsParams, bfsArg, bfsEmit]{
 			return err
 		}
 		st.depth = a.Depth
-		c.Emit(bfsEmit{Node: v.Handle(), Depth: a.Depth})
+		EmitOf(c, bfsEmit{Node: v.Handle(), Depth: a.Depth, Value: p.agg.valueOf(v)})
 		if p.maxDepth >= 0 && a.Depth >= p.maxDepth {
 			return nil
 		}
@@ -288,5 +310,7 @@ var bfs = &Def[bfsParams, bfsArg, bfsEmit]{
 		})
 		return nil
 	},
-	Gather: func(*bfsParams) GatherOf[bfsEmit] { return &bfsGather{d: map[string]int{}} },
+	Gather: func(p *bfsParams) GatherOf[bfsEmit] {
+		return &bfsGather{d: map[string]int{}, agg: p.agg, vals: map[string]*value.Value{}}
+	},
 }

@@ -1,6 +1,7 @@
 package nodeprog_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/weft-db/weft/internal/nodeprog"
@@ -65,6 +66,32 @@ func TestTraverseAggregate(t *testing.T) {
 	} {
 		jsonEq(t, runAll(t, g, "traverse_props", tc.params), tc.want)
 	}
+}
+
+// TestBFSAggregate: bfs' aggregates reduce the vertices it reaches, the
+// source included, each once.
+func TestBFSAggregate(t *testing.T) {
+	g := godsGraph()
+	ages := map[string]int{"saturn": 10000, "jupiter": 5000, "neptune": 4500, "pluto": 4000, "hercules": 30, "alcmene": 45}
+	for _, q := range []string{`"src":"hercules","max_depth":2`, `"src":"jupiter","edge_props":{"label":"brother"}`,
+		`"src":"hercules","edge_props":[{"key":"label","rel":"STARTS_WITH","value":"b"}]`, `"src":"sky"`} {
+		// The expected reductions, from the depths bfs answers without aggregate.
+		depths := runAll(t, g, "bfs", `{`+q+`}`).(nodeprog.Depths).Depths
+		sum, with := 0, 0
+		for v := range depths {
+			if a, ok := ages[v]; ok {
+				sum, with = sum+a, with+1
+			}
+		}
+		jsonEq(t, runAll(t, g, "bfs", `{`+q+`,"aggregate":"count"}`), fmt.Sprintf(`{"count":%d}`, len(depths)))
+		want := fmt.Sprintf(`{"count":%d,"with_prop":%d,"sum":%d}`, len(depths), with, sum)
+		if with == 0 {
+			want = fmt.Sprintf(`{"count":%d,"with_prop":0,"sum":null}`, len(depths))
+		}
+		jsonEq(t, runAll(t, g, "bfs", `{`+q+`,"aggregate":{"op":"sum","prop":"age"}}`), want)
+	}
+	jsonEq(t, runAll(t, g, "bfs", `{"src":"jupiter","edge_props":{"label":"brother"},"aggregate":{"op":"top","prop":"age","k":1}}`),
+		`{"count":3,"with_prop":3,"top":[{"node":"jupiter","value":5000}]}`)
 }
 
 func TestDiscoverPaths(t *testing.T) {

@@ -82,6 +82,14 @@ var builtinDocOrder = []string{"get_node", "read_node_props", "get_edges", "coun
 	"triangle_count", "two_neighborhood", "traverse_props", "discover_paths",
 	"pagerank", "wcc", "lcc", "triangles"}
 
+// pAggregate is the aggregate parameter of the traversal programs.
+var pAggregate = ParamDoc{Name: "aggregate", Type: "aggregate", Doc: "instead of the vertices, `\"count\"`, or `{\"op\": OP, \"prop\": key}` with OP one of sum, avg, min, max, " +
+	"or `{\"op\": \"top\", \"prop\": key, \"k\": n}` (k up to 1000) over the vertices' numeric property `prop`"}
+
+// aggregateResult is what an aggregate answers.
+const aggregateResult = "`{\"count\"}` (how many vertices), other ops adding `\"with_prop\"` (vertices with a numeric prop) and the op's value " +
+	"(`null` without any; top: `[{\"node\", \"value\"}]`, largest first)"
+
 var builtinDocs = map[string]ProgramDoc{
 	"get_node": {Name: "get_node", Summary: "a vertex with its properties, aliases and out-edges (TAO obj_get)",
 		Params: []ParamDoc{pNode,
@@ -118,9 +126,10 @@ var builtinDocs = map[string]ProgramDoc{
 		Example: `{"src": "person/alice", "dest": "city/paris", "max_hops": 2}`},
 	"bfs": {Name: "bfs", Summary: "breadth-first search depths from sources, with a depth limit",
 		Params: []ParamDoc{pSrc,
-			{Name: "max_depth", Type: "int", Doc: "the deepest level visited (absent: no bound)"}, pEdgeProps},
-		Result:  "`{\"depths\": {handle: hops}}`, the source at 0",
-		Example: `{"src": "person/alice", "max_depth": 1, "edge_props": {"type": "knows"}}`},
+			{Name: "max_depth", Type: "int", Doc: "the deepest level visited (absent: no bound)"}, pEdgeProps, pAggregate},
+		Result:  "`{\"depths\": {handle: hops}}`, the source at 0; with aggregate " + aggregateResult + " over the vertices reached (the source included)",
+		Example: `{"src": "person/alice", "max_depth": 1, "edge_props": {"type": "knows"}}`,
+		More:    []string{`{"src": "person/alice", "max_depth": 2, "edge_props": {"type": "knows"}, "aggregate": {"op": "max", "prop": "score"}}`}},
 	"shortest_path": {Name: "shortest_path", Summary: "least total weight path to a destination (edge weight property)",
 		Params: []ParamDoc{pSrc, pWeight, pDestOpt, pEdgeProps},
 		Result: "with dest: `{\"reachable\", \"cost\", \"hops\", \"path\"}` (the least total weight; ties: fewest hops, then the smallest handle sequence; " +
@@ -155,10 +164,8 @@ var builtinDocs = map[string]ProgramDoc{
 			{Name: "edge_props", Type: "[]filter", Doc: "one filter per step; one more than the steps collects the last level's out-edges"},
 			{Name: "collect_nodes", Type: "bool", Default: "false", Doc: "return the vertices of every level, not only the last"},
 			{Name: "collect_edges", Type: "bool", Default: "false", Doc: "return the edges followed"},
-			{Name: "aggregate", Type: "aggregate", Doc: "instead of the handles, `\"count\"`, or `{\"op\": OP, \"prop\": key}` with OP one of sum, avg, min, max, " +
-				"or `{\"op\": \"top\", \"prop\": key, \"k\": n}` (k up to 1000) over the vertices' numeric property `prop`"}},
-		Result: "`{\"nodes\": [handle], \"edges\": [handle]}`; with aggregate `{\"count\": len(nodes)}` (and `\"edge_count\"` when edges are collected), " +
-			"other ops adding `\"with_prop\"` (vertices with a numeric prop) and the op's value (`null` without any; top: `[{\"node\", \"value\"}]`, largest first)",
+			pAggregate},
+		Result:  "`{\"nodes\": [handle], \"edges\": [handle]}`; with aggregate " + aggregateResult + " (and `\"edge_count\"` when edges are collected)",
 		Example: `{"src": "person/alice", "node_props": [{}, {"kind": "person"}, {"kind": "city"}], "edge_props": [{"type": "knows"}, {"type": "lives_in"}]}`,
 		More: []string{`{"src": "person/alice", "node_props": [{}, {}, {}], "edge_props": [{}, {}], "aggregate": "count"}`,
 			`{"src": "person/alice", "node_props": [{}, {"kind": "person"}], "edge_props": [{"type": "knows"}], "aggregate": {"op": "top", "prop": "age", "k": 2}}`}},
