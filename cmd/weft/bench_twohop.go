@@ -27,7 +27,8 @@ twohop[-quick].json with its plots to --out. See docs/benchmarks.md.
 
   weft bench twohop --quick
   weft bench twohop --rounds 5 --interfaces go-grpc,go-grpc-count
-  weft bench twohop --shards 1 --gatekeepers 1`,
+  weft bench twohop --shards 1 --gatekeepers 1
+  weft bench twohop --peers redis                 # Redis 7 + a Lua script, in the same rounds`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Log = slog.Default()
@@ -45,6 +46,7 @@ twohop[-quick].json with its plots to --out. See docs/benchmarks.md.
 	f.IntVar(&opts.Rounds, "rounds", 3, "rounds over every cell; each cell reports the medians")
 	f.IntSliceVar(&opts.Clients, "clients", []int{1, 8}, "client counts")
 	f.StringSliceVar(&opts.Interfaces, "interfaces", nil, "interfaces to measure (default all: "+strings.Join(twohop.Interfaces, ",")+")")
+	f.StringSliceVar(&opts.Peers, "peers", nil, "other databases measured in the same rounds: redis (Debian's redis-server with a Lua script, interface redis-lua; each Weft cell's vs_redis is its q/s over redis-lua's)")
 	f.StringVar(&opts.Python, "python", "", "a Python with the weft package for the python-* interfaces (default clients/python/.venv/bin/python, which make creates)")
 	f.IntVar(&opts.Shards, "shards", 0, "the server's shards (default weft serve's)")
 	f.IntVar(&opts.Gatekeepers, "gatekeepers", 0, "the server's gatekeepers (default weft serve's)")

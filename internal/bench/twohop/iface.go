@@ -31,6 +31,8 @@ type iface struct {
 	name  string
 	count bool // asks for the count alone (aggregate) rather than the handles
 	run   func(ctx context.Context, srcs []int, clients int, ready func()) (cellRun, error)
+	// cpu reads the CPU time of the server answering (nil: weft serve's).
+	cpu func() time.Duration
 }
 
 // params is traverse_props' request for the two-hop set of v.

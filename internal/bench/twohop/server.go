@@ -13,13 +13,15 @@ import (
 
 // server is the `weft serve` under test, a child process of the bench.
 type server struct {
-	child          *launch.Child
-	grpc, http     string
-	dgraphHTTP     string // the Dgraph face's HTTP address ("": off)
-	dir            string
-	removeDir      bool
-	ticksPerSecond float64
+	child      *launch.Child
+	grpc, http string
+	dgraphHTTP string // the Dgraph face's HTTP address ("": off)
+	dir        string
+	removeDir  bool
 }
+
+// ticksPerSecond is the unit of /proc/PID/stat's times (USER_HZ, 100 on Linux).
+const ticksPerSecond = 100.0
 
 // startServer starts bin serve on free loopback ports with its store in a
 // fresh directory under dataDir ("" a temporary one, removed by close),
@@ -38,7 +40,7 @@ func startServer(o *Options, dgraph bool, prepare func(dir, store string) error)
 	if err != nil {
 		return nil, err
 	}
-	s := &server{grpc: addrs[0], http: addrs[1], dir: dir, removeDir: remove, ticksPerSecond: 100}
+	s := &server{grpc: addrs[0], http: addrs[1], dir: dir, removeDir: remove}
 	store := filepath.Join(dir, "serve")
 	if prepare != nil {
 		if err := prepare(dir, store); err != nil {
@@ -81,8 +83,11 @@ func startServer(o *Options, dgraph bool, prepare func(dir, store string) error)
 // time on a CPU from /proc/PID/task/*/schedstat (nanoseconds; a Go
 // program's threads live as long as it does), or, where that cannot be
 // read, user+system time from /proc/PID/stat (10 ms ticks).
-func (s *server) cpu() time.Duration {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", s.child.Pid()))
+func (s *server) cpu() time.Duration { return processCPU(s.child.Pid()) }
+
+// processCPU is process pid's CPU time so far (as server.cpu).
+func processCPU(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
 	var sum int64
 	for _, t := range tasks {
 		b, err := os.ReadFile(t)
@@ -103,11 +108,12 @@ func (s *server) cpu() time.Duration {
 	if sum > 0 {
 		return time.Duration(sum)
 	}
-	return s.statCPU()
+	return statCPU(pid)
 }
 
-func (s *server) statCPU() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.child.Pid()))
+// statCPU is user+system time from /proc/PID/stat, in 10 ms ticks.
+func statCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -122,7 +128,7 @@ func (s *server) statCPU() time.Duration {
 	}
 	utime, _ := strconv.ParseFloat(f[11], 64) // field 14 of stat
 	stime, _ := strconv.ParseFloat(f[12], 64) // field 15
-	return time.Duration((utime + stime) / s.ticksPerSecond * float64(time.Second))
+	return time.Duration((utime + stime) / ticksPerSecond * float64(time.Second))
 }
 
 // rss is the server's resident set in bytes, from /proc/PID/status.

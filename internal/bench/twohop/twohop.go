@@ -32,6 +32,9 @@ type Options struct {
 	// the Python ones need Python; dql-http has the graph bulk-loaded into
 	// the Dgraph face as N-Quads too.
 	Interfaces []string
+	// Peers are other databases measured in the same rounds: "redis"
+	// (Debian's redis-server with a Lua script; interface redis-lua).
+	Peers []string
 	// Python is an interpreter with the weft package (default: the
 	// repository's clients/python/.venv/bin/python where it exists).
 	Python string
@@ -96,6 +99,15 @@ func (o *Options) defaults() error {
 	if o.InMemory && slices.Contains(o.Interfaces, "dql-http") {
 		return errors.New("bench: dql-http reads a store bulk-loaded before the server starts, which --in-memory would not open: leave out one of them")
 	}
+	for _, p := range o.Peers {
+		switch p {
+		case "redis":
+		case "falkordb":
+			return errors.New("bench: peer falkordb: its server (a Redis module) is in no package the registries here serve; --peers redis is")
+		default:
+			return fmt.Errorf("bench: peer %q: want redis", p)
+		}
+	}
 	if o.LoadBatch <= 0 {
 		o.LoadBatch = 10_000
 	}
@@ -123,6 +135,7 @@ type Params struct {
 	Rounds      int      `json:"rounds"`
 	Clients     []int    `json:"clients"`
 	Interfaces  []string `json:"interfaces"`
+	Peers       []string `json:"peers,omitempty"`
 	Shards      int      `json:"shards,omitempty"`
 	Gatekeepers int      `json:"gatekeepers,omitempty"`
 	InMemory    bool     `json:"in_memory"`
@@ -136,6 +149,8 @@ type Results struct {
 	// DgraphLoad is the N-Quads' bulk load (weft load --bulk, a process of
 	// its own, N-Quads per second in ops_per_sec), with dql-http.
 	DgraphLoad *LoadStats `json:"dgraph_load,omitempty"`
+	// RedisLoad is the graph's load into redis-server (--peers redis).
+	RedisLoad *LoadStats `json:"redis_load,omitempty"`
 	// MeanAnswer is the mean two-hop count of the queries (the work per query).
 	MeanAnswer float64 `json:"mean_answer"`
 	Cells      []Cell  `json:"cells"`
@@ -156,6 +171,8 @@ type Cell struct {
 	Rounds []Round `json:"rounds"`
 	// Correct is how many answers matched the generator's (all, or the run fails).
 	Correct int `json:"correct"`
+	// VsRedis is QPS as a share of redis-lua's at the same clients (--peers redis).
+	VsRedis float64 `json:"vs_redis,omitempty"`
 }
 
 // Round is one round's figures of a cell.
@@ -204,7 +221,7 @@ func run(ctx context.Context, o *Options, res *bench.Result, r *Results) error {
 		}
 	}
 	res.Params = Params{Vertices: o.Vertices, Edges: o.Edges, Queries: o.Queries, Rounds: o.Rounds, Clients: o.Clients,
-		Interfaces: o.Interfaces, Shards: o.Shards, Gatekeepers: o.Gatekeepers, InMemory: o.InMemory, Seed: o.Seed, Python: python}
+		Interfaces: o.Interfaces, Peers: o.Peers, Shards: o.Shards, Gatekeepers: o.Gatekeepers, InMemory: o.InMemory, Seed: o.Seed, Python: python}
 	res.Notes = append(res.Notes, "query: count the distinct c with v→b→c for a random v (traverse_props over three levels); "+
 		"every answer checked against the generated edge lists",
 		"server CPU per query: the weft serve process's user+system time over the cell, from /proc, divided by its queries")
@@ -263,6 +280,16 @@ func run(ctx context.Context, o *Options, res *bench.Result, r *Results) error {
 		return err
 	}
 	o.Log.Info("graph loaded", "vertices", g.Vertices(), "edges", g.Edges(), "seconds", bench.Round(r.Load.Seconds, 1))
+	if slices.Contains(o.Peers, "redis") {
+		peer, st, err := startRedis(ctx, srv.dir, g)
+		if err != nil {
+			return err
+		}
+		defer peer.close()
+		r.RedisLoad = &st
+		ifaces = append(ifaces, peer.iface())
+		o.Log.Info("graph loaded into redis-server", "seconds", bench.Round(st.Seconds, 1))
+	}
 
 	type key struct {
 		iface   string
@@ -283,9 +310,13 @@ func run(ctx context.Context, o *Options, res *bench.Result, r *Results) error {
 				if err := ctx.Err(); err != nil {
 					return err
 				}
+				cpuOf := srv.cpu
+				if f.cpu != nil {
+					cpuOf = f.cpu
+				}
 				var cpuStart time.Duration
-				out, err := f.run(ctx, srcs, k, func() { cpuStart = srv.cpu() })
-				cpu := srv.cpu() - cpuStart
+				out, err := f.run(ctx, srcs, k, func() { cpuStart = cpuOf() })
+				cpu := cpuOf() - cpuStart
 				if err != nil {
 					return fmt.Errorf("bench: %s with %d clients: %w", f.name, k, err)
 				}
@@ -324,6 +355,17 @@ func run(ctx context.Context, o *Options, res *bench.Result, r *Results) error {
 		c.ServerCPUMS = bench.Round(med(func(r Round) float64 { return r.ServerCPUMS }), 4)
 		r.Cells = append(r.Cells, *c)
 	}
+	redisQPS := map[int]float64{}
+	for _, c := range r.Cells {
+		if c.Interface == "redis-lua" {
+			redisQPS[c.Clients] = c.QPS
+		}
+	}
+	for i := range r.Cells {
+		if q := redisQPS[r.Cells[i].Clients]; q > 0 && r.Cells[i].Interface != "redis-lua" {
+			r.Cells[i].VsRedis = bench.Round(r.Cells[i].QPS/q, 2)
+		}
+	}
 	if o.Summary != nil {
 		printCells(o.Summary, r.Cells)
 	}
@@ -332,9 +374,13 @@ func run(ctx context.Context, o *Options, res *bench.Result, r *Results) error {
 
 // printCells writes the medians as a table.
 func printCells(w io.Writer, cells []Cell) {
-	fmt.Fprintf(w, "%-20s %7s %10s %10s %10s %16s\n", "interface", "clients", "queries/s", "p50 µs", "p99 µs", "server CPU/query")
+	fmt.Fprintf(w, "%-20s %7s %10s %10s %10s %16s %9s\n", "interface", "clients", "queries/s", "p50 µs", "p99 µs", "server CPU/query", "vs redis")
 	for _, c := range cells {
-		fmt.Fprintf(w, "%-20s %7d %10.0f %10.0f %10.0f %13.3f ms\n", c.Interface, c.Clients, c.QPS, c.P50US, c.P99US, c.ServerCPUMS)
+		vs := ""
+		if c.VsRedis > 0 {
+			vs = fmt.Sprintf("%.2f×", c.VsRedis)
+		}
+		fmt.Fprintf(w, "%-20s %7d %10.0f %10.0f %10.0f %13.3f ms %9s\n", c.Interface, c.Clients, c.QPS, c.P50US, c.P99US, c.ServerCPUMS, vs)
 	}
 }
 

@@ -56,3 +56,45 @@ func TestRun(t *testing.T) {
 		t.Errorf("dql-http in memory: %v", err)
 	}
 }
+
+// TestRunRedisPeer: --peers redis starts Debian's redis-server (installed
+// when missing), loads the graph, answers every query correctly through
+// the Lua script in the same rounds, and each Weft cell gets its ratio.
+func TestRunRedisPeer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds weft and starts servers")
+	}
+	testproc.DebianPackage(t, "/usr/bin/redis-server", "redis-server")
+	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
+	o := twohop.Options{Bin: bin, Vertices: 300, Edges: 2400, Queries: 40, Rounds: 1, Clients: []int{1, 2},
+		Interfaces: []string{"go-grpc-count"}, Peers: []string{"redis"}, InMemory: true, LoadBatch: 500, Seed: 4}
+	res, err := twohop.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Results.(*twohop.Results)
+	if r.RedisLoad == nil || r.RedisLoad.Edges != 2400 {
+		t.Errorf("redis load %+v", r.RedisLoad)
+	}
+	peers := 0
+	for _, c := range r.Cells {
+		switch c.Interface {
+		case "redis-lua":
+			peers++
+			if c.Correct != 40 || c.QPS <= 0 || c.ServerCPUMS <= 0 {
+				t.Errorf("redis cell %+v", c)
+			}
+		default:
+			if c.VsRedis <= 0 {
+				t.Errorf("%s at %d clients has no ratio to redis: %+v", c.Interface, c.Clients, c)
+			}
+		}
+	}
+	if peers != 2 {
+		t.Errorf("%d redis cells, want 2", peers)
+	}
+	o.Peers = []string{"falkordb"}
+	if _, err := twohop.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "falkordb") {
+		t.Errorf("peer falkordb: %v", err)
+	}
+}

@@ -6,12 +6,8 @@ package browser
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,46 +24,7 @@ const ChromiumPath = "/usr/bin/chromium"
 // otherwise, saying how to install it (a missing browser is never a skip).
 func Chromium(t testing.TB) string {
 	t.Helper()
-	if _, err := os.Stat(ChromiumPath); err == nil {
-		return ChromiumPath
-	}
-	if os.Geteuid() != 0 {
-		t.Fatalf("no %s and this is not root: apt-get install chromium", ChromiumPath)
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Fatalf("no %s and no apt-get to install it", ChromiumPath)
-	}
-	// One installer at a time across test binaries.
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "weft-chromium-apt.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(ChromiumPath); err == nil {
-		return ChromiumPath
-	}
-	apt := func(args ...string) error {
-		cmd := exec.Command("apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("apt-get %s: %w\n%s", strings.Join(args, " "), err, b)
-		}
-		return nil
-	}
-	install := []string{"install", "-y", "--no-install-recommends", "chromium"}
-	if err := apt(install...); err != nil {
-		if err := apt("update"); err != nil {
-			t.Fatal(err)
-		}
-		if err := apt(install...); err != nil {
-			t.Fatal(err) // root with apt-get: failing to install is a failure, not a skip
-		}
-	}
-	return ChromiumPath
+	return testproc.DebianPackage(t, ChromiumPath, "chromium")
 }
 
 // New starts the browser at path (1280×900, no sandbox, no GPU) and
