@@ -230,6 +230,9 @@ func TestCrashWithoutSyncLoses(t *testing.T) {
 	admin := rawConn(t)
 	mustExec(t, admin, `ALTER SYSTEM SET wal_writer_delay = '10s'`)
 	mustExec(t, admin, `SELECT pg_reload_conf()`)
+	// The WAL writer reads the new delay when it next wakes, up to the old
+	// delay (200ms) later: until then it may still flush the commits below.
+	time.Sleep(time.Second)
 	defer func() {
 		conn, err := pgx.Connect(context.Background(), srv.URL())
 		if err != nil {
@@ -240,25 +243,32 @@ func TestCrashWithoutSyncLoses(t *testing.T) {
 		mustExec(t, conn, `SELECT pg_reload_conf()`)
 	}()
 	o := options(t)
-	o.Sync = false
-	s := openWith(t, o)
-	const n = 10
-	for i := range n {
-		mustCommit(t, s, fmt.Sprint("k", i), "v")
-	}
-	if err := srv.Restart(); err != nil {
-		t.Fatal(err)
-	}
-	o.Sync = true
-	s2 := openWith(t, o)
-	lost := 0
-	for i := range n {
-		if readNow(t, s2, fmt.Sprint("k", i)) != "v" {
-			lost++
+	const n, attempts = 10, 3
+	// Something else may still flush the WAL between the commits and the
+	// crash (a checkpoint, a busy machine's late WAL writer): the control
+	// holds if one of a few crashes loses commits.
+	for attempt := range attempts {
+		o.Sync = false
+		s := openWith(t, o)
+		for i := range n {
+			mustCommit(t, s, fmt.Sprint("k", attempt, ".", i), "v")
 		}
+		if err := srv.Restart(); err != nil {
+			t.Fatal(err)
+		}
+		o.Sync = true
+		s2 := openWith(t, o)
+		lost := 0
+		for i := range n {
+			if readNow(t, s2, fmt.Sprint("k", attempt, ".", i)) != "v" {
+				lost++
+			}
+		}
+		if lost > 0 {
+			t.Logf("crash %d: %d of %d unsynchronized commits lost", attempt+1, lost, n)
+			return
+		}
+		t.Logf("crash %d: no commit lost", attempt+1)
 	}
-	if lost == 0 {
-		t.Fatal("no acknowledged commit lost without synchronous commit: the crash is not dropping unflushed WAL")
-	}
-	t.Logf("%d of %d unsynchronized commits lost", lost, n)
+	t.Fatalf("no acknowledged commit lost without synchronous commit in %d crashes: the crash is not dropping unflushed WAL", attempts)
 }
