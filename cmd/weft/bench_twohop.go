@@ -51,6 +51,7 @@ twohop[-quick].json with its plots to --out. See docs/benchmarks.md.
 	f.IntVar(&opts.Shards, "shards", 0, "the server's shards (default weft serve's)")
 	f.IntVar(&opts.Gatekeepers, "gatekeepers", 0, "the server's gatekeepers (default weft serve's)")
 	f.IntVar(&opts.LoadBatch, "load-batch", 10_000, "operations per load transaction")
+	f.IntVar(&opts.Loaders, "loaders", 1, "edge transactions in flight during the load (random destinations: parallel loaders contend; the JSON counts the aborts)")
 	f.BoolVar(&opts.InMemory, "in-memory", false, "the server keeps its store in memory (weft serve --in-memory)")
 	f.StringVar(&opts.DataDir, "data-dir", "", "directory for the server's store and log (default: a temporary one, removed afterwards)")
 	f.StringVar(&opts.ServerCPUProfile, "server-cpuprofile", "", "the server writes a CPU profile of its whole life, the load included, to this file")

@@ -3,6 +3,7 @@ package twohop
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/weft-db/weft/client/weft"
@@ -15,43 +16,68 @@ type LoadStats struct {
 	Transactions int     `json:"transactions"`
 	Seconds      float64 `json:"seconds"`
 	OpsPerSec    float64 `json:"ops_per_sec"`
+	// Loaders is how many transactions were in flight; Aborts the server's
+	// aborts counted over the load (each retried by the client's Update).
+	Loaders int    `json:"loaders,omitempty"`
+	Aborts  uint64 `json:"aborts"`
 }
 
-// load creates the vertices, then each vertex's out-edges (edge handles
-// "0", "1", … per source), through c in transactions of batch operations.
-func load(ctx context.Context, c *weft.Client, g *Graph, batch int, progress func(int)) (LoadStats, error) {
-	st := LoadStats{Vertices: g.Vertices(), Edges: g.Edges()}
+// load creates the vertices (one loader), then each vertex's out-edges
+// (edge handles "0", "1", … per source) from loaders loaders, each
+// committing transactions of batch operations through c (Update: an abort
+// is retried). The edges' destinations are random, so loaders' transactions
+// touch each other's vertices: the contention of parallel writers.
+func load(ctx context.Context, c *weft.Client, g *Graph, batch, loaders int, progress func(int)) (LoadStats, error) {
+	st := LoadStats{Vertices: g.Vertices(), Edges: g.Edges(), Loaders: loaders}
+	before, err := c.Status(ctx)
+	if err != nil {
+		return st, err
+	}
 	start := time.Now()
-	var ops []func(tx *weft.Tx)
-	flush := func() error {
-		if len(ops) == 0 {
-			return nil
-		}
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	commit := func(ops []func(tx *weft.Tx)) {
 		err := c.Update(ctx, func(tx *weft.Tx) error {
 			for _, op := range ops {
 				op(tx)
 			}
 			return nil
 		})
+		mu.Lock()
+		defer mu.Unlock()
 		if err != nil {
-			return fmt.Errorf("bench: loading the graph: %w", err)
+			if first == nil {
+				first = fmt.Errorf("bench: loading the graph: %w", err)
+			}
+			return
 		}
 		st.Transactions++
 		progress(len(ops))
-		ops = ops[:0]
-		return nil
 	}
+	var ops []func(tx *weft.Tx)
 	for v := range g.Vertices() {
 		h := Handle(v)
 		ops = append(ops, func(tx *weft.Tx) { tx.CreateVertex(h) })
-		if len(ops) >= batch {
-			if err := flush(); err != nil {
-				return st, err
-			}
+		if len(ops) >= batch || v == g.Vertices()-1 {
+			commit(ops)
+			ops = nil
 		}
 	}
-	if err := flush(); err != nil {
-		return st, err
+	if first != nil {
+		return st, first
+	}
+	work := make(chan []func(tx *weft.Tx), loaders)
+	var wg sync.WaitGroup
+	for range max(loaders, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ops := range work {
+				commit(ops)
+			}
+		}()
 	}
 	for v := range g.Vertices() {
 		src := weft.Ref{Name: Handle(v)}
@@ -59,16 +85,23 @@ func load(ctx context.Context, c *weft.Client, g *Graph, batch int, progress fun
 			e, dst := fmt.Sprint(j), weft.Ref{Name: Handle(int(d))}
 			ops = append(ops, func(tx *weft.Tx) { tx.CreateEdge(src, e, dst) })
 			if len(ops) >= batch {
-				if err := flush(); err != nil {
-					return st, err
-				}
+				work <- ops
+				ops = nil
 			}
 		}
 	}
-	if err := flush(); err != nil {
-		return st, err
+	if len(ops) > 0 {
+		work <- ops
+	}
+	close(work)
+	wg.Wait()
+	if first != nil {
+		return st, first
 	}
 	st.Seconds = time.Since(start).Seconds()
 	st.OpsPerSec = float64(st.Vertices+st.Edges) / st.Seconds
+	if after, err := c.Status(ctx); err == nil {
+		st.Aborts = after.Aborts - before.Aborts
+	}
 	return st, nil
 }

@@ -40,8 +40,9 @@ type Options struct {
 	Python string
 	// Shards and Gatekeepers of the server (default serve's).
 	Shards, Gatekeepers int
-	// LoadBatch is the operations per load transaction (default 10,000).
-	LoadBatch int
+	// LoadBatch is the operations per load transaction (default 10,000),
+	// Loaders the edge transactions in flight (default 1).
+	LoadBatch, Loaders int
 	// ServerCPUProfile has the server write a CPU profile of its life
 	// (load included) to this file (weft serve --cpuprofile).
 	ServerCPUProfile string
@@ -273,7 +274,7 @@ func run(ctx context.Context, o *Options, res *bench.Result, r *Results) error {
 		return err
 	}
 	bar := bench.NewBar(o.Progress, int64(g.Vertices()+g.Edges()), "loading the graph")
-	r.Load, err = load(ctx, c, g, o.LoadBatch, func(n int) { _ = bar.Add(n) })
+	r.Load, err = load(ctx, c, g, o.LoadBatch, max(o.Loaders, 1), func(n int) { _ = bar.Add(n) })
 	_ = bar.Finish()
 	c.Close()
 	if err != nil {

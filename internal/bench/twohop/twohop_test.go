@@ -67,7 +67,7 @@ func TestRunRedisPeer(t *testing.T) {
 	testproc.DebianPackage(t, "/usr/bin/redis-server", "redis-server")
 	bin := testproc.Build(t, "github.com/weft-db/weft/cmd/weft")
 	o := twohop.Options{Bin: bin, Vertices: 300, Edges: 2400, Queries: 40, Rounds: 1, Clients: []int{1, 2},
-		Interfaces: []string{"go-grpc-count"}, Peers: []string{"redis"}, InMemory: true, LoadBatch: 500, Seed: 4}
+		Interfaces: []string{"go-grpc-count"}, Peers: []string{"redis"}, InMemory: true, LoadBatch: 200, Loaders: 3, Seed: 4}
 	res, err := twohop.Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
