@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"path"
 	"runtime"
 	"time"
@@ -107,7 +106,7 @@ func (g *grpcService) GetVertex(ctx context.Context, req *pb.GetVertexRequest) (
 
 func (g *grpcService) GetVertices(ctx context.Context, req *pb.GetVerticesRequest) (*pb.GetVerticesResponse, error) {
 	if n := len(req.GetVertices()); n > VerticesMax {
-		return nil, invalid(fmt.Sprintf("vertices: %d asked for, at most %d in one call", n, VerticesMax))
+		return nil, tooManyVertices(n) // before converting a huge request
 	}
 	refs := make([]engine.VertexRef, len(req.GetVertices()))
 	for i, r := range req.GetVertices() {

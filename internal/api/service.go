@@ -56,6 +56,11 @@ const (
 	VerticesEdgesMax = 100_000
 )
 
+// tooManyVertices refuses a batched read of n > VerticesMax vertices.
+func tooManyVertices(n int) error {
+	return invalid(fmt.Sprintf("vertices: %d asked for, at most %d in one call", n, VerticesMax))
+}
+
 // getVertices reads refs at one snapshot (a fresh one for an empty token),
 // each as getVertex would, in order.
 func (s service) getVertices(ctx context.Context, token string, refs []engine.VertexRef, opts engine.ReadOptions) ([]*engine.Vertex, engine.Snapshot, error) {
@@ -63,7 +68,7 @@ func (s service) getVertices(ctx context.Context, token string, refs []engine.Ve
 	case len(refs) == 0:
 		return nil, engine.Snapshot{}, invalid("vertices: none asked for")
 	case len(refs) > VerticesMax:
-		return nil, engine.Snapshot{}, invalid(fmt.Sprintf("vertices: %d asked for, at most %d in one call", len(refs), VerticesMax))
+		return nil, engine.Snapshot{}, tooManyVertices(len(refs))
 	case opts.EdgesMax < 0:
 		return nil, engine.Snapshot{}, invalid(fmt.Sprintf("edges_max %d is negative", opts.EdgesMax))
 	}

@@ -152,21 +152,12 @@ func EmitOf[E any](c *Ctx, e E) {
 		c.Emit(e)
 		return
 	}
-	sl, ok := c.pr.emitSlab.(*stateSlab[E])
-	if !ok {
-		sl = &stateSlab[E]{}
-		c.pr.emitSlab = sl
-	}
-	if len(sl.free) == 0 {
-		sl.free = make([]E, stateSlabLen)
-	}
-	p := &sl.free[0]
-	sl.free = sl.free[1:]
+	p := fromSlab[E](&c.pr.emitSlab)
 	*p = e
 	c.Emit(p)
 }
 
-// stateSlabLen is how many states StateOf allocates at once.
+// stateSlabLen is how many states (or emitted values) a slab allocates at once.
 const stateSlabLen = 64
 
 // stateSlab is a chunk of a program's states on one runner, handed out
@@ -179,13 +170,19 @@ func newState[S any](c *Ctx) *S {
 	if c.pr == nil {
 		return new(S)
 	}
-	sl, ok := c.pr.slab.(*stateSlab[S])
+	return fromSlab[S](&c.pr.slab)
+}
+
+// fromSlab hands out the next zero T of the slab held in slot (a
+// *stateSlab[T]), starting one, or a new chunk, when needed.
+func fromSlab[T any](slot *any) *T {
+	sl, ok := (*slot).(*stateSlab[T])
 	if !ok {
-		sl = &stateSlab[S]{}
-		c.pr.slab = sl
+		sl = &stateSlab[T]{}
+		*slot = sl
 	}
 	if len(sl.free) == 0 {
-		sl.free = make([]S, stateSlabLen)
+		sl.free = make([]T, stateSlabLen)
 	}
 	p := &sl.free[0]
 	sl.free = sl.free[1:]

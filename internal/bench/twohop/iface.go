@@ -35,6 +35,15 @@ type iface struct {
 	cpu func() time.Duration
 }
 
+// ifaceName is an interface's name: its base, with -count when it asks
+// for the count alone.
+func ifaceName(base string, count bool) string {
+	if count {
+		return base + "-count"
+	}
+	return base
+}
+
 // params is traverse_props' request for the two-hop set of v.
 func params(v int, count bool) []byte {
 	p := `{"src":"` + Handle(v) + `","node_props":[{},{},{}],"edge_props":[{},{}]`
@@ -105,11 +114,7 @@ func closedLoop(ctx context.Context, srcs []int, clients int, ready func(), quer
 // grpcIface is the Go client over gRPC, one client shared by the
 // goroutines as an application shares it.
 func grpcIface(addr string, count bool) iface {
-	name := "go-grpc"
-	if count {
-		name += "-count"
-	}
-	return iface{name: name, count: count, run: func(ctx context.Context, srcs []int, clients int, ready func()) (cellRun, error) {
+	return iface{name: ifaceName("go-grpc", count), count: count, run: func(ctx context.Context, srcs []int, clients int, ready func()) (cellRun, error) {
 		c, err := weft.Dial(addr)
 		if err != nil {
 			return cellRun{}, err
@@ -132,12 +137,8 @@ func grpcIface(addr string, count bool) iface {
 // httpIface is a Go client of the HTTP/JSON API: POST /v1/run/traverse_props
 // over keep-alive connections, one per client.
 func httpIface(addr string, count bool) iface {
-	name := "go-http"
-	if count {
-		name += "-count"
-	}
 	url := "http://" + addr + "/v1/run/traverse_props"
-	return iface{name: name, count: count, run: func(ctx context.Context, srcs []int, clients int, ready func()) (cellRun, error) {
+	return iface{name: ifaceName("go-http", count), count: count, run: func(ctx context.Context, srcs []int, clients int, ready func()) (cellRun, error) {
 		tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 		defer tr.CloseIdleConnections()
 		hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}

@@ -22,11 +22,7 @@ var driverPy string
 // per client (the interpreter's lock would serialise threads), each with
 // its share of the queries.
 func pythonIface(python, addr string, count bool) iface {
-	name := "python-http"
-	if count {
-		name += "-count"
-	}
-	return iface{name: name, count: count, run: func(ctx context.Context, srcs []int, clients int, ready func()) (cellRun, error) {
+	return iface{name: ifaceName("python-http", count), count: count, run: func(ctx context.Context, srcs []int, clients int, ready func()) (cellRun, error) {
 		type proc struct {
 			cmd   *exec.Cmd
 			in    io.WriteCloser

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -212,14 +213,12 @@ func Run(ctx context.Context, o Options) (*bench.Result, error) {
 func run(ctx context.Context, o *Options, res *bench.Result, r *Results) error {
 	var ifaces []iface
 	python := ""
-	for _, n := range o.Interfaces {
-		if strings.HasPrefix(n, "python") {
-			p, err := findPython(o.Python)
-			if err != nil {
-				return err
-			}
-			python = p
+	if slices.ContainsFunc(o.Interfaces, func(n string) bool { return strings.HasPrefix(n, "python") }) {
+		p, err := findPython(o.Python)
+		if err != nil {
+			return err
 		}
+		python = p
 	}
 	res.Params = Params{Vertices: o.Vertices, Edges: o.Edges, Queries: o.Queries, Rounds: o.Rounds, Clients: o.Clients,
 		Interfaces: o.Interfaces, Peers: o.Peers, Shards: o.Shards, Gatekeepers: o.Gatekeepers, InMemory: o.InMemory, Seed: o.Seed, Python: python}
@@ -410,8 +409,8 @@ func checkAnswers(srcs, got, want []int) error {
 func findPython(p string) (string, error) {
 	if p == "" {
 		dir, _ := os.Getwd()
-		for ; dir != "" && dir != "/"; dir = parentDir(dir) {
-			cand := dir + "/clients/python/.venv/bin/python"
+		for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+			cand := filepath.Join(dir, "clients", "python", ".venv", "bin", "python")
 			if _, err := os.Stat(cand); err == nil {
 				p = cand
 				break
@@ -425,12 +424,4 @@ func findPython(p string) (string, error) {
 		return "", fmt.Errorf("bench: %s cannot import weft (pip install -e clients/python): %v: %s", p, err, out)
 	}
 	return p, nil
-}
-
-func parentDir(d string) string {
-	i := strings.LastIndexByte(d, '/')
-	if i <= 0 {
-		return ""
-	}
-	return d[:i]
 }

@@ -1,6 +1,7 @@
 package twohop
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -23,7 +24,7 @@ func TestTwoHopCounts(t *testing.T) {
 			t.Fatalf("query %d (%s): %d, by sets %d", i, Handle(v), want[i], len(set))
 		}
 	}
-	if s2, w2 := NewGraph(200, 900, 7).Answers(50, 7); !equal(s2, srcs) || !equal(w2, want) {
+	if s2, w2 := NewGraph(200, 900, 7).Answers(50, 7); !slices.Equal(s2, srcs) || !slices.Equal(w2, want) {
 		t.Fatal("the same seed drew other queries or answers")
 	}
 }
@@ -37,16 +38,4 @@ func TestCheckAnswers(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "1 of 2 answers wrong: v2 answered 7, want 6") {
 		t.Fatalf("a wrong answer: %v", err)
 	}
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
